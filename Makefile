@@ -1,0 +1,35 @@
+# listwatch: the etcd-facing half of Kubernetes' List-Watch.
+GO      ?= go
+PKGS    ?= ./...
+TIMEOUT ?= 30m
+BENCH   ?= .
+BENCHTIME ?= 1x
+
+.PHONY: all test vet build bench cover fmt demo
+
+all: build test
+
+## build: compile every package and command
+build:
+	$(GO) build $(PKGS)
+
+## vet: static checks
+vet:
+	$(GO) vet $(PKGS)
+
+## test: vet, then every test with the race detector (embedded etcd, nothing to install)
+test: vet
+	$(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
+
+## bench: the benchmark tables (see README)
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -timeout 60m $(PKGS)
+
+## cover: test coverage summary
+cover:
+	$(GO) test -count=1 -coverprofile=cover.out $(PKGS)
+	$(GO) tool cover -func=cover.out | tail -1
+
+## fmt: format the code
+fmt:
+	gofmt -w $$(git ls-files '*.go')

@@ -1,0 +1,220 @@
+package embedtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+)
+
+// Options configure an embedded etcd member.
+type Options struct {
+	// Dir holds the data; "" means a new temporary directory removed on Close.
+	Dir string
+	// Logs turns on etcd's own logging (also on when LISTWATCH_ETCD_LOGS=1).
+	Logs bool
+	// Fsync keeps etcd's fsync on. Off by default: tests and benchmarks do
+	// not need durability across power loss, and fsync dominates write time.
+	Fsync bool
+	// QuotaBackendBytes is the backend size quota; 0 means 8 GiB.
+	QuotaBackendBytes int64
+	// MaxRequestBytes is the largest request etcd accepts; 0 means etcd's
+	// default (1.5 MiB).
+	MaxRequestBytes uint
+	// ClientURL is the client listen URL; "" means http://127.0.0.1:0 (a free port).
+	ClientURL string
+	// StartTimeout bounds start-up; 0 means 30 s.
+	StartTimeout time.Duration
+}
+
+// Server is one running embedded etcd member with a connected client.
+type Server struct {
+	// Etcd is the embedded server.
+	Etcd *embed.Etcd
+	// Client is connected to Endpoints.
+	Client *clientv3.Client
+	// Endpoints are the client URLs the server listens on.
+	Endpoints []string
+	// Dir is the data directory.
+	Dir string
+
+	removeDir bool
+	closeOnce sync.Once
+}
+
+// Start starts a single-member etcd for t, stopped by t.Cleanup.
+func Start(tb testing.TB, opts ...Options) *Server {
+	tb.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Dir == "" {
+		o.Dir = tb.TempDir()
+	}
+	s, err := StartServer(o)
+	if err != nil {
+		tb.Fatalf("embedtest: %v", err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// MustStartServer is StartServer that panics on failure, for TestMain.
+func MustStartServer(o Options) *Server {
+	s, err := StartServer(o)
+	if err != nil {
+		panic(fmt.Sprintf("embedtest: %v", err))
+	}
+	return s
+}
+
+// StartServer starts a single-member etcd. The caller must Close it.
+func StartServer(o Options) (*Server, error) {
+	removeDir := false
+	if o.Dir == "" {
+		d, err := os.MkdirTemp("", "listwatch-etcd-")
+		if err != nil {
+			return nil, err
+		}
+		o.Dir, removeDir = d, true
+	}
+	cfg, err := memberConfig("default", filepath.Join(o.Dir, "member"), o)
+	if err != nil {
+		return nil, err
+	}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	e, err := startEtcd(cfg, o)
+	if err != nil {
+		if removeDir {
+			os.RemoveAll(o.Dir)
+		}
+		return nil, err
+	}
+	eps := clientEndpoints(e)
+	cli, err := NewClient(eps)
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	return &Server{Etcd: e, Client: cli, Endpoints: eps, Dir: o.Dir, removeDir: removeDir}, nil
+}
+
+// Close stops the client and the server and removes a temporary data dir.
+// It is safe to call more than once.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.Client.Close()
+		s.Etcd.Close()
+		<-s.Etcd.Server.StopNotify()
+		if s.removeDir {
+			os.RemoveAll(s.Dir)
+		}
+	})
+}
+
+// Compact compacts etcd's history up to rev and waits until it is applied.
+func (s *Server) Compact(ctx context.Context, rev int64) error {
+	return Compact(ctx, s.Client, rev)
+}
+
+// Compact compacts the history of the cluster behind cli up to rev, physically.
+func Compact(ctx context.Context, cli *clientv3.Client, rev int64) error {
+	_, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical())
+	return err
+}
+
+// NewClient returns a clientv3 client for endpoints with quiet logs.
+func NewClient(endpoints []string) (*clientv3.Client, error) {
+	return clientv3.New(clientv3.Config{
+		Endpoints:   endpoints,
+		DialTimeout: 5 * time.Second,
+		Logger:      zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithBlock()}, //nolint:staticcheck // fail fast on a dead server
+	})
+}
+
+func logsOn(o Options) bool {
+	return o.Logs || os.Getenv("LISTWATCH_ETCD_LOGS") == "1"
+}
+
+// memberConfig returns an embed.Config for one member; peer and client
+// ports are chosen by the kernel (port 0) unless given.
+func memberConfig(name, dir string, o Options) (*embed.Config, error) {
+	cfg := embed.NewConfig()
+	cfg.Name = name
+	cfg.Dir = dir
+	clientURL := o.ClientURL
+	if clientURL == "" {
+		clientURL = "http://127.0.0.1:0"
+	}
+	cu, err := url.Parse(clientURL)
+	if err != nil {
+		return nil, fmt.Errorf("client URL %q: %w", clientURL, err)
+	}
+	pu, _ := url.Parse("http://127.0.0.1:0")
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	cfg.UnsafeNoFsync = !o.Fsync
+	cfg.QuotaBackendBytes = o.QuotaBackendBytes
+	if cfg.QuotaBackendBytes == 0 {
+		cfg.QuotaBackendBytes = 8 << 30
+	}
+	if o.MaxRequestBytes > 0 {
+		cfg.MaxRequestBytes = o.MaxRequestBytes
+	}
+	if logsOn(o) {
+		cfg.LogLevel = "info"
+	} else {
+		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	}
+	return cfg, nil
+}
+
+func startEtcd(cfg *embed.Config, o Options) (*embed.Etcd, error) {
+	timeout := o.StartTimeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("starting etcd: %w", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+		return e, nil
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("etcd failed: %w", err)
+	case <-time.After(timeout):
+		e.Server.Stop()
+		e.Close()
+		return nil, errors.New("etcd took too long to start")
+	}
+}
+
+func clientEndpoints(e *embed.Etcd) []string {
+	var eps []string
+	for _, c := range e.Clients {
+		eps = append(eps, "http://"+c.Addr().String())
+	}
+	return eps
+}
+
+// Prefix returns a key prefix unique to the test, such as "/TestFoo/sub/",
+// so tests can share one etcd.
+func Prefix(tb testing.TB) string {
+	name := strings.NewReplacer(" ", "_", "#", "_").Replace(tb.Name())
+	return "/" + name + "/"
+}

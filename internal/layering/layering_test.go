@@ -1,0 +1,78 @@
+// Package layering checks that the library's packages depend only downward
+// and never on modules the library must not pull in.
+package layering
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/listwatch/listwatch"
+
+type pkg struct {
+	ImportPath string
+	Deps       []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Deps", module+"/...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("go list found no packages")
+	}
+	return pkgs
+}
+
+// rules: for a package path prefix (relative to the module), dependency
+// prefixes it must not have (module-relative when they start with "./").
+var rules = []struct {
+	pkg       string
+	forbidden []string
+}{
+	{"", []string{"k8s.io/apiserver", "k8s.io/client-go", "sigs.k8s.io/controller-runtime"}},
+	{"storage", []string{"./cacher", "./reflector", "./watchcache", "./server", "./embedtest", "./cmd"}},
+	{"watchcache", []string{"go.etcd.io/etcd", "./cacher", "./reflector", "./server", "./embedtest", "./storage/etcd3"}},
+	{"cacher", []string{"./reflector", "./server", "./embedtest", "./cmd"}},
+	{"reflector", []string{"go.etcd.io/etcd", "./cacher", "./watchcache", "./storage/etcd3", "./server", "./embedtest", "./cmd"}},
+	{"server", []string{"./reflector", "./embedtest", "./cmd", "./storage/etcd3"}},
+}
+
+func TestLayering(t *testing.T) {
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if strings.HasPrefix(rel, "internal/layering") {
+			continue
+		}
+		for _, r := range rules {
+			if r.pkg != "" && rel != r.pkg && !strings.HasPrefix(rel, r.pkg+"/") {
+				continue
+			}
+			for _, dep := range p.Deps {
+				for _, f := range r.forbidden {
+					target := f
+					if strings.HasPrefix(f, "./") {
+						target = module + "/" + f[2:]
+					}
+					if dep == target || strings.HasPrefix(dep, target+"/") {
+						t.Errorf("%s depends on %s (forbidden for %q)", p.ImportPath, dep, r.pkg)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,26 @@
+// Package storage defines the contract every listwatch store implements: the
+// etcd-backed store in storage/etcd3 and the in-memory cacher in cacher.
+//
+// The contract mirrors Kubernetes' k8s.io/apiserver/pkg/storage.Interface:
+// objects are runtime.Objects encoded with a runtime.Codec, keys are paths
+// below a resource prefix, and resource versions (RVs) are etcd revisions.
+// An object's metadata.resourceVersion is the revision of its last write; a
+// list's resourceVersion is the revision at which it was read.
+//
+// Resource-version semantics for reads and watches:
+//
+//	request   RV ""                 RV "0"                    RV=N NotOlderThan        RV=N Exact
+//	Get       latest (linearizable) any (cache may serve)     at least N               -
+//	GetList   latest (linearizable) any, cheapest             at least N               exactly N (410 if compacted)
+//	Watch     from "now"            initial ADDED + changes   events strictly after N  -
+//
+// Errors are *Error values whose Code can be tested with errors.Is against the
+// sentinels (ErrNotFound, ErrGone, ...). *Error also implements
+// APIStatus() so k8s.io/apimachinery/pkg/api/errors helpers and the HTTP layer
+// map it to the Kubernetes status code and reason.
+//
+// Watches deliver k8s.io/apimachinery/pkg/watch.Event values. A watch that can
+// no longer honour its guarantees sends one watch.Error event carrying a
+// *metav1.Status (410 Expired when etcd compacted the requested revision) and
+// then closes its result channel.
+package storage

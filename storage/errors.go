@@ -1,0 +1,234 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Code classifies a storage error.
+type Code int
+
+// The error codes. Each has a sentinel *Error below for errors.Is.
+const (
+	CodeUnknown Code = iota
+	CodeNotFound
+	CodeKeyExists
+	CodeConflict
+	CodeInvalidObj
+	CodeInvalidArgument
+	CodeGone
+	CodeTooLargeResourceVersion
+	CodeNotReady
+	CodeTimeout
+	CodeCorruptObj
+	CodeTooManyRequests
+	CodeUnreachable
+	CodeRequestTooLarge
+)
+
+// Sentinels for errors.Is: errors.Is(err, storage.ErrNotFound) is true for any
+// *Error with CodeNotFound, however wrapped.
+var (
+	ErrNotFound                = &Error{Code: CodeNotFound}
+	ErrKeyExists               = &Error{Code: CodeKeyExists}
+	ErrConflict                = &Error{Code: CodeConflict}
+	ErrInvalidObj              = &Error{Code: CodeInvalidObj}
+	ErrInvalidArgument         = &Error{Code: CodeInvalidArgument}
+	ErrGone                    = &Error{Code: CodeGone}
+	ErrTooLargeResourceVersion = &Error{Code: CodeTooLargeResourceVersion}
+	ErrNotReady                = &Error{Code: CodeNotReady}
+	ErrTimeout                 = &Error{Code: CodeTimeout}
+	ErrCorruptObj              = &Error{Code: CodeCorruptObj}
+	ErrTooManyRequests         = &Error{Code: CodeTooManyRequests}
+	ErrUnreachable             = &Error{Code: CodeUnreachable}
+	ErrRequestTooLarge         = &Error{Code: CodeRequestTooLarge}
+)
+
+// Error is a storage error. Match it with errors.Is against a sentinel, or
+// errors.As to read Key and ResourceVersion.
+type Error struct {
+	// Code classifies the error.
+	Code Code
+	// Key is the storage key involved, if any.
+	Key string
+	// ResourceVersion is the RV involved: the conflicting or requested RV.
+	ResourceVersion int64
+	// Oldest is, for CodeGone, the oldest RV that could still be served
+	// (0 if unknown); for CodeTooLargeResourceVersion, the current RV.
+	Oldest int64
+	// RetryAfterSeconds suggests a delay for CodeTooManyRequests, CodeNotReady
+	// and CodeTooLargeResourceVersion.
+	RetryAfterSeconds int
+	// Msg is a human-readable description.
+	Msg string
+	// Err is the underlying cause, if any.
+	Err error
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	msg := e.Msg
+	if msg == "" {
+		msg = e.Code.String()
+	}
+	if e.Key != "" {
+		msg = fmt.Sprintf("%s (key %q)", msg, e.Key)
+	}
+	if e.Err != nil {
+		msg = msg + ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *Error with the same Code. It makes the
+// sentinels work with errors.Is.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// String names the code.
+func (c Code) String() string {
+	switch c {
+	case CodeNotFound:
+		return "not found"
+	case CodeKeyExists:
+		return "key exists"
+	case CodeConflict:
+		return "resource version conflict"
+	case CodeInvalidObj:
+		return "invalid object"
+	case CodeInvalidArgument:
+		return "invalid argument"
+	case CodeGone:
+		return "too old resource version"
+	case CodeTooLargeResourceVersion:
+		return "too large resource version"
+	case CodeNotReady:
+		return "storage not ready"
+	case CodeTimeout:
+		return "timeout"
+	case CodeCorruptObj:
+		return "corrupt object"
+	case CodeTooManyRequests:
+		return "too many requests"
+	case CodeUnreachable:
+		return "storage unreachable"
+	case CodeRequestTooLarge:
+		return "request too large"
+	}
+	return "storage error"
+}
+
+// APIStatus returns the Kubernetes status for the error, so that
+// k8s.io/apimachinery/pkg/api/errors helpers (IsNotFound, IsGone,
+// IsResourceExpired, IsConflict, ...) and the HTTP layer understand it.
+func (e *Error) APIStatus() metav1.Status {
+	code, reason := e.Code.httpStatus()
+	st := metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    code,
+		Reason:  reason,
+		Message: e.Error(),
+	}
+	if e.RetryAfterSeconds > 0 || e.Code == CodeTooLargeResourceVersion {
+		retry := e.RetryAfterSeconds
+		if retry == 0 {
+			retry = 1
+		}
+		st.Details = &metav1.StatusDetails{RetryAfterSeconds: int32(retry)}
+		if e.Code == CodeTooLargeResourceVersion {
+			st.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+		}
+	}
+	return st
+}
+
+func (c Code) httpStatus() (int32, metav1.StatusReason) {
+	switch c {
+	case CodeNotFound:
+		return http.StatusNotFound, metav1.StatusReasonNotFound
+	case CodeKeyExists:
+		return http.StatusConflict, metav1.StatusReasonAlreadyExists
+	case CodeConflict:
+		return http.StatusConflict, metav1.StatusReasonConflict
+	case CodeInvalidObj:
+		return http.StatusUnprocessableEntity, metav1.StatusReasonInvalid
+	case CodeInvalidArgument:
+		return http.StatusBadRequest, metav1.StatusReasonBadRequest
+	case CodeGone:
+		return http.StatusGone, metav1.StatusReasonExpired
+	case CodeTooLargeResourceVersion:
+		return http.StatusGatewayTimeout, metav1.StatusReasonTimeout
+	case CodeNotReady, CodeTooManyRequests:
+		return http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests
+	case CodeTimeout:
+		return http.StatusGatewayTimeout, metav1.StatusReasonTimeout
+	case CodeRequestTooLarge:
+		return http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge
+	case CodeUnreachable:
+		return http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable
+	}
+	return http.StatusInternalServerError, metav1.StatusReasonInternalError
+}
+
+// NewNotFoundError reports that key does not exist (at rv, if known).
+func NewNotFoundError(key string, rv int64) *Error {
+	return &Error{Code: CodeNotFound, Key: key, ResourceVersion: rv}
+}
+
+// NewKeyExistsError reports that Create found key already present.
+func NewKeyExistsError(key string, rv int64) *Error {
+	return &Error{Code: CodeKeyExists, Key: key, ResourceVersion: rv}
+}
+
+// NewConflictError reports a failed precondition or compare-and-swap.
+func NewConflictError(key string, rv int64, msg string) *Error {
+	return &Error{Code: CodeConflict, Key: key, ResourceVersion: rv, Msg: msg}
+}
+
+// NewInvalidObjError reports an object that cannot be stored as given.
+func NewInvalidObjError(key, msg string) *Error {
+	return &Error{Code: CodeInvalidObj, Key: key, Msg: msg}
+}
+
+// NewInvalidArgumentError reports a malformed request argument (RV, continue
+// token, key, selector).
+func NewInvalidArgumentError(msg string, cause error) *Error {
+	return &Error{Code: CodeInvalidArgument, Msg: msg, Err: cause}
+}
+
+// NewGoneError reports that requested is older than what can be served;
+// oldest is the oldest RV still available (0 if unknown).
+func NewGoneError(requested, oldest int64) *Error {
+	msg := fmt.Sprintf("too old resource version: %d", requested)
+	if oldest > 0 {
+		msg = fmt.Sprintf("too old resource version: %d (%d)", requested, oldest)
+	}
+	return &Error{Code: CodeGone, ResourceVersion: requested, Oldest: oldest, Msg: msg}
+}
+
+// NewTooLargeResourceVersionError reports that requested is newer than the
+// store reached (current) within the wait it allows.
+func NewTooLargeResourceVersionError(requested, current int64, retryAfterSeconds int) *Error {
+	return &Error{Code: CodeTooLargeResourceVersion, ResourceVersion: requested, Oldest: current,
+		RetryAfterSeconds: retryAfterSeconds,
+		Msg:               fmt.Sprintf("too large resource version: %d, current: %d", requested, current)}
+}
+
+// NewCorruptObjError reports a stored value that cannot be transformed or decoded.
+func NewCorruptObjError(key string, err error) *Error {
+	return &Error{Code: CodeCorruptObj, Key: key, Msg: "stored object cannot be decoded", Err: err}
+}
+
+// IsCode reports whether err is an *Error (however wrapped) with code c.
+func IsCode(err error, c Code) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == c
+}
