@@ -1,0 +1,40 @@
+package reflector
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// ListerWatcher lists and watches one resource. Implementations: the
+// in-process adapter over a storage.Interface (NewStorageListerWatcher) and
+// the HTTP client in reflector/httplw.
+//
+// List returns a list object (with ListMeta: resourceVersion, continue) whose
+// items meta.ExtractList can read. Watch returns a stream whose errors arrive
+// as watch.Error events carrying a *metav1.Status (410 Expired for a
+// compacted resource version). Errors returned directly should be
+// recognisable with k8s.io/apimachinery/pkg/api/errors (IsResourceExpired,
+// IsGone, IsTooManyRequests, ...).
+type ListerWatcher interface {
+	List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// ListWatchFuncs adapts plain functions to a ListerWatcher.
+type ListWatchFuncs struct {
+	ListFunc  func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error)
+	WatchFunc func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// List implements ListerWatcher.
+func (f ListWatchFuncs) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	return f.ListFunc(ctx, opts)
+}
+
+// Watch implements ListerWatcher.
+func (f ListWatchFuncs) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return f.WatchFunc(ctx, opts)
+}
