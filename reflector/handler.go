@@ -44,3 +44,12 @@ func (f ResourceEventHandlerFuncs[T]) OnDelete(obj T, finalStateUnknown bool) {
 		f.DeleteFunc(obj, finalStateUnknown)
 	}
 }
+
+// ResourceEventHandlerRegistration is the handle AddEventHandler returns for
+// one handler. Implementations may offer more (removal goes through the
+// informer's RemoveEventHandler).
+type ResourceEventHandlerRegistration interface {
+	// HasSynced reports whether the handler has been delivered every object
+	// of the informer's initial list (or of its replay, for a late handler).
+	HasSynced() bool
+}
