@@ -16,7 +16,7 @@
 //
 // Errors are *Error values whose Code can be tested with errors.Is against the
 // sentinels (ErrNotFound, ErrGone, ...). *Error also implements
-// APIStatus() so k8s.io/apimachinery/pkg/api/errors helpers and the HTTP layer
+// Status() (apierrors.APIStatus) so k8s.io/apimachinery/pkg/api/errors helpers and the HTTP layer
 // map it to the Kubernetes status code and reason.
 //
 // Watches deliver k8s.io/apimachinery/pkg/watch.Event values. A watch that can

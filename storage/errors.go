@@ -126,10 +126,10 @@ func (c Code) String() string {
 	return "storage error"
 }
 
-// APIStatus returns the Kubernetes status for the error, so that
+// Status returns the Kubernetes status for the error, so that
 // k8s.io/apimachinery/pkg/api/errors helpers (IsNotFound, IsGone,
 // IsResourceExpired, IsConflict, ...) and the HTTP layer understand it.
-func (e *Error) APIStatus() metav1.Status {
+func (e *Error) Status() metav1.Status {
 	code, reason := e.Code.httpStatus()
 	st := metav1.Status{
 		Status:  metav1.StatusFailure,

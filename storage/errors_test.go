@@ -1,0 +1,74 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestErrorsMatchSentinelsThroughWrapping(t *testing.T) {
+	cases := []struct {
+		name     string
+		err      error
+		sentinel *Error
+		apiCheck func(error) bool
+		code     int32
+	}{
+		{"not found", NewNotFoundError("/w/a", 3), ErrNotFound, apierrors.IsNotFound, http.StatusNotFound},
+		{"key exists", NewKeyExistsError("/w/a", 3), ErrKeyExists, apierrors.IsAlreadyExists, http.StatusConflict},
+		{"conflict", NewConflictError("/w/a", 3, "rv mismatch"), ErrConflict, apierrors.IsConflict, http.StatusConflict},
+		{"invalid obj", NewInvalidObjError("/w/a", "bad"), ErrInvalidObj, apierrors.IsInvalid, http.StatusUnprocessableEntity},
+		{"invalid arg", NewInvalidArgumentError("bad rv", nil), ErrInvalidArgument, apierrors.IsBadRequest, http.StatusBadRequest},
+		{"gone", NewGoneError(5, 9), ErrGone, apierrors.IsResourceExpired, http.StatusGone},
+		{"too large", NewTooLargeResourceVersionError(50, 9, 1), ErrTooLargeResourceVersion, apierrors.IsTimeout, http.StatusGatewayTimeout},
+		{"not ready", &Error{Code: CodeNotReady, RetryAfterSeconds: 1}, ErrNotReady, apierrors.IsTooManyRequests, http.StatusTooManyRequests},
+		{"corrupt", NewCorruptObjError("/w/a", errors.New("bad bytes")), ErrCorruptObj, apierrors.IsInternalError, http.StatusInternalServerError},
+		{"too big", &Error{Code: CodeRequestTooLarge}, ErrRequestTooLarge, apierrors.IsRequestEntityTooLargeError, http.StatusRequestEntityTooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wrapped := fmt.Errorf("layer: %w", tc.err)
+			if !errors.Is(wrapped, tc.sentinel) {
+				t.Fatalf("errors.Is(%v, sentinel) = false", wrapped)
+			}
+			for _, other := range []*Error{ErrNotFound, ErrGone, ErrConflict} {
+				if other != tc.sentinel && errors.Is(wrapped, other) {
+					t.Fatalf("%v matches unrelated sentinel %v", wrapped, other)
+				}
+			}
+			if !tc.apiCheck(wrapped) {
+				t.Fatalf("apierrors check failed for %v (status %+v)", wrapped, tc.err.(*Error).Status())
+			}
+			if got := tc.err.(*Error).Status().Code; got != tc.code {
+				t.Fatalf("HTTP code = %d, want %d", got, tc.code)
+			}
+		})
+	}
+}
+
+func TestTooLargeResourceVersionCarriesCause(t *testing.T) {
+	err := NewTooLargeResourceVersionError(10, 4, 2)
+	st := err.Status()
+	if st.Details == nil || len(st.Details.Causes) != 1 || st.Details.Causes[0].Type != metav1.CauseTypeResourceVersionTooLarge {
+		t.Fatalf("status lacks the too-large cause: %+v", st.Details)
+	}
+	if s, ok := apierrors.SuggestsClientDelay(err); !ok || s != 2 {
+		t.Fatalf("SuggestsClientDelay = %d, %v; want 2, true", s, ok)
+	}
+}
+
+func TestErrorMessageNamesKeyAndCause(t *testing.T) {
+	err := NewCorruptObjError("/w/ns/a", errors.New("cipher: message authentication failed"))
+	want := `stored object cannot be decoded (key "/w/ns/a"): cipher: message authentication failed`
+	if err.Error() != want {
+		t.Fatalf("got %q, want %q", err.Error(), want)
+	}
+	var se *Error
+	if !errors.As(fmt.Errorf("x: %w", err), &se) || se.Key != "/w/ns/a" {
+		t.Fatalf("errors.As did not recover the key: %+v", se)
+	}
+}
