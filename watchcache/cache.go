@@ -1,0 +1,264 @@
+package watchcache
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Cache is the watch cache of one resource. See the package doc for the
+// contract. All fields below mu are guarded by it.
+type Cache struct {
+	cfg  Config
+	defs []indexDef
+
+	mu sync.RWMutex
+	// rv is the newest revision the cache reflects (events or progress).
+	rv uint64
+	// liveFrom is the RV of the newest applied event (or of the list): the
+	// live state is the state of every RV in [liveFrom, rv].
+	liveFrom uint64
+	// liveSnapshotted is true when snaps already holds the live state at liveFrom.
+	liveSnapshotted bool
+	// oldest is the lowest RV r for which every event after r is in the ring.
+	oldest uint64
+	// ready is false until the first Replace.
+	ready bool
+	live  *state
+	snaps snapshots
+	ring  *ring
+	// changed is closed (and replaced) whenever rv advances.
+	changed chan struct{}
+	// stats
+	resizes int
+}
+
+// New returns an empty, not yet ready cache.
+func New(cfg Config) (*Cache, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cache{cfg: cfg, changed: make(chan struct{})}
+	for _, l := range cfg.IndexLabels {
+		c.defs = append(c.defs, indexDef{name: LabelIndex(l), label: true, attr: l})
+	}
+	for _, f := range cfg.IndexFields {
+		c.defs = append(c.defs, indexDef{name: FieldIndex(f), attr: f})
+	}
+	c.live = newState(c.defs)
+	c.snaps.max = cfg.MaxSnapshots
+	c.ring = newRing(cfg.MinCapacity, cfg.MaxCapacity, cfg.Window)
+	return c, nil
+}
+
+// element builds the Element of obj.
+func (c *Cache) element(obj runtime.Object) (*Element, error) {
+	key, err := c.cfg.KeyFunc(obj)
+	if err != nil {
+		return nil, fmt.Errorf("watchcache: key of %T: %w", obj, err)
+	}
+	l, f, err := c.cfg.GetAttrs(obj)
+	if err != nil {
+		return nil, fmt.Errorf("watchcache: attributes of %q: %w", key, err)
+	}
+	rv, err := c.cfg.Versioner.ObjectResourceVersion(obj)
+	if err != nil {
+		return nil, fmt.Errorf("watchcache: resourceVersion of %q: %w", key, err)
+	}
+	return &Element{Key: key, Object: obj, RV: rv, Labels: l, Fields: f}, nil
+}
+
+// Replace makes objs, listed at rv, the whole state, drops the history and
+// the snapshots, and marks the cache ready.
+func (c *Cache) Replace(objs []runtime.Object, rv uint64) error {
+	st := newState(c.defs)
+	for _, o := range objs {
+		el, err := c.element(o)
+		if err != nil {
+			return err
+		}
+		st.put(el)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.live, c.liveFrom, c.liveSnapshotted = st, rv, false
+	c.snaps.reset()
+	c.ring.reset()
+	c.oldest = rv
+	c.ready = true
+	c.advanceLocked(rv, true)
+	return nil
+}
+
+// Apply records an Added, Modified or Deleted event of obj at rv and
+// returns it. rv must not be lower than the cache's RV.
+func (c *Cache) Apply(typ watch.EventType, obj runtime.Object, rv uint64) (*Event, error) {
+	el, err := c.element(obj)
+	if err != nil {
+		return nil, err
+	}
+	el.RV = rv
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rv < c.rv || rv == 0 {
+		return nil, fmt.Errorf("watchcache: event at RV %d older than the cache RV %d", rv, c.rv)
+	}
+	ev := &Event{Type: typ, RV: rv, Cur: el, Time: c.cfg.Clock.Now()}
+	if prev, ok := c.live.get(el.Key); ok {
+		ev.Prev = prev
+	}
+	if err := c.fixTypeLocked(ev); err != nil {
+		return nil, err
+	}
+	if rv != c.liveFrom {
+		if !c.liveSnapshotted {
+			c.snaps.push(c.liveFrom, c.live.clone())
+		}
+		c.liveFrom, c.liveSnapshotted = rv, false
+	}
+	if ev.Type == watch.Deleted {
+		c.live.remove(el.Key)
+	} else {
+		c.live.put(el)
+	}
+	c.recordLocked(ev)
+	c.advanceLocked(rv, false)
+	return ev, nil
+}
+
+// fixTypeLocked reconciles the event type with the state: an update of an
+// unknown key is an add, an add of a known key is a modification.
+func (c *Cache) fixTypeLocked(ev *Event) error {
+	switch ev.Type {
+	case watch.Added, watch.Modified:
+		if ev.Prev == nil {
+			ev.Type = watch.Added
+		} else {
+			ev.Type = watch.Modified
+		}
+	case watch.Deleted:
+		if ev.Prev == nil {
+			ev.Prev = ev.Cur
+		}
+	default:
+		return fmt.Errorf("watchcache: cannot apply a %s event", ev.Type)
+	}
+	return nil
+}
+
+func (c *Cache) recordLocked(ev *Event) {
+	before := c.ring.capacity()
+	for _, old := range c.ring.push(ev, ev.Time) {
+		c.oldest = max(c.oldest, old.RV)
+	}
+	if c.ring.capacity() != before {
+		c.resizes++
+	}
+}
+
+// UpdateRV advances the cache's RV to rv without an event (a progress
+// notification). Lower RVs are ignored.
+func (c *Cache) UpdateRV(rv uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advanceLocked(rv, false)
+}
+
+func (c *Cache) advanceLocked(rv uint64, force bool) {
+	if rv <= c.rv && !force {
+		return
+	}
+	c.rv = rv
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// RV returns the cache's current RV and whether it is ready.
+func (c *Cache) RV() (uint64, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rv, c.ready
+}
+
+// Oldest returns the lowest RV r such that EventsSince(r) succeeds.
+func (c *Cache) Oldest() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.oldest
+}
+
+// Stats describes the cache's size.
+type Stats struct {
+	RV, Oldest      uint64
+	Objects, Events int
+	Capacity        int
+	Snapshots       int
+	Resizes         int
+}
+
+// Stats returns the cache's current sizes.
+func (c *Cache) Stats() Stats {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return Stats{RV: c.rv, Oldest: c.oldest, Objects: c.live.byKey.Len(), Events: c.ring.n,
+		Capacity: c.ring.capacity(), Snapshots: len(c.snaps.list), Resizes: c.resizes}
+}
+
+// EventsSince returns up to max events with RV > rv, oldest first, extended
+// to the end of the last revision it includes, and the cache's RV. max <= 0
+// means all. It fails with a *TooOldError when rv < Oldest().
+func (c *Cache) EventsSince(rv uint64, max int) ([]*Event, uint64, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.ready {
+		return nil, 0, storage.ErrNotReady
+	}
+	if rv < c.oldest {
+		return nil, c.rv, &TooOldError{Requested: rv, Oldest: c.oldest}
+	}
+	i := c.ring.firstAfter(rv)
+	n := c.ring.n - i
+	if max > 0 && n > max {
+		n = max
+		last := c.ring.at(i + n - 1).RV
+		for i+n < c.ring.n && c.ring.at(i+n).RV == last {
+			n++
+		}
+	}
+	out := make([]*Event, n)
+	for k := range n {
+		out[k] = c.ring.at(i + k)
+	}
+	return out, c.rv, nil
+}
+
+// WaitUntilFresh blocks until the cache is ready and its RV is at least rv.
+// When ctx ends first it returns a too-large-resource-version error
+// (wrapping ctx's error) carrying the cache's RV.
+func (c *Cache) WaitUntilFresh(ctx context.Context, rv uint64) error {
+	for {
+		c.mu.RLock()
+		cur, ready, ch := c.rv, c.ready, c.changed
+		c.mu.RUnlock()
+		if ready && cur >= rv {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			if !ready {
+				return &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1,
+					Msg: "watch cache is not initialized yet", Err: ctx.Err()}
+			}
+			e := storage.NewTooLargeResourceVersionError(int64(rv), int64(cur), 1)
+			e.Err = ctx.Err()
+			return e
+		}
+	}
+}

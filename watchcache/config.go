@@ -1,0 +1,78 @@
+package watchcache
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Defaults for zero-valued Config fields.
+const (
+	DefaultWindow       = 2 * time.Minute
+	DefaultMinCapacity  = 128
+	DefaultMaxCapacity  = 100_000
+	DefaultMaxSnapshots = 1024
+)
+
+// KeyFunc returns the storage key of an object.
+type KeyFunc func(obj runtime.Object) (string, error)
+
+// Config configures a Cache.
+type Config struct {
+	// KeyFunc maps an object to its key. Required.
+	KeyFunc KeyFunc
+	// GetAttrs extracts label and field sets; nil means storage.DefaultAttrs.
+	GetAttrs storage.AttrFunc
+	// Versioner reads object RVs; nil means storage.APIObjectVersioner.
+	Versioner storage.Versioner
+	// IndexLabels are label names with a secondary index (LabelIndex(name)).
+	IndexLabels []string
+	// IndexFields are field names with a secondary index (FieldIndex(name)).
+	IndexFields []string
+	// Window is the span of history the event buffer tries to keep: it grows
+	// while its oldest event is younger than Window. 0 means DefaultWindow.
+	Window time.Duration
+	// MinCapacity and MaxCapacity bound the event buffer; 0 means
+	// DefaultMinCapacity / DefaultMaxCapacity.
+	MinCapacity, MaxCapacity int
+	// MaxSnapshots bounds the number of past-RV state snapshots kept for
+	// exact-RV lists and pagination; 0 means DefaultMaxSnapshots.
+	MaxSnapshots int
+	// Clock stamps events (for the window); nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.KeyFunc == nil {
+		return c, fmt.Errorf("watchcache: Config.KeyFunc is required")
+	}
+	if c.GetAttrs == nil {
+		c.GetAttrs = storage.DefaultAttrs
+	}
+	if c.Versioner == nil {
+		c.Versioner = storage.APIObjectVersioner{}
+	}
+	if c.Window <= 0 {
+		c.Window = DefaultWindow
+	}
+	if c.MinCapacity <= 0 {
+		c.MinCapacity = DefaultMinCapacity
+	}
+	if c.MaxCapacity <= 0 {
+		c.MaxCapacity = DefaultMaxCapacity
+	}
+	if c.MaxCapacity < c.MinCapacity {
+		return c, fmt.Errorf("watchcache: MaxCapacity %d < MinCapacity %d", c.MaxCapacity, c.MinCapacity)
+	}
+	if c.MaxSnapshots <= 0 {
+		c.MaxSnapshots = DefaultMaxSnapshots
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	return c, nil
+}

@@ -1,0 +1,33 @@
+// Package watchcache is the in-memory heart of the cacher: a cyclic buffer
+// of recent watch events plus the current state of one resource, indexed and
+// snapshot-able. It is a plain data structure: no etcd, no goroutines.
+//
+// Contract:
+//
+//   - Apply records one event at a revision not older than the cache's RV.
+//     Events of one revision (an etcd transaction) are applied one by one
+//     with the same RV; the cache keeps them together.
+//   - Replace swaps in the result of a relist and resets the history: events
+//     at or before the list RV can no longer be replayed.
+//   - UpdateRV advances the cache's RV without an event (etcd progress
+//     notifications / bookmarks).
+//   - EventsSince(rv, max) returns the events with RV > rv, or a
+//     *TooOldError (errors.Is(err, storage.ErrGone)) when some of them have
+//     left the buffer.
+//   - WaitUntilFresh blocks until the RV reaches a target or ctx ends (then a
+//     too-large-resource-version error).
+//   - List serves the current state (match NotOlderThan) or the state at an
+//     exact recent RV from copy-on-write B-tree snapshots, so every page of a
+//     paginated list is read at one consistent RV.
+//
+// Concurrency: every method is safe for concurrent use; a single
+// sync.RWMutex guards the cache and no method calls out while holding it,
+// except the Filter function of List, which must not call the cache.
+// Objects handed out are shared with the cache and must be treated as
+// read-only.
+//
+//	c := watchcache.New(watchcache.Config{KeyFunc: keyOf})
+//	_ = c.Replace(objs, 10)
+//	ev, _ := c.Apply(watch.Modified, obj, 11)
+//	evs, _, err := c.EventsSince(10, 100) // [ev]
+package watchcache

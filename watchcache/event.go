@@ -1,0 +1,42 @@
+package watchcache
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Element is one object of the current state with the attributes used to
+// filter it. Elements are immutable once stored.
+type Element struct {
+	// Key is the storage key.
+	Key string
+	// Object is the decoded object; read-only.
+	Object runtime.Object
+	// RV is the object's resourceVersion (its last write).
+	RV uint64
+	// Labels and Fields are the object's attribute sets.
+	Labels labels.Set
+	Fields fields.Set
+}
+
+// Event is one recorded change. For Deleted, Object is the last state
+// stamped with the deletion RV and Prev is the element that was removed.
+type Event struct {
+	// Type is watch.Added, watch.Modified or watch.Deleted.
+	Type watch.EventType
+	// RV is the revision of the change.
+	RV uint64
+	// Cur is the element after the change (for Deleted: the last state).
+	Cur *Element
+	// Prev is the element before the change; nil for Added.
+	Prev *Element
+	// Time is when the cache recorded the event.
+	Time time.Time
+}
+
+// Key returns the event's key.
+func (e *Event) Key() string { return e.Cur.Key }

@@ -1,0 +1,153 @@
+package watchcache
+
+import (
+	"fmt"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Match says how List interprets its RV.
+type Match int
+
+const (
+	// NotOlderThan serves the current state, which must be at least RV.
+	NotOlderThan Match = iota
+	// Exact serves the state at exactly RV, from a snapshot.
+	Exact
+)
+
+// IndexValue restricts a list to elements whose index Name has Value.
+type IndexValue struct {
+	// Name is LabelIndex(l) or FieldIndex(f) of a configured index.
+	Name string
+	// Value is the required value.
+	Value string
+}
+
+// ListOptions selects what List returns.
+type ListOptions struct {
+	// Key is the key (Recursive false) or the key prefix (Recursive true).
+	Key string
+	// Recursive lists every key with prefix Key.
+	Recursive bool
+	// StartKey is the first key to consider (inclusive); "" starts at Key.
+	StartKey string
+	// Limit caps the number of items; 0 means no limit.
+	Limit int
+	// Filter, when set, keeps only the elements it accepts. It runs without
+	// the cache's lock and must not call the cache.
+	Filter func(*Element) bool
+	// Index, when set and configured, visits only elements with that index
+	// value (Filter still applies).
+	Index *IndexValue
+	// CountRemaining makes List count the items after a full page.
+	CountRemaining bool
+}
+
+// ListResult is a page of a list.
+type ListResult struct {
+	// Items are in key order.
+	Items []*Element
+	// RV is the RV the page was read at.
+	RV uint64
+	// More is true when Limit stopped the page early; NextKey is then the
+	// key to pass as StartKey for the next page.
+	More    bool
+	NextKey string
+	// Remaining is the number of items after the page (CountRemaining only).
+	Remaining int64
+}
+
+// List returns the elements selected by opts at rv. With NotOlderThan the
+// cache must already be at rv or newer (see WaitUntilFresh), otherwise the
+// error is too-large-RV; rv 0 means any. With Exact, rv must be covered by a
+// snapshot or the live state, otherwise the error is a *TooOldError.
+func (c *Cache) List(rv uint64, match Match, opts ListOptions) (ListResult, error) {
+	st, at, err := c.stateAt(rv, match)
+	if err != nil {
+		return ListResult{}, err
+	}
+	return st.page(&opts, at), nil
+}
+
+// Get returns the current element at key and the cache's RV.
+func (c *Cache) Get(key string) (*Element, uint64, bool, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.ready {
+		return nil, 0, false, storage.ErrNotReady
+	}
+	el, ok := c.live.get(key)
+	return el, c.rv, ok, nil
+}
+
+// stateAt returns an immutable state for rv and the RV it stands for.
+func (c *Cache) stateAt(rv uint64, match Match) (*state, uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ready {
+		return nil, 0, storage.ErrNotReady
+	}
+	if rv > c.rv {
+		return nil, 0, storage.NewTooLargeResourceVersionError(int64(rv), int64(c.rv), 1)
+	}
+	if match == NotOlderThan || rv >= c.liveFrom {
+		return c.liveCloneLocked(), c.rvFor(match, rv), nil
+	}
+	if st, ok := c.snaps.at(rv); ok {
+		return st, rv, nil
+	}
+	return nil, 0, &TooOldError{Requested: rv, Oldest: c.snaps.oldest()}
+}
+
+func (c *Cache) rvFor(match Match, rv uint64) uint64 {
+	if match == Exact {
+		return rv
+	}
+	return c.rv
+}
+
+// liveCloneLocked returns an immutable copy of the live state, recording it
+// as the snapshot at liveFrom so the next event does not clone again.
+func (c *Cache) liveCloneLocked() *state {
+	if c.liveSnapshotted {
+		return c.snaps.list[len(c.snaps.list)-1].st
+	}
+	st := c.live.clone() // after Clone both trees copy on write: st stays frozen
+	c.snaps.push(c.liveFrom, st)
+	c.liveSnapshotted = true
+	return st
+}
+
+// page collects one page of st.
+func (st *state) page(q *ListOptions, rv uint64) ListResult {
+	res := ListResult{RV: rv}
+	if q.Recursive && q.Index != nil {
+		if _, ok := st.indexes[q.Index.Name]; !ok {
+			q.Index = nil
+		}
+	}
+	st.ascend(q, func(el *Element) bool {
+		if q.Filter != nil && !q.Filter(el) {
+			return true
+		}
+		if q.Limit > 0 && len(res.Items) >= q.Limit {
+			if !res.More {
+				res.More, res.NextKey = true, res.Items[len(res.Items)-1].Key+"\x00"
+				if !q.CountRemaining {
+					return false
+				}
+			}
+			res.Remaining++
+			return true
+		}
+		res.Items = append(res.Items, el)
+		return true
+	})
+	return res
+}
+
+// String describes the options for logs.
+func (q ListOptions) String() string {
+	return fmt.Sprintf("key=%q recursive=%v start=%q limit=%d", q.Key, q.Recursive, q.StartKey, q.Limit)
+}
