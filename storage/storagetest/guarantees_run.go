@@ -1,0 +1,392 @@
+package storagetest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// guaranteeRun is the state of one RunWatchGuarantees call.
+type guaranteeRun struct {
+	t    *testing.T
+	env  GuaranteeEnv
+	opts GuaranteeOptions
+
+	hist       *history
+	recordCtx  context.Context // the ground-truth watch's context, for progress requests
+	log        *rvLog
+	startRev   uint64
+	compactRev atomic.Uint64 // set just before the compaction is issued
+	seq        atomic.Int64
+
+	mu       sync.Mutex
+	watchers []*watchRun
+}
+
+func newGuaranteeRun(t *testing.T, env GuaranteeEnv, opts GuaranteeOptions) *guaranteeRun {
+	return &guaranteeRun{t: t, env: env, opts: opts}
+}
+
+func (r *guaranteeRun) run() {
+	t := r.t
+	ctx, cancel := context.WithTimeout(context.Background(), 2*r.opts.Timeout+time.Minute)
+	defer cancel()
+	prefix := r.env.etcdResourcePrefix()
+	resp, err := r.env.Client.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatalf("reading the resource prefix %q: %v", prefix, err)
+	}
+	if resp.Count != 0 {
+		t.Fatalf("resource prefix %q holds %d keys; RunWatchGuarantees needs it empty", prefix, resp.Count)
+	}
+	r.startRev = uint64(resp.Header.Revision)
+	r.log = newRVLog(r.startRev)
+
+	recCtx, stopRecord := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	var recDone <-chan struct{}
+	r.recordCtx = recCtx
+	r.hist, recDone = recordHistory(recCtx, r.env.Client, prefix, int64(r.startRev+1), truthDecoder(r.env))
+	defer func() { stopRecord(); <-recDone }()
+
+	progCtx, stopProgress := context.WithCancel(ctx)
+	progDone := make(chan struct{})
+	go r.requestProgress(progCtx, progDone)
+	defer func() { stopProgress(); <-progDone }()
+
+	defer r.stopAll()
+	if !r.writeAndWatch(ctx) {
+		return
+	}
+	revs, ok := r.finalHistory(ctx)
+	if !ok {
+		return
+	}
+	r.checkAll(ctx, r.snapshotWatchers(), revs, nil)
+	if t.Failed() {
+		return
+	}
+	r.resume(ctx, revs)
+}
+
+// requestProgress asks the store for progress notifications while the run
+// lasts, so that watchers with bookmarks and progress notify get bookmarks.
+func (r *guaranteeRun) requestProgress(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			_ = r.env.Store.RequestWatchProgress(ctx)
+		}
+	}
+}
+
+// writeAndWatch runs the writers and, alongside, starts the watchers, the
+// compaction and the probes at compacted RVs. It reports whether the writes
+// went through.
+func (r *guaranteeRun) writeAndWatch(ctx context.Context) bool {
+	wctx, abort := context.WithCancel(ctx)
+	defer abort()
+	var attempts atomic.Int64
+	var wg sync.WaitGroup
+	keys := guaranteeKeys(r.opts.Keys)
+	for i := range r.opts.Writers {
+		w := &writer{env: r.env, rng: newRand(r.opts.Seed, 100+uint64(i)), keys: keys, log: r.log,
+			seq: func() string { return strconv.FormatInt(r.seq.Add(1), 10) }}
+		wg.Go(func() {
+			for attempts.Add(1) <= int64(r.opts.Writes) {
+				rv, err := w.step(wctx)
+				if err != nil {
+					r.t.Errorf("writer %d: %v", i, err)
+					abort()
+					return
+				}
+				r.log.record(rv)
+			}
+		})
+	}
+	wg.Go(func() { r.spawn(wctx) })
+	wg.Wait()
+	return !r.t.Failed()
+}
+
+// spawn starts opts.Watchers watchers spread over the writes, at RVs seen so
+// far; half way through the writes it compacts etcd and probes compacted RVs.
+func (r *guaranteeRun) spawn(ctx context.Context) {
+	rng := newRand(r.opts.Seed, 1)
+	compacted := r.opts.NoCompaction
+	for i := range r.opts.Watchers {
+		threshold := i * r.opts.Writes / r.opts.Watchers
+		if !compacted && threshold >= r.opts.Writes/2 {
+			compacted = true
+			if !r.compact(ctx, rng) {
+				return
+			}
+		}
+		if !r.log.waitWrites(ctx, threshold) {
+			return
+		}
+		var lo uint64
+		if c := r.compactRev.Load(); c > 0 {
+			lo = c - 1
+		}
+		start, ok := r.log.pick(rng, lo, math.MaxUint64)
+		if !ok {
+			r.t.Errorf("no RV at or above %d to start a watcher from", lo)
+			return
+		}
+		if !r.startWatcher(ctx, randomSpec(rng, strconv.Itoa(i), start)) {
+			return
+		}
+	}
+	if !compacted {
+		r.compact(ctx, rng)
+	}
+}
+
+func (r *guaranteeRun) startWatcher(ctx context.Context, spec watchSpec) bool {
+	w, err := startWatch(ctx, r.env, spec, &r.compactRev)
+	if err != nil {
+		r.t.Errorf("%v", err)
+		return false
+	}
+	r.mu.Lock()
+	r.watchers = append(r.watchers, w)
+	r.mu.Unlock()
+	return true
+}
+
+// compact compacts etcd to a revision in the middle of those written so far,
+// then starts the probes: watches at RVs that compaction removed.
+func (r *guaranteeRun) compact(ctx context.Context, rng *rand.Rand) bool {
+	rvs := r.log.sorted()
+	c := rvs[len(rvs)/2]
+	if c < r.startRev+2 {
+		r.t.Logf("too few revisions to compact; skipping the compaction")
+		return true
+	}
+	if err := r.waitHistory(ctx, c); err != nil {
+		r.t.Errorf("before compacting: %v", err)
+		return false
+	}
+	r.compactRev.Store(c)
+	if err := r.env.compact(ctx, int64(c)); err != nil {
+		r.t.Errorf("compacting etcd at %d: %v", c, err)
+		return false
+	}
+	r.t.Logf("compacted etcd at revision %d", c)
+	for i := range r.opts.GoneProbes {
+		start, ok := r.log.pick(rng, 0, c-2)
+		if !ok {
+			return true
+		}
+		spec := randomSpec(rng, "gone-"+strconv.Itoa(i), start)
+		spec.goneRequired = !r.opts.AllowServingCompacted
+		if !r.startWatcher(ctx, spec) {
+			return false
+		}
+	}
+	return true
+}
+
+// waitHistory waits until the ground truth holds every revision up to rev,
+// asking etcd for progress notifications on the recording watch meanwhile.
+func (r *guaranteeRun) waitHistory(ctx context.Context, rev uint64) error {
+	wctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.hist.waitFor(wctx, rev) }()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			_ = r.env.Client.RequestProgress(r.recordCtx)
+		}
+	}
+}
+
+// finalHistory waits until the ground truth holds every write and returns it.
+func (r *guaranteeRun) finalHistory(ctx context.Context) ([]truthRevision, bool) {
+	resp, err := r.env.Client.Get(ctx, r.env.etcdResourcePrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		r.t.Errorf("reading etcd's revision: %v", err)
+		return nil, false
+	}
+	if err := r.waitHistory(ctx, uint64(resp.Header.Revision)); err != nil {
+		r.t.Errorf("after the writes: %v", err)
+		return nil, false
+	}
+	revs := r.hist.snapshot()
+	events := 0
+	for _, rv := range revs {
+		events += len(rv.events)
+	}
+	r.t.Logf("ground truth: %d revisions, %d events, revisions %d..%d", len(revs), events, r.startRev+1, resp.Header.Revision)
+	return revs, true
+}
+
+func (r *guaranteeRun) snapshotWatchers() []*watchRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*watchRun(nil), r.watchers...)
+}
+
+// stopAll stops every watcher the run started.
+func (r *guaranteeRun) stopAll() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, w := range r.snapshotWatchers() {
+		if err := w.stop(ctx); err != nil {
+			r.t.Error(err)
+		}
+	}
+}
+
+// checkAll waits until every watcher in ws has received all the events the
+// ground truth says it must (or ended), stops them and runs the checkers.
+// extra, when non-nil, adds violations for a watcher (the resume check).
+func (r *guaranteeRun) checkAll(ctx context.Context, ws []*watchRun, revs []truthRevision,
+	extra func(i int, s *stream) []string) {
+	wctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	defer cancel()
+	expected := make([][]expectedEvent, len(ws))
+	stalled := 0
+	for i, w := range ws {
+		expected[i] = expectedStream(revs, w.spec.start, w.match)
+		var target uint64
+		if n := len(expected[i]); n > 0 {
+			target = expected[i][n-1].RV
+		}
+		if !w.waitUntil(wctx, target) {
+			stalled++
+		}
+	}
+	if stalled > 0 {
+		r.t.Errorf("%d watchers did not receive all their events within %v", stalled, r.opts.Timeout)
+	}
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	defer scancel()
+	failed := 0
+	for i, w := range ws {
+		if err := w.stop(sctx); err != nil {
+			r.t.Error(err)
+		}
+		s := w.stream(expected[i])
+		s.goneRequired = w.spec.goneRequired && !s.endedGone()
+		v := checkStream(s)
+		if extra != nil {
+			v = append(v, extra(i, s)...)
+		}
+		if len(v) == 0 {
+			continue
+		}
+		failed++
+		if failed <= 5 {
+			r.t.Errorf("%v (%d events, %d expected) violates:\n  %s\n  received: %s", w.spec, len(s.events),
+				len(s.expected), strings.Join(capList(v, 10), "\n  "), formatEvents(s.events, 40))
+		}
+	}
+	if failed > 5 {
+		r.t.Errorf("... and %d more watchers with violations", failed-5)
+	}
+	r.t.Logf("checked %d watchers: %d with violations", len(ws), failed)
+}
+
+// resume re-watches a sample of the watchers from an RV each saw and checks
+// that the new stream is the old one's suffix.
+func (r *guaranteeRun) resume(ctx context.Context, revs []truthRevision) {
+	rng := newRand(r.opts.Seed, 2)
+	orig := r.snapshotWatchers()
+	c := r.compactRev.Load()
+	var origs []*watchRun
+	var resumed []*watchRun
+	var froms []uint64
+	for _, i := range rng.Perm(len(orig)) {
+		if len(resumed) == r.opts.Resumes {
+			break
+		}
+		o := orig[i]
+		s := o.stream(nil)
+		if o.w == nil || s.endedGone() {
+			continue
+		}
+		from := pickSeen(rng, s, c)
+		spec := o.spec
+		spec.id, spec.start = "resume-"+o.spec.id, from
+		spec.goneRequired = c > 0 && from+1 < c && !r.opts.AllowServingCompacted
+		w, err := startWatch(ctx, r.env, spec, &r.compactRev)
+		if err != nil {
+			r.t.Error(err)
+			return
+		}
+		origs, resumed, froms = append(origs, o), append(resumed, w), append(froms, from)
+	}
+	r.mu.Lock()
+	r.watchers = append(r.watchers, resumed...)
+	r.mu.Unlock()
+	r.checkAll(ctx, resumed, revs, func(i int, s *stream) []string {
+		var out []string
+		for _, v := range checkResumable(origs[i].stream(nil), s, froms[i]) {
+			out = append(out, "checkResumable: "+v)
+		}
+		return out
+	})
+}
+
+// pickSeen picks an RV the watcher saw (its start, an event's or a
+// bookmark's), preferring ones the compaction at c kept.
+func pickSeen(rng *rand.Rand, s *stream, c uint64) uint64 {
+	seen := []uint64{s.start}
+	for _, e := range s.events {
+		if e.RV > 0 {
+			seen = append(seen, e.RV)
+		}
+	}
+	var kept []uint64
+	for _, rv := range seen {
+		if c == 0 || rv+1 >= c {
+			kept = append(kept, rv)
+		}
+	}
+	if len(kept) > 0 {
+		seen = kept
+	}
+	return seen[rng.IntN(len(seen))]
+}
+
+func capList(v []string, n int) []string {
+	if len(v) <= n {
+		return v
+	}
+	return append(v[:n:n], fmt.Sprintf("... %d more", len(v)-n))
+}
+
+func formatEvents(evs []observedEvent, n int) string {
+	var b strings.Builder
+	for i, e := range evs {
+		if i == n {
+			fmt.Fprintf(&b, " ... (%d more)", len(evs)-n)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(e.String())
+	}
+	return b.String()
+}
