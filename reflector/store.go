@@ -58,7 +58,6 @@ type cache[T any] struct {
 	indices  map[string]index
 }
 
-
 // NewStore returns a thread-safe Store without indexes. A nil keyFunc
 // means MetaNamespaceKeyFunc.
 func NewStore[T Object](keyFunc KeyFunc[T]) Store[T] {

@@ -1,0 +1,279 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+)
+
+// ReflectorStore is what a Reflector writes into. DeltaFIFO implements it,
+// and so does every Store.
+type ReflectorStore[T any] interface {
+	Add(obj T) error
+	Update(obj T) error
+	Delete(obj T) error
+	// Replace swaps the content for a full list at resource version rv.
+	Replace(list []T, rv string) error
+	// Resync re-delivers the known objects (DeltaFIFO) or does nothing.
+	Resync() error
+}
+
+// Default timings of a Reflector.
+const (
+	DefaultPageSize          = 500
+	DefaultMinWatchTimeout   = 5 * time.Minute
+	DefaultBackoffResetAfter = 2 * time.Minute
+)
+
+// DefaultBackoff is the backoff between failed list/watch attempts: 800ms
+// doubling to 30s, each delay jittered by up to 100%.
+var DefaultBackoff = wait.Backoff{Duration: 800 * time.Millisecond, Factor: 2, Jitter: 1, Steps: 1 << 30, Cap: 30 * time.Second}
+
+// ReflectorConfig configures a Reflector.
+type ReflectorConfig[T Object] struct {
+	// Name appears in logs; "" means "reflector".
+	Name string
+	// ListerWatcher is the source. Required.
+	ListerWatcher ListerWatcher
+	// Store receives the objects. Required.
+	Store ReflectorStore[T]
+	// PageSize is the list page size; 0 means DefaultPageSize, negative
+	// turns pagination off.
+	PageSize int64
+	// ResyncPeriod, when > 0, calls Store.Resync that often while watching
+	// (if ShouldResync is nil or returns true).
+	ResyncPeriod time.Duration
+	// ShouldResync gates each periodic resync; nil means always.
+	ShouldResync func() bool
+	// Backoff paces retries after errors; the zero value means DefaultBackoff.
+	Backoff wait.Backoff
+	// BackoffResetAfter resets the backoff after this long without
+	// errors; 0 means DefaultBackoffResetAfter.
+	BackoffResetAfter time.Duration
+	// MinWatchTimeout: each watch asks for a random timeout in
+	// [MinWatchTimeout, 2*MinWatchTimeout); 0 means DefaultMinWatchTimeout.
+	MinWatchTimeout time.Duration
+	// UseWatchList streams the initial state through a watch with
+	// sendInitialEvents instead of listing; on failure the reflector lists.
+	UseWatchList bool
+	// WatchErrorHandler is called with every list, watch or store error;
+	// nil means they are only logged.
+	WatchErrorHandler func(err error)
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Reflector lists a resource into a store, then keeps it current with a
+// watch from the list's resource version. See ListAndWatch for the rules.
+type Reflector[T Object] struct {
+	cfg   ReflectorConfig[T]
+	log   *slog.Logger
+	delay wait.DelayFunc
+
+	mu sync.Mutex
+	// lastSyncRV is the RV of the last list, bookmark or event applied.
+	lastSyncRV string
+	// rvUnavailable is set when a request at lastSyncRV failed with
+	// "expired" or "too large"; the next list is then a consistent read.
+	rvUnavailable bool
+	// paginatedResult records that an RV "0" list came back in pages: the
+	// server does not serve lists from a cache, so keep paginating.
+	paginatedResult bool
+}
+
+// NewReflector validates cfg, fills its defaults and returns a Reflector.
+func NewReflector[T Object](cfg ReflectorConfig[T]) (*Reflector[T], error) {
+	if cfg.ListerWatcher == nil || isNil(cfg.ListerWatcher) {
+		return nil, errors.New("reflector: ListerWatcher is required")
+	}
+	if cfg.Store == nil || isNil(cfg.Store) {
+		return nil, errors.New("reflector: Store is required")
+	}
+	if cfg.Name == "" {
+		cfg.Name = "reflector"
+	}
+	if cfg.PageSize == 0 {
+		cfg.PageSize = DefaultPageSize
+	}
+	if cfg.Backoff == (wait.Backoff{}) {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.BackoffResetAfter <= 0 {
+		cfg.BackoffResetAfter = DefaultBackoffResetAfter
+	}
+	if cfg.MinWatchTimeout <= 0 {
+		cfg.MinWatchTimeout = DefaultMinWatchTimeout
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Reflector[T]{
+		cfg:   cfg,
+		log:   log.With("reflector", cfg.Name),
+		delay: cfg.Backoff.DelayWithReset(clock.RealClock{}, cfg.BackoffResetAfter),
+	}, nil
+}
+
+// Run lists and watches until ctx is done, backing off between failed
+// attempts. It returns after every goroutine it started has ended.
+func (r *Reflector[T]) Run(ctx context.Context) {
+	for ctx.Err() == nil {
+		if err := r.ListAndWatch(ctx); err != nil && ctx.Err() == nil {
+			r.reportError(err)
+		}
+		if !sleepCtx(ctx, r.delay()) {
+			return
+		}
+	}
+}
+
+// ListAndWatch fills the store once (a list, or a watch-list stream) and
+// then watches until an error needs a relist, or ctx is done:
+//   - a watch that ends normally is reopened from the last synced RV;
+//   - 429, 503, timeouts and refused connections back off and re-watch;
+//   - 410 Gone and other errors return, so that Run relists.
+func (r *Reflector[T]) ListAndWatch(ctx context.Context) error {
+	var w watch.Interface
+	if r.cfg.UseWatchList {
+		var err error
+		if w, err = r.watchList(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			r.log.Info("watch-list failed, falling back to list", "err", err)
+			r.reportError(err)
+			w = nil
+		}
+	}
+	if w == nil {
+		if err := r.list(ctx); err != nil {
+			return err
+		}
+	}
+	stopResync := r.startResync(ctx)
+	defer stopResync()
+	return r.watchLoop(ctx, w)
+}
+
+// LastSyncResourceVersion returns the RV of the last list, bookmark or
+// event the reflector applied ("" before the first list). It says nothing
+// about what the store's consumers have processed.
+func (r *Reflector[T]) LastSyncResourceVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastSyncRV
+}
+
+func (r *Reflector[T]) setLastSyncRV(rv string) {
+	if rv == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastSyncRV = rv
+}
+
+func (r *Reflector[T]) setRVUnavailable(v bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rvUnavailable = v
+}
+
+// relistResourceVersion: "0" before anything was seen (a cache may answer),
+// "" after the last RV turned out unavailable (consistent read), else the
+// last synced RV so that a relist never goes back in time.
+func (r *Reflector[T]) relistResourceVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.rvUnavailable:
+		return ""
+	case r.lastSyncRV == "":
+		return "0"
+	}
+	return r.lastSyncRV
+}
+
+// rewatchResourceVersion is the RV a watch-list stream starts from.
+func (r *Reflector[T]) rewatchResourceVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rvUnavailable {
+		return ""
+	}
+	return r.lastSyncRV
+}
+
+func (r *Reflector[T]) watchTimeoutSeconds() *int64 {
+	min := r.cfg.MinWatchTimeout.Seconds()
+	s := int64(min * (1 + rand.Float64()))
+	if s < 1 {
+		s = 1
+	}
+	return &s
+}
+
+func (r *Reflector[T]) reportError(err error) {
+	r.log.Debug("list/watch error", "err", err)
+	if r.cfg.WatchErrorHandler != nil {
+		r.cfg.WatchErrorHandler(err)
+	}
+}
+
+// startResync calls Store.Resync every ResyncPeriod until the returned stop
+// function is called; stop waits for the goroutine.
+func (r *Reflector[T]) startResync(ctx context.Context) (stop func()) {
+	if r.cfg.ResyncPeriod <= 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(r.cfg.ResyncPeriod)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if r.cfg.ShouldResync == nil || r.cfg.ShouldResync() {
+				if err := r.cfg.Store.Resync(); err != nil {
+					r.reportError(fmt.Errorf("resync: %w", err))
+				}
+			}
+		}
+	})
+	return func() { cancel(); wg.Wait() }
+}
+
+// sleepCtx waits d or until ctx is done; it reports whether ctx is live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// listOptionsForWatch are the options of a plain resumed watch.
+func (r *Reflector[T]) listOptionsForWatch() metav1.ListOptions {
+	return metav1.ListOptions{
+		ResourceVersion:     r.LastSyncResourceVersion(),
+		AllowWatchBookmarks: true,
+		TimeoutSeconds:      r.watchTimeoutSeconds(),
+	}
+}

@@ -1,0 +1,309 @@
+package reflector
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+
+func goneStatus() *metav1.Status {
+	st := apierrors.NewResourceExpired("too old resource version").ErrStatus
+	return &st
+}
+
+func TestReflectorListThenWatchFromListRV(t *testing.T) {
+	lw, store := newScriptedLW(), newRecStore()
+	r, _ := runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) { c.MinWatchTimeout = 100 * time.Second })
+
+	opts := lw.expectList(t, widgetList("10", "", widget("ns", "a", "3", nil)), nil)
+	if opts.ResourceVersion != "0" || opts.Limit != DefaultPageSize {
+		t.Fatalf("initial list options = %+v, want RV 0, limit 500", opts)
+	}
+	store.expect(t, "replace 10 [ns/a@3]")
+	w, wopts := lw.expectWatch(t, nil)
+	if wopts.ResourceVersion != "10" || !wopts.AllowWatchBookmarks || wopts.TimeoutSeconds == nil {
+		t.Fatalf("watch options = %+v", wopts)
+	}
+	if s := *wopts.TimeoutSeconds; s < 100 || s >= 200 {
+		t.Fatalf("watch timeout %ds outside [100,200)", s)
+	}
+	w.send(t, watch.Added, widget("ns", "b", "11", nil))
+	w.send(t, watch.Modified, widget("ns", "a", "12", nil))
+	w.send(t, watch.Deleted, widget("ns", "b", "13", nil))
+	store.expect(t, "add ns/b@11")
+	store.expect(t, "update ns/a@12")
+	store.expect(t, "delete ns/b@13")
+	w.send(t, watch.Bookmark, bookmark("20", false))
+	// The next (blocking) send proves the bookmark has been handled.
+	w.send(t, watch.Bookmark, bookmark("21", false))
+	if got := r.LastSyncResourceVersion(); got != "20" && got != "21" {
+		t.Fatalf("LastSyncResourceVersion = %q after bookmarks", got)
+	}
+}
+
+func TestReflectorNormalWatchEndRewatchesWithoutRelist(t *testing.T) {
+	lw, store := newScriptedLW(), newRecStore()
+	runReflector(t, lw, store, nil)
+	lw.expectList(t, widgetList("10", ""), nil)
+	store.expect(t, "replace 10 []")
+	w, _ := lw.expectWatch(t, nil)
+	w.send(t, watch.Modified, widget("ns", "a", "15", nil))
+	w.end()
+	// The next call must be a watch (not a list) from the last event's RV.
+	w2, opts := lw.expectWatch(t, nil)
+	if opts.ResourceVersion != "15" {
+		t.Fatalf("re-watch from %q, want 15", opts.ResourceVersion)
+	}
+	w2.send(t, watch.Added, widget("ns", "b", "16", nil))
+	store.expect(t, "update ns/a@15")
+	store.expect(t, "add ns/b@16")
+}
+
+func TestReflectorGoneRelistsAtLastRVThenConsistently(t *testing.T) {
+	lw, store := newScriptedLW(), newRecStore()
+	r, errs := runReflector(t, lw, store, nil)
+	lw.expectList(t, widgetList("10", ""), nil)
+	w, _ := lw.expectWatch(t, nil)
+	w.send(t, watch.Modified, widget("ns", "a", "15", nil))
+	w.send(t, watch.Error, goneStatus())
+	w.waitStopped(t)
+
+	// 410 on the watch: relist at the last synced RV, not "" (no herd on etcd),
+	// and unpaginated since the RV is exact.
+	opts := lw.expectList(t, nil, storage.NewGoneError(15, 40))
+	if opts.ResourceVersion != "15" || opts.Limit != 0 {
+		t.Fatalf("relist after watch 410 = %+v, want RV 15 without limit", opts)
+	}
+	// That list is itself too old: retry at once with a consistent read.
+	opts = lw.expectList(t, widgetList("50", "", widget("ns", "c", "45", nil)), nil)
+	if opts.ResourceVersion != "" {
+		t.Fatalf("list after an expired list at RV 15 used RV %q, want \"\"", opts.ResourceVersion)
+	}
+	_, wopts := lw.expectWatch(t, nil)
+	if wopts.ResourceVersion != "50" {
+		t.Fatalf("watch after relist from %q", wopts.ResourceVersion)
+	}
+	if r.LastSyncResourceVersion() != "50" {
+		t.Fatalf("LastSyncResourceVersion = %q", r.LastSyncResourceVersion())
+	}
+	var sawGone bool
+	for len(errs) > 0 {
+		if isExpired(<-errs) {
+			sawGone = true
+		}
+	}
+	if !sawGone {
+		t.Fatal("watch error handler did not see the 410")
+	}
+	for _, want := range []string{"replace 10 []", "update ns/a@15", "replace 50 [ns/c@45]"} {
+		store.expect(t, want)
+	}
+}
+
+func TestReflectorTooLargeRVListRetriesConsistently(t *testing.T) {
+	lw, store := newScriptedLW(), newRecStore()
+	runReflector(t, lw, store, nil)
+	lw.expectList(t, widgetList("10", ""), nil)
+	w, _ := lw.expectWatch(t, nil)
+	w.send(t, watch.Error, goneStatus())
+	opts := lw.expectList(t, nil, storage.NewTooLargeResourceVersionError(10, 5, 1))
+	if opts.ResourceVersion != "10" {
+		t.Fatalf("relist RV %q", opts.ResourceVersion)
+	}
+	if opts := lw.expectList(t, widgetList("60", ""), nil); opts.ResourceVersion != "" {
+		t.Fatalf("after too-large RV the list used %q, want \"\"", opts.ResourceVersion)
+	}
+	store.expect(t, "replace 10 []")
+	store.expect(t, "replace 60 []")
+}
+
+func TestReflectorPaginationFallsBackToFullListWhenContinueExpires(t *testing.T) {
+	lw, store := newScriptedLW(), newRecStore()
+	runReflector(t, lw, store, nil)
+	opts := lw.expectList(t, widgetList("10", "tok1", widget("ns", "a", "3", nil)), nil)
+	if opts.Limit != DefaultPageSize || opts.ResourceVersion != "0" {
+		t.Fatalf("first page options %+v", opts)
+	}
+	opts = lw.expectList(t, nil, storage.NewGoneError(10, 20))
+	if opts.Continue != "tok1" || opts.ResourceVersion != "" || opts.Limit != DefaultPageSize {
+		t.Fatalf("second page options %+v", opts)
+	}
+	opts = lw.expectList(t, widgetList("25", "", widget("ns", "a", "3", nil), widget("ns", "b", "22", nil)), nil)
+	if opts.Continue != "" || opts.Limit != 0 || opts.ResourceVersion != "0" {
+		t.Fatalf("fallback list options %+v, want a full list at the original RV", opts)
+	}
+	store.expect(t, "replace 25 [ns/a@3 ns/b@22]")
+	if _, wopts := lw.expectWatch(t, nil); wopts.ResourceVersion != "25" {
+		t.Fatalf("watch from %q", wopts.ResourceVersion)
+	}
+}
+
+func TestReflectorPagesAreJoined(t *testing.T) {
+	lw, store := newScriptedLW(), newRecStore()
+	runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) { c.PageSize = 2 })
+	if o := lw.expectList(t, widgetList("10", "t1", widget("ns", "a", "1", nil), widget("ns", "b", "2", nil)), nil); o.Limit != 2 {
+		t.Fatalf("limit %d", o.Limit)
+	}
+	lw.expectList(t, widgetList("10", "", widget("ns", "c", "3", nil)), nil)
+	store.expect(t, "replace 10 [ns/a@1 ns/b@2 ns/c@3]")
+	w, _ := lw.expectWatch(t, nil)
+	w.send(t, watch.Error, goneStatus())
+	// The RV "0" list came back paginated: later lists keep paginating.
+	if o := lw.expectList(t, widgetList("12", ""), nil); o.Limit != 2 || o.ResourceVersion != "10" {
+		t.Fatalf("relist options %+v, want paginated at RV 10", o)
+	}
+}
+
+func TestReflectorRetriableErrorsBackOffAndRewatch(t *testing.T) {
+	lw, store := newScriptedLW(), newRecStore()
+	_, errs := runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) {
+		c.Backoff.Duration = 40 * time.Millisecond
+	})
+	lw.expectList(t, widgetList("10", ""), nil)
+	var attempts []time.Time
+	for i := 0; i < 4; i++ {
+		_, opts := lw.expectWatch(t, apierrors.NewTooManyRequests("slow down", 1))
+		attempts = append(attempts, time.Now())
+		if opts.ResourceVersion != "10" {
+			t.Fatalf("retry %d watched from %q", i, opts.ResourceVersion)
+		}
+	}
+	// 429 during a watch also re-watches without a relist.
+	w, _ := lw.expectWatch(t, nil)
+	st := apierrors.NewTooManyRequests("slow down", 1).ErrStatus
+	w.send(t, watch.Error, &st)
+	if _, opts := lw.expectWatch(t, nil); opts.ResourceVersion != "10" {
+		t.Fatalf("re-watch after in-stream 429 from %q", opts.ResourceVersion)
+	}
+	// Exponential: each gap at least the doubled base delay (no jitter here).
+	want := 40 * time.Millisecond
+	for i := 1; i < len(attempts); i++ {
+		if gap := attempts[i].Sub(attempts[i-1]); gap < want*9/10 {
+			t.Fatalf("gap %d = %v, want ≥ %v", i, gap, want)
+		}
+		want *= 2
+	}
+	if len(errs) < 4 {
+		t.Fatalf("watch error handler saw %d errors, want ≥ 4", len(errs))
+	}
+}
+
+func TestReflectorDoesNotAdvanceRVDuringInitialAdds(t *testing.T) {
+	lw, store := newScriptedLW(), newRecStore()
+	r, _ := runReflector(t, lw, store, nil)
+	lw.expectList(t, widgetList("", ""), nil) // a server that reports no list RV
+	w, opts := lw.expectWatch(t, nil)
+	if opts.ResourceVersion != "" {
+		t.Fatalf("watch RV %q", opts.ResourceVersion)
+	}
+	w.send(t, watch.Added, widget("ns", "b", "9", nil))
+	w.send(t, watch.Added, widget("ns", "a", "4", nil))
+	w.send(t, watch.Added, widget("ns", "c", "7", nil)) // blocks until "a" is handled
+	if got := r.LastSyncResourceVersion(); got != "" {
+		t.Fatalf("RV advanced to %q during the unordered initial ADDED phase", got)
+	}
+	w.send(t, watch.Modified, widget("ns", "a", "12", nil))
+	w.send(t, watch.Added, widget("ns", "d", "13", nil))
+	w.send(t, watch.Bookmark, bookmark("13", false)) // blocks until "d" is handled
+	if got := r.LastSyncResourceVersion(); got != "13" {
+		t.Fatalf("RV = %q after ordered events, want 13", got)
+	}
+}
+
+func TestReflectorWatchListKeepsStream(t *testing.T) {
+	lw, store := newScriptedLW(), newRecStore()
+	r, _ := runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) { c.UseWatchList = true })
+	w, opts := lw.expectWatch(t, nil)
+	if opts.SendInitialEvents == nil || !*opts.SendInitialEvents ||
+		opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan || !opts.AllowWatchBookmarks {
+		t.Fatalf("watch-list options %+v", opts)
+	}
+	w.send(t, watch.Added, widget("ns", "b", "9", nil))
+	w.send(t, watch.Added, widget("ns", "a", "4", nil))
+	w.send(t, watch.Bookmark, bookmark("5", false)) // progress only, not the end
+	w.send(t, watch.Added, widget("ns", "c", "7", nil))
+	if got := r.LastSyncResourceVersion(); got != "" {
+		t.Fatalf("RV %q before the initial-events-end bookmark", got)
+	}
+	w.send(t, watch.Bookmark, bookmark("10", true))
+	store.expect(t, "replace 10 [ns/a@4 ns/b@9 ns/c@7]")
+	// The same stream carries on.
+	w.send(t, watch.Modified, widget("ns", "a", "11", nil))
+	store.expect(t, "update ns/a@11")
+	if r.LastSyncResourceVersion() != "11" {
+		t.Fatalf("RV %q", r.LastSyncResourceVersion())
+	}
+	select {
+	case c := <-lw.calls:
+		t.Fatalf("unexpected %s call %+v while the stream is open", c.kind, c.opts)
+	default:
+	}
+}
+
+func TestReflectorWatchListFallsBackToList(t *testing.T) {
+	lw, store := newScriptedLW(), newRecStore()
+	_, errs := runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) { c.UseWatchList = true })
+	w, _ := lw.expectWatch(t, nil)
+	w.send(t, watch.Added, widget("ns", "a", "4", nil))
+	w.end() // closed before the initial-events-end bookmark
+	opts := lw.expectList(t, widgetList("10", "", widget("ns", "a", "4", nil)), nil)
+	if opts.ResourceVersion != "0" {
+		t.Fatalf("fallback list at %q", opts.ResourceVersion)
+	}
+	store.expect(t, "replace 10 [ns/a@4]")
+	lw.expectWatch(t, nil)
+	var early bool
+	for len(errs) > 0 {
+		if errors.Is(<-errs, errWatchClosedEarly) {
+			early = true
+		}
+	}
+	if !early {
+		t.Fatal("the failed watch-list was not reported")
+	}
+}
+
+func TestReflectorResyncCallsStore(t *testing.T) {
+	lw, store := newScriptedLW(), newRecStore()
+	allow := make(chan bool, 10)
+	allow <- false
+	allow <- true
+	runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) {
+		c.ResyncPeriod = 20 * time.Millisecond
+		c.ShouldResync = func() bool {
+			select {
+			case ok := <-allow:
+				return ok
+			default:
+				return false
+			}
+		}
+	})
+	lw.expectList(t, widgetList("10", ""), nil)
+	store.expect(t, "replace 10 []")
+	lw.expectWatch(t, nil)
+	store.expect(t, "resync") // the second tick, the first was refused
+	select {
+	case op := <-store.ops:
+		if op == "resync" {
+			t.Fatal("resync happened although ShouldResync refused")
+		}
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func TestNewReflectorValidates(t *testing.T) {
+	if _, err := NewReflector(ReflectorConfig[*testapi.Widget]{Store: newRecStore()}); err == nil {
+		t.Fatal("missing ListerWatcher accepted")
+	}
+	if _, err := NewReflector(ReflectorConfig[*testapi.Widget]{ListerWatcher: newScriptedLW()}); err == nil {
+		t.Fatal("missing Store accepted")
+	}
+}
