@@ -1,0 +1,34 @@
+// Package httplw is a reflector.ListerWatcher over the Kubernetes-compatible
+// HTTP API served by package server (or by any Kubernetes API server for a
+// JSON resource), written with plain net/http and no client-go.
+//
+// List sends GET {BaseURL}/apis/{group}/{version}[/namespaces/{ns}]/{plural}
+// with the ListOptions as query parameters and decodes the list (as
+// *unstructured.UnstructuredList unless Config.NewListFunc is set). Watch
+// sends the same request with watch=true and returns a watch.Interface fed
+// by one goroutine that decodes the stream of {"type","object"} frames.
+//
+// Contract:
+//   - A non-2xx answer is returned as an *apierrors.StatusError made from
+//     the server's metav1.Status body (apierrors.FromObject), so
+//     apierrors.IsResourceExpired, IsNotFound, IsTooManyRequests, ... work.
+//   - ERROR events are delivered as watch.Error with the server's
+//     *metav1.Status (410 Expired for a compacted resource version).
+//   - The watch goroutine ends when the stream ends, when ctx is cancelled,
+//     or on Stop; it closes the response body and then the result channel.
+//     Stop waits for that. A stream that cannot be decoded ends with one
+//     watch.Error event carrying a 500 Status; a cut connection simply
+//     closes the channel, and the caller re-watches from its last RV.
+//
+// Example:
+//
+//	lw, err := httplw.New(httplw.Config{
+//		BaseURL: "http://127.0.0.1:8080",
+//		Group:   "demo.listwatch.dev", Version: "v1", Plural: "widgets",
+//		Namespace: "default",
+//	})
+//	list, err := lw.List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+//	w, err := lw.Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+//	defer w.Stop()
+//	for ev := range w.ResultChan() { ... }
+package httplw

@@ -1,0 +1,170 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Defaults of Config fields left zero.
+const (
+	DefaultMaxRequestBodyBytes = 3 << 20
+	DefaultWatchBufferSize     = 1024
+	DefaultSlowWatcherTimeout  = 5 * time.Second
+	DefaultWriteTimeout        = 30 * time.Second
+	DefaultMaxWatchTimeout     = 30 * time.Minute
+	DefaultEncodeCacheSize     = 4096
+	DefaultListenAddress       = "127.0.0.1:8080"
+)
+
+// Resource registers one API resource served over a storage.Interface.
+type Resource struct {
+	// Group is the API group, such as "demo.listwatch.dev". Required (the
+	// legacy core group at /api is not served).
+	Group string
+	// Version is the API version, such as "v1". Required.
+	Version string
+	// Plural is the lower-case plural name used in paths, such as "widgets".
+	// Required.
+	Plural string
+	// Singular is the singular name advertised by discovery; "" means
+	// strings.ToLower(Kind).
+	Singular string
+	// Kind is the object kind, such as "Widget"; lists are Kind+"List".
+	// Required.
+	Kind string
+	// Namespaced makes the resource live in namespaces.
+	Namespaced bool
+	// Storage stores the objects. It must decode into
+	// *unstructured.Unstructured and *unstructured.UnstructuredList (for
+	// example an etcd3 store or cacher built with
+	// unstructured.UnstructuredJSONScheme). Required.
+	Storage storage.Interface
+	// KeyRoot is the storage key every object lives under, such as
+	// "/widgets": objects are at KeyRoot/namespace/name (namespaced) or
+	// KeyRoot/name. Required; it must start with "/" and not end with "/".
+	KeyRoot string
+	// GetAttrs returns the label and field sets selectors match against;
+	// nil means storage.DefaultAttrs (metadata.name, metadata.namespace).
+	GetAttrs storage.AttrFunc
+	// SelectableFields names the field labels fieldSelector accepts besides
+	// metadata.name and metadata.namespace (for example "spec.nodeName");
+	// GetAttrs must return them.
+	SelectableFields []string
+}
+
+// GroupVersion returns the resource's group and version.
+func (r *Resource) GroupVersion() schema.GroupVersion {
+	return schema.GroupVersion{Group: r.Group, Version: r.Version}
+}
+
+func (r *Resource) validate() error {
+	var errs []error
+	if r.Group == "" || len(validation.IsDNS1123Subdomain(r.Group)) > 0 {
+		errs = append(errs, fmt.Errorf("group %q must be a DNS-1123 subdomain", r.Group))
+	}
+	if r.Version == "" || len(validation.IsDNS1123Label(r.Version)) > 0 {
+		errs = append(errs, fmt.Errorf("version %q must be a DNS-1123 label", r.Version))
+	}
+	if r.Plural == "" || len(validation.IsDNS1123Label(r.Plural)) > 0 || r.Plural == "namespaces" {
+		errs = append(errs, fmt.Errorf("plural %q must be a DNS-1123 label other than \"namespaces\"", r.Plural))
+	}
+	if r.Kind == "" {
+		errs = append(errs, errors.New("kind is required"))
+	}
+	if r.Storage == nil {
+		errs = append(errs, errors.New("storage is required"))
+	}
+	if !strings.HasPrefix(r.KeyRoot, "/") || strings.HasSuffix(r.KeyRoot, "/") {
+		errs = append(errs, fmt.Errorf("key root %q must start with \"/\" and not end with \"/\"", r.KeyRoot))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("resource %s/%s %s: %w", r.Group, r.Version, r.Plural, err)
+	}
+	return nil
+}
+
+// Config configures a Server. Zero values take the documented defaults.
+type Config struct {
+	// Resources are the resources served. At least one is required; two
+	// resources may not share group, version and plural.
+	Resources []Resource
+	// Logger receives request failures and watch terminations; nil
+	// discards.
+	Logger *slog.Logger
+	// MaxRequestBodyBytes bounds request bodies; larger bodies get 413.
+	// 0 means DefaultMaxRequestBodyBytes (3 MiB).
+	MaxRequestBodyBytes int64
+	// WatchBufferSize is how many encoded events one HTTP watch may hold
+	// between its storage watch and its connection. 0 means
+	// DefaultWatchBufferSize.
+	WatchBufferSize int
+	// SlowWatcherTimeout is how long a watch's full buffer may stay full
+	// before the watch is ended (the client resumes from its last RV).
+	// 0 means DefaultSlowWatcherTimeout.
+	SlowWatcherTimeout time.Duration
+	// WriteTimeout bounds each flush of a watch stream to its connection;
+	// a client that does not read for that long is disconnected. 0 means
+	// DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// MaxWatchTimeout caps timeoutSeconds and is the length of watches that
+	// give none. 0 means DefaultMaxWatchTimeout.
+	MaxWatchTimeout time.Duration
+	// EncodeCacheSize is how many encoded watch events are remembered, by
+	// object identity, so that watchers receiving the same event object share
+	// one encoding. 0 means DefaultEncodeCacheSize; negative disables.
+	EncodeCacheSize int
+	// GitVersion is reported by /version; "" means "v0.0.0-listwatch".
+	GitVersion string
+}
+
+func (c *Config) withDefaults() (Config, error) {
+	out := *c
+	if len(out.Resources) == 0 {
+		return out, errors.New("server: no resources configured")
+	}
+	seen := map[string]bool{}
+	for i := range out.Resources {
+		r := &out.Resources[i]
+		if err := r.validate(); err != nil {
+			return out, fmt.Errorf("server: %w", err)
+		}
+		id := r.Group + "/" + r.Version + "/" + r.Plural
+		if seen[id] {
+			return out, fmt.Errorf("server: resource %s registered twice", id)
+		}
+		seen[id] = true
+	}
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.DiscardHandler)
+	}
+	if out.MaxRequestBodyBytes <= 0 {
+		out.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	if out.WatchBufferSize <= 0 {
+		out.WatchBufferSize = DefaultWatchBufferSize
+	}
+	if out.SlowWatcherTimeout <= 0 {
+		out.SlowWatcherTimeout = DefaultSlowWatcherTimeout
+	}
+	if out.WriteTimeout <= 0 {
+		out.WriteTimeout = DefaultWriteTimeout
+	}
+	if out.MaxWatchTimeout <= 0 {
+		out.MaxWatchTimeout = DefaultMaxWatchTimeout
+	}
+	if out.EncodeCacheSize == 0 {
+		out.EncodeCacheSize = DefaultEncodeCacheSize
+	}
+	if out.GitVersion == "" {
+		out.GitVersion = "v0.0.0-listwatch"
+	}
+	return out, nil
+}

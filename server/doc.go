@@ -1,0 +1,66 @@
+// Package server is a Kubernetes-wire-compatible HTTP API over
+// storage.Interface implementations (normally the cacher): list, watch,
+// get, create, update, merge-patch and delete of JSON objects, plus the
+// discovery documents stock clients need.
+//
+// # Paths
+//
+//	/version, /apis, /apis/{group}, /apis/{group}/{version}   discovery
+//	/apis/{g}/{v}/{plural}                                    list, watch (all namespaces); create (cluster-scoped)
+//	/apis/{g}/{v}/namespaces/{ns}/{plural}                    list, watch, create
+//	/apis/{g}/{v}[/namespaces/{ns}]/{plural}/{name}           get (watch=true: one object), PUT, PATCH, DELETE
+//
+// Objects are unstructured JSON with apiVersion, kind and metadata; other
+// fields are stored as given. The server sets uid, creationTimestamp and
+// generation (bumped when anything outside metadata and status changes).
+// PUT is optimistic when the body carries metadata.resourceVersion (409
+// Conflict when stale) and unconditional otherwise; PATCH takes
+// application/merge-patch+json (RFC 7386, implemented here) and treats a
+// resourceVersion in the patch as a precondition; DELETE accepts a
+// DeleteOptions body with preconditions and returns the deleted object.
+//
+// # Lists and watches
+//
+// Query parameters: resourceVersion, resourceVersionMatch, limit, continue,
+// labelSelector, fieldSelector (metadata.name, metadata.namespace and the
+// resource's SelectableFields), and for watches (watch=true or watch=1)
+// allowWatchBookmarks, sendInitialEvents and timeoutSeconds. They follow
+// Kubernetes' validation: malformed values are 400, invalid combinations
+// 422. Lists are streamed item by item. A watch is a chunked 200 response
+// of one JSON {"type":..,"object":..} per line; a resource version too old
+// to serve gives a 200 stream with one ERROR event carrying the 410
+// Expired Status, as Kubernetes does.
+//
+// # Watch fan-out and slow clients
+//
+// An event is encoded once: the cacher hands the same object pointer to
+// every watcher, and a small ring of recently encoded events keyed by
+// (object pointer, event type) lets every HTTP watcher after the first
+// write the shared bytes (Config.EncodeCacheSize). Each watch buffers at
+// most Config.WatchBufferSize encoded events; one whose buffer stays full
+// for Config.SlowWatcherTimeout is ended without an error event (the
+// client resumes from the last RV it received, losing nothing), and one
+// whose connection accepts nothing for Config.WriteTimeout is cut off.
+//
+// # Errors
+//
+// Every error is a metav1.Status body with Kubernetes' code and reason:
+// 400 BadRequest, 404 NotFound, 405 MethodNotAllowed, 409 Conflict or
+// AlreadyExists, 410 Expired, 413 RequestEntityTooLarge
+// (Config.MaxRequestBodyBytes), 415 UnsupportedMediaType, 422 Invalid (names
+// must be DNS-1123 subdomains, namespaces DNS-1123 labels matching the
+// path), 429 TooManyRequests while storage is not ready, 504 for too-large
+// resource versions, 500 only for real faults. Storage errors are mapped
+// through their APIStatus. Nothing is written when a request fails.
+//
+// # Running
+//
+//	srv, err := server.New(server.Config{Resources: []server.Resource{{
+//		Group: "demo.listwatch.dev", Version: "v1", Plural: "widgets", Kind: "Widget",
+//		Namespaced: true, Storage: store, KeyRoot: "/widgets",
+//	}}})
+//	err = srv.ListenAndServe(ctx, "127.0.0.1:8080") // returns after ctx ends and shutdown completes
+//
+// Server is also an http.Handler (httptest.NewServer(srv)); Close ends its
+// watch streams.
+package server

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// listFlushBytes is the size of the buffer between the list encoder and the
+// connection.
+const listFlushBytes = 64 << 10
+
+// serveList answers GET on a collection: a list, or a watch with watch=true.
+func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
+	p, err := parseListParams(req.URL.Query(), t.res)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	if p.watch {
+		s.serveWatch(w, req, t, p)
+		return
+	}
+	if err := t.res.Storage.ReadinessCheck(); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	list := &unstructured.UnstructuredList{}
+	opts := storage.ListOptions{
+		ResourceVersion: p.rv, ResourceVersionMatch: p.rvMatch,
+		Predicate: p.predicate(t.res), Recursive: true,
+	}
+	if err := t.res.Storage.GetList(req.Context(), t.collectionKey(), opts, list); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	s.writeList(w, req, t.res, list)
+}
+
+// writeList streams list as {"apiVersion","kind","metadata","items":[...]}
+// without building the whole body in memory. The metadata and the first
+// item are encoded before anything is written, so the only failures that
+// can interrupt a started body are connection errors or an item that
+// cannot be encoded (impossible for objects decoded from JSON); the
+// connection is then aborted so the client sees a truncated response,
+// never a well-formed short list.
+func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r *resource, list *unstructured.UnstructuredList) {
+	meta, err := json.Marshal(list.Object["metadata"])
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	var first []byte
+	if len(list.Items) > 0 {
+		if first, err = encodeObject(&list.Items[0], r); err != nil {
+			s.writeError(w, req, err)
+			return
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, listFlushBytes)
+	bw.WriteString(`{"apiVersion":`)
+	writeQuoted(bw, r.gvString)
+	bw.WriteString(`,"kind":`)
+	writeQuoted(bw, r.listKind)
+	bw.WriteString(`,"metadata":`)
+	bw.Write(meta)
+	bw.WriteString(`,"items":[`)
+	for i := range list.Items {
+		b := first
+		if i > 0 {
+			if b, err = encodeObject(&list.Items[i], r); err != nil {
+				s.log.Error("list item cannot be encoded; aborting response", "err", err)
+				panic(http.ErrAbortHandler)
+			}
+			bw.WriteByte(',')
+		}
+		bw.Write(b)
+	}
+	bw.WriteString("]}\n")
+	if err := bw.Flush(); err != nil {
+		s.log.Debug("list response not delivered", "err", err)
+	}
+}
+
+func writeQuoted(bw *bufio.Writer, s string) {
+	b, _ := json.Marshal(s)
+	bw.Write(b)
+}
+
+// encodeObject encodes an unstructured object, filling apiVersion and kind
+// when the stored object lacks them.
+func encodeObject(u *unstructured.Unstructured, r *resource) ([]byte, error) {
+	obj := u.Object
+	if _, ok := obj["kind"]; !ok || obj["apiVersion"] == nil {
+		obj = withTypeMeta(obj, r)
+	}
+	return json.Marshal(obj)
+}
+
+// withTypeMeta returns a shallow copy of obj with apiVersion and kind set.
+func withTypeMeta(obj map[string]any, r *resource) map[string]any {
+	out := make(map[string]any, len(obj)+2)
+	for k, v := range obj {
+		out[k] = v
+	}
+	out["apiVersion"] = r.gvString
+	out["kind"] = r.Kind
+	return out
+}

@@ -1,0 +1,240 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// serveGet answers GET on one object; ?watch=true watches just that object.
+func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
+	q := req.URL.Query()
+	if watch, _ := parseBool(q, "watch"); watch {
+		s.serveObjectWatch(w, req, t)
+		return
+	}
+	out := &unstructured.Unstructured{}
+	opts := storage.GetOptions{ResourceVersion: q.Get("resourceVersion")}
+	if err := t.res.Storage.Get(req.Context(), t.objectKey(), opts, out); err != nil {
+		s.writeError(w, req, t.res.objectError(err, t.name))
+		return
+	}
+	s.writeObject(w, req, http.StatusOK, t.res, out)
+}
+
+// serveObjectWatch watches one object: a watch of its collection with the
+// field selector metadata.name=<name> added to the request's selectors.
+func (s *Server) serveObjectWatch(w http.ResponseWriter, req *http.Request, t target) {
+	q := req.URL.Query()
+	sel := "metadata.name=" + t.name
+	if fs := q.Get("fieldSelector"); fs != "" {
+		sel += "," + fs
+	}
+	q.Set("fieldSelector", sel)
+	p, err := parseListParams(q, t.res)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	t.name = ""
+	s.serveWatch(w, req, t, p)
+}
+
+// writeObject writes one object.
+func (s *Server) writeObject(w http.ResponseWriter, req *http.Request, code int, r *resource, u *unstructured.Unstructured) {
+	b, err := encodeObject(u, r)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	writeBody(w, code, b)
+}
+
+// serveCreate answers POST on a collection.
+func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target) {
+	if err := rejectDryRun(req); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	body, err := s.readBody(w, req, false, mediaJSON)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	obj, err := decodeJSONObject(body)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	u, err := t.res.normalize(obj, t)
+	if err == nil {
+		err = prepareCreate(u)
+	}
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	t.name = u.GetName()
+	out := &unstructured.Unstructured{}
+	if err := t.res.Storage.Create(req.Context(), t.objectKey(), u, out, 0); err != nil {
+		s.writeError(w, req, t.res.objectError(err, t.name))
+		return
+	}
+	s.writeObject(w, req, http.StatusCreated, t.res, out)
+}
+
+// serveUpdate answers PUT on an object. A resourceVersion in the body must
+// equal the stored one (409 Conflict otherwise); without one the update is
+// unconditional. The object must exist (404).
+func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target) {
+	if err := rejectDryRun(req); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	body, err := s.readBody(w, req, false, mediaJSON)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	obj, err := decodeJSONObject(body)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	next, err := t.res.normalize(obj, t)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	wantRV := next.GetResourceVersion()
+	s.update(w, req, t, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		u := next.DeepCopy()
+		return u, t.res.checkAndCarry(cur, u, wantRV)
+	})
+}
+
+// checkAndCarry enforces the optimistic-concurrency precondition wantRV
+// (when set) and carries server-owned fields over from cur to next.
+func (r *resource) checkAndCarry(cur, next *unstructured.Unstructured, wantRV string) error {
+	if wantRV != "" && wantRV != cur.GetResourceVersion() {
+		return apierrors.NewConflict(schema.GroupResource{Group: r.Group, Resource: r.Plural}, cur.GetName(),
+			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	return r.carryOver(cur, next)
+}
+
+// servePatch answers PATCH (application/merge-patch+json) on an object. A
+// metadata.resourceVersion in the patch is a precondition (409 when stale).
+func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) {
+	if err := rejectDryRun(req); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	body, err := s.readBody(w, req, false, mediaMergePatch)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	patch, err := decodeJSONObject(body)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	wantRV, _, _ := unstructured.NestedString(patch, "metadata", "resourceVersion")
+	s.update(w, req, t, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		merged, _ := mergePatch(cur.DeepCopy().Object, patch).(map[string]any)
+		next, err := t.res.normalize(merged, t)
+		if err != nil {
+			return nil, err
+		}
+		if next.GetNamespace() != cur.GetNamespace() {
+			return nil, badRequest("metadata.namespace cannot be changed")
+		}
+		return next, t.res.checkAndCarry(cur, next, wantRV)
+	})
+}
+
+// update runs a read-modify-write of t's object with mutate and writes the
+// stored result.
+func (s *Server) update(w http.ResponseWriter, req *http.Request, t target,
+	mutate func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error)) {
+	out := &unstructured.Unstructured{}
+	try := func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		cur, ok := input.(*unstructured.Unstructured)
+		if !ok {
+			return nil, nil, fmt.Errorf("storage returned %T, want *unstructured.Unstructured", input)
+		}
+		next, err := mutate(cur)
+		if err != nil {
+			return nil, nil, err
+		}
+		return next, nil, nil
+	}
+	err := t.res.Storage.GuaranteedUpdate(req.Context(), t.objectKey(), out, false, nil, try, nil)
+	if err != nil {
+		s.writeError(w, req, t.res.objectError(err, t.name))
+		return
+	}
+	s.writeObject(w, req, http.StatusOK, t.res, out)
+}
+
+// serveDelete answers DELETE on an object. An optional DeleteOptions body
+// carries preconditions on uid and resourceVersion (409 when they fail).
+// The response is the last state of the object.
+func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target) {
+	if err := rejectDryRun(req); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	body, err := s.readBody(w, req, true, mediaJSON)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	var opts metav1.DeleteOptions
+	if body != nil {
+		if err := utiljson.Unmarshal(body, &opts); err != nil {
+			s.writeError(w, req, badRequest(fmt.Sprintf("malformed DeleteOptions: %v", err)))
+			return
+		}
+		if len(opts.DryRun) > 0 {
+			s.writeError(w, req, badRequest("dryRun is not supported"))
+			return
+		}
+	}
+	var pre *storage.Preconditions
+	if p := opts.Preconditions; p != nil && (p.UID != nil || p.ResourceVersion != nil) {
+		pre = &storage.Preconditions{ResourceVersion: p.ResourceVersion}
+		if p.UID != nil {
+			uid := types.UID(*p.UID)
+			pre.UID = &uid
+		}
+	}
+	out := &unstructured.Unstructured{}
+	err = t.res.Storage.Delete(req.Context(), t.objectKey(), out, pre,
+		func(context.Context, runtime.Object) error { return nil }, nil, storage.DeleteOptions{})
+	if err != nil {
+		s.writeError(w, req, t.res.objectError(err, t.name))
+		return
+	}
+	s.writeObject(w, req, http.StatusOK, t.res, out)
+}
+
+// rejectDryRun refuses ?dryRun: this server does not implement it, and
+// silently writing would be wrong.
+func rejectDryRun(req *http.Request) error {
+	if req.URL.Query().Has("dryRun") {
+		return badRequest("dryRun is not supported")
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Server is the HTTP API. It implements http.Handler; Serve and
+// ListenAndServe run it on a listener with graceful shutdown.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	resources map[string]*resource // by group/version/plural
+	groups    []string             // group names in registration order
+	enc       *encodeCache
+
+	closeOnce sync.Once
+	// closing is closed by Close; every watch stream ends when it is.
+	closing chan struct{}
+	// watches counts running watch handlers, so Close can wait for them.
+	watches sync.WaitGroup
+}
+
+// resource is a registered Resource with derived values.
+type resource struct {
+	Resource
+	gv       schema.GroupVersion
+	gvString string
+	listKind string
+	fields   map[string]bool // selectable field labels
+}
+
+// New validates cfg and returns a Server for its resources.
+func New(cfg Config) (*Server, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:       c,
+		log:       c.Logger,
+		resources: map[string]*resource{},
+		enc:       newEncodeCache(c.EncodeCacheSize),
+		closing:   make(chan struct{}),
+	}
+	for _, r := range c.Resources {
+		rr := &resource{Resource: r, gv: r.GroupVersion(), listKind: r.Kind + "List",
+			fields: map[string]bool{"metadata.name": true, "metadata.namespace": true}}
+		rr.gvString = rr.gv.String()
+		for _, f := range r.SelectableFields {
+			rr.fields[f] = true
+		}
+		if rr.Singular == "" {
+			rr.Singular = strings.ToLower(r.Kind)
+		}
+		s.resources[r.Group+"/"+r.Version+"/"+r.Plural] = rr
+		if !contains(s.groups, r.Group) {
+			s.groups = append(s.groups, r.Group)
+		}
+	}
+	return s, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// target is what a request path names.
+type target struct {
+	res       *resource
+	namespace string // "" for cluster-scoped objects or all namespaces
+	name      string // "" for the collection
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	parts := splitPath(req.URL.Path)
+	switch {
+	case len(parts) == 1 && parts[0] == "version":
+		s.serveDiscovery(w, req, s.versionInfo)
+	case len(parts) >= 1 && parts[0] == "apis" && len(parts) <= 3:
+		s.serveAPIs(w, req, parts[1:])
+	case len(parts) >= 4 && parts[0] == "apis":
+		t, err := s.resolve(parts[1], parts[2], parts[3:])
+		if err != nil {
+			s.writeError(w, req, err)
+			return
+		}
+		s.serveResource(w, req, t)
+	default:
+		s.writeError(w, req, apierrors.NewNotFound(schema.GroupResource{}, req.URL.Path))
+	}
+}
+
+// splitPath splits a clean URL path into its segments.
+func splitPath(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// resolve maps {plural}[/{name}] or namespaces/{ns}/{plural}[/{name}]
+// below /apis/{group}/{version} to a target.
+func (s *Server) resolve(group, version string, rest []string) (target, error) {
+	var t target
+	if len(rest) >= 3 && rest[0] == "namespaces" {
+		t.namespace, rest = rest[1], rest[2:]
+		if !validSegment(t.namespace) {
+			return t, badRequest("invalid namespace in path")
+		}
+	}
+	if len(rest) == 0 || len(rest) > 2 {
+		return t, apierrors.NewNotFound(schema.GroupResource{Group: group}, strings.Join(rest, "/"))
+	}
+	res := s.resources[group+"/"+version+"/"+rest[0]]
+	if res == nil {
+		return t, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: rest[0]}, "")
+	}
+	t.res = res
+	if len(rest) == 2 {
+		t.name = rest[1]
+		if !validSegment(t.name) {
+			return t, badRequest("invalid name in path")
+		}
+	}
+	if !res.Namespaced && t.namespace != "" {
+		return t, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: res.Plural},
+			"(cluster-scoped resource under a namespace)")
+	}
+	if res.Namespaced && t.namespace == "" && t.name != "" {
+		return t, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: res.Plural}, t.name)
+	}
+	return t, nil
+}
+
+// serveResource dispatches a request on a collection or an object by method.
+func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, t target) {
+	if t.name == "" {
+		switch {
+		case req.Method == http.MethodGet:
+			s.serveList(w, req, t)
+		case req.Method == http.MethodPost && (t.namespace != "" || !t.res.Namespaced):
+			s.serveCreate(w, req, t)
+		default:
+			allow := "GET"
+			if t.namespace != "" || !t.res.Namespaced {
+				allow = "GET, POST"
+			}
+			w.Header().Set("Allow", allow)
+			s.writeError(w, req, methodNotAllowed(req.Method, t.res.Plural))
+		}
+		return
+	}
+	switch req.Method {
+	case http.MethodGet:
+		s.serveGet(w, req, t)
+	case http.MethodPut:
+		s.serveUpdate(w, req, t)
+	case http.MethodPatch:
+		s.servePatch(w, req, t)
+	case http.MethodDelete:
+		s.serveDelete(w, req, t)
+	default:
+		w.Header().Set("Allow", "GET, PUT, PATCH, DELETE")
+		s.writeError(w, req, methodNotAllowed(req.Method, t.res.Plural))
+	}
+}
+
+// collectionKey is the storage key listing or watching t's collection.
+func (t target) collectionKey() string {
+	if t.namespace == "" {
+		return t.res.KeyRoot
+	}
+	return t.res.KeyRoot + "/" + t.namespace
+}
+
+// objectKey is the storage key of the object t.name in t.namespace.
+func (t target) objectKey() string {
+	return t.collectionKey() + "/" + t.name
+}
+
+// validSegment rejects path segments that would escape a storage key.
+func validSegment(s string) bool { return s != "" && s != "." && s != ".." }

@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// storageStatus is implemented by *storage.Error.
+type storageStatus interface {
+	APIStatus() metav1.Status
+}
+
+// statusFor converts any error into the metav1.Status the API returns for
+// it: apierrors.StatusError and *storage.Error keep their code and reason
+// (however wrapped); context deadlines are 504; everything else is a real
+// fault, 500.
+func statusFor(err error) metav1.Status {
+	var st metav1.Status
+	var api apierrors.APIStatus
+	var sto storageStatus
+	switch {
+	case errors.As(err, &api):
+		st = api.Status()
+	case errors.As(err, &sto):
+		st = sto.APIStatus()
+	case errors.Is(err, context.DeadlineExceeded):
+		st = apierrors.NewTimeoutError(err.Error(), 0).ErrStatus
+	default:
+		st = apierrors.NewInternalError(err).ErrStatus
+	}
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	if st.Status == "" {
+		st.Status = metav1.StatusFailure
+	}
+	if st.Code == 0 {
+		st.Code = http.StatusInternalServerError
+	}
+	return st
+}
+
+// objectError maps a storage error about one named object to the status
+// Kubernetes returns for it (with its exact wording and details), and
+// anything else through statusFor.
+func (r *resource) objectError(err error, name string) error {
+	gr := schema.GroupResource{Group: r.Group, Resource: r.Plural}
+	switch {
+	case storage.IsCode(err, storage.CodeNotFound):
+		return apierrors.NewNotFound(gr, name)
+	case storage.IsCode(err, storage.CodeKeyExists):
+		return apierrors.NewAlreadyExists(gr, name)
+	case storage.IsCode(err, storage.CodeConflict):
+		return apierrors.NewConflict(gr, name, err)
+	}
+	return err
+}
+
+// writeError writes err as a Status body. Nothing else has been written
+// to w before.
+func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error) {
+	st := statusFor(err)
+	if st.Code >= 500 {
+		s.log.Warn("request failed", "method", req.Method, "path", req.URL.Path, "code", st.Code, "err", err)
+	}
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	}
+	writeJSON(w, int(st.Code), &st)
+}
+
+// writeJSON encodes v and writes it with the given code. Encoding happens
+// first, so a failure writes a 500 Status instead of a partial body.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		st := apierrors.NewInternalError(err).ErrStatus
+		st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+		body, _ = json.Marshal(&st)
+		code = http.StatusInternalServerError
+	}
+	writeBody(w, code, body)
+}
+
+func writeBody(w http.ResponseWriter, code int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)+1))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+	_, _ = w.Write([]byte{'\n'})
+}
+
+// badRequest returns a 400 BadRequest error.
+func badRequest(msg string) error { return apierrors.NewBadRequest(msg) }
+
+// methodNotAllowed returns a 405 MethodNotAllowed error.
+func methodNotAllowed(method, what string) error {
+	return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: what}, method)
+}

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// serveWatch streams the events of t's collection.
+//
+// Each watch has two goroutines: the request's, which writes encoded
+// events to the connection, and a reader that takes events from the
+// storage watch, encodes them (through the shared encodeCache) and queues
+// the bytes in a channel of WatchBufferSize events. When the queue stays
+// full for SlowWatcherTimeout the reader stops the storage watch and the
+// stream ends without an error event: the client resumes from the last RV
+// it decoded, so nothing is lost and the connection never holds more than
+// WatchBufferSize events. A client that does not read at all is cut off
+// by WriteTimeout. Events are flushed as soon as no further event is
+// already queued, so a burst goes out in few writes while a lone event is
+// flushed at once.
+//
+// The stream also ends, cleanly, at timeoutSeconds (capped by
+// MaxWatchTimeout), when the client goes away, when the storage watch ends
+// (after its ERROR event, if any), and when the Server is closed.
+func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, p *listParams) {
+	select {
+	case <-s.closing:
+		s.writeError(w, req, apierrors.NewServiceUnavailable("the server is shutting down"))
+		return
+	default:
+	}
+	if err := t.res.Storage.ReadinessCheck(); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	timeout := s.cfg.MaxWatchTimeout
+	if p.timeout > 0 && p.timeout < timeout {
+		timeout = p.timeout
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), timeout)
+	defer cancel()
+	opts := storage.ListOptions{
+		ResourceVersion: p.rv, ResourceVersionMatch: p.rvMatch, Predicate: p.predicate(t.res),
+		Recursive: true, ProgressNotify: p.bookmarks, SendInitialEvents: p.initialEvents,
+	}
+	opts.Predicate.Limit, opts.Predicate.Continue = 0, ""
+	src, err := t.res.Storage.Watch(ctx, t.collectionKey(), opts)
+	if err != nil {
+		if !isGone(err) {
+			s.writeError(w, req, err)
+			return
+		}
+		// As Kubernetes does: a too-old RV is a 200 stream whose only event
+		// is an ERROR carrying the 410 Expired status.
+		rc := startStream(w)
+		_, _ = w.Write(errorLine(err, t.res))
+		_ = rc.Flush()
+		return
+	}
+	defer src.Stop()
+	rc := startStream(w)
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	s.pump(ctx, w, rc, src, t.res)
+}
+
+func isGone(err error) bool {
+	return storage.IsCode(err, storage.CodeGone) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
+}
+
+// startStream writes the headers of a watch stream and flushes them, so
+// the client sees the watch established before the first event.
+func startStream(w http.ResponseWriter) *http.ResponseController {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	return rc
+}
+
+// pump runs the reader goroutine and writes what it queues until the
+// stream ends; it returns after the reader has returned.
+func (s *Server) pump(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, src watch.Interface, r *resource) {
+	queue := make(chan []byte, s.cfg.WatchBufferSize)
+	done := make(chan struct{})
+	readerDone := make(chan struct{})
+	var overflow atomic.Bool
+	go func() {
+		defer close(readerDone)
+		defer close(queue)
+		if s.readEvents(src, r, queue, done) {
+			overflow.Store(true)
+			s.log.Info("ending slow watch: its buffer stayed full", "resource", r.Plural,
+				"buffer", s.cfg.WatchBufferSize, "timeout", s.cfg.SlowWatcherTimeout)
+		}
+	}()
+	defer func() {
+		close(done)
+		src.Stop()
+		<-readerDone
+	}()
+	for {
+		select {
+		case line, ok := <-queue:
+			if !ok || overflow.Load() {
+				return
+			}
+			if !s.writeBatch(w, rc, line, queue, &overflow) {
+				return
+			}
+		case <-ctx.Done():
+			return
+		case <-s.closing:
+			return
+		}
+	}
+}
+
+// writeBatch writes line and every line already queued, then flushes
+// under WriteTimeout. It reports whether the stream may go on.
+func (s *Server) writeBatch(w http.ResponseWriter, rc *http.ResponseController, line []byte, queue <-chan []byte, overflow *atomic.Bool) bool {
+	_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	if _, err := w.Write(line); err != nil {
+		return false
+	}
+	more := true
+	for n := len(queue); n > 0 && more && !overflow.Load(); n-- {
+		line, more = <-queue
+		if more {
+			if _, err := w.Write(line); err != nil {
+				return false
+			}
+		}
+	}
+	return rc.Flush() == nil && more
+}
+
+// readEvents moves events from src to queue until src ends or done is
+// closed. It reports true when it gave up because queue stayed full for
+// SlowWatcherTimeout.
+func (s *Server) readEvents(src watch.Interface, r *resource, queue chan<- []byte, done <-chan struct{}) (overflowed bool) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		var ev watch.Event
+		select {
+		case e, ok := <-src.ResultChan():
+			if !ok {
+				return false
+			}
+			ev = e
+		case <-done:
+			return false
+		}
+		line, err := s.enc.line(ev, r)
+		if err != nil {
+			s.log.Error("watch event cannot be encoded", "resource", r.Plural, "err", err)
+			line, ev.Type = errorLine(apierrors.NewInternalError(err), r), watch.Error
+		}
+		select {
+		case queue <- line:
+		case <-done:
+			return false
+		default:
+			if timer == nil {
+				timer = time.NewTimer(s.cfg.SlowWatcherTimeout)
+			} else {
+				timer.Reset(s.cfg.SlowWatcherTimeout)
+			}
+			select {
+			case queue <- line:
+				timer.Stop()
+			case <-done:
+				return false
+			case <-timer.C:
+				return true
+			}
+		}
+		if ev.Type == watch.Error {
+			return false
+		}
+	}
+}
