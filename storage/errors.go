@@ -62,6 +62,11 @@ type Error struct {
 	// RetryAfterSeconds suggests a delay for CodeTooManyRequests, CodeNotReady
 	// and CodeTooLargeResourceVersion.
 	RetryAfterSeconds int
+	// Continue is, for CodeGone on a paginated list whose continue token was
+	// compacted, a fresh token that continues the list at the latest state
+	// (an inconsistent list); "" otherwise. APIStatus puts it in the
+	// status's ListMeta, as Kubernetes does.
+	Continue string
 	// Msg is a human-readable description.
 	Msg string
 	// Err is the underlying cause, if any.
@@ -137,6 +142,7 @@ func (e *Error) Status() metav1.Status {
 		Reason:  reason,
 		Message: e.Error(),
 	}
+	st.ListMeta.Continue = e.Continue
 	if e.RetryAfterSeconds > 0 || e.Code == CodeTooLargeResourceVersion {
 		retry := e.RetryAfterSeconds
 		if retry == 0 {

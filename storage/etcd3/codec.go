@@ -1,0 +1,132 @@
+package etcd3
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/conversion"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/value"
+)
+
+// fromStorage transforms a stored value back to encoded object bytes. A
+// transformer failure is a corrupt object naming the key.
+func (s *Store) fromStorage(ctx context.Context, etcdKey string, data []byte) ([]byte, bool, error) {
+	out, stale, err := s.transformer.TransformFromStorage(ctx, data, value.DefaultContext(etcdKey))
+	if err != nil {
+		return nil, false, storage.NewCorruptObjError(s.userKey(etcdKey), fmt.Errorf("transforming from storage: %w", err))
+	}
+	return out, stale, nil
+}
+
+// toStorage transforms encoded object bytes for storage under etcdKey.
+func (s *Store) toStorage(ctx context.Context, etcdKey string, data []byte) ([]byte, error) {
+	out, err := s.transformer.TransformToStorage(ctx, data, value.DefaultContext(etcdKey))
+	if err != nil {
+		return nil, fmt.Errorf("etcd3: transforming %q to storage: %w", s.userKey(etcdKey), err)
+	}
+	return out, nil
+}
+
+// encode serialises obj, reporting failures as invalid objects.
+func (s *Store) encode(key string, obj runtime.Object) ([]byte, error) {
+	data, err := runtime.Encode(s.codec, obj)
+	if err != nil {
+		return nil, storage.NewInvalidObjError(key, fmt.Sprintf("cannot encode object: %v", err))
+	}
+	return data, nil
+}
+
+// decodeInto zeroes objPtr, decodes data into it and sets its resource
+// version to rev. A decoding failure is a corrupt object naming the key.
+func (s *Store) decodeInto(etcdKey string, data []byte, objPtr runtime.Object, rev int64) error {
+	if _, err := conversion.EnforcePtr(objPtr); err != nil {
+		return fmt.Errorf("etcd3: unable to decode into %T: %w", objPtr, err)
+	}
+	if err := runtime.SetZeroValue(objPtr); err != nil {
+		return fmt.Errorf("etcd3: unable to reset %T: %w", objPtr, err)
+	}
+	if _, _, err := s.codec.Decode(data, nil, objPtr); err != nil {
+		return storage.NewCorruptObjError(s.userKey(etcdKey), err)
+	}
+	if err := s.versioner.UpdateObject(objPtr, uint64(rev)); err != nil {
+		return fmt.Errorf("etcd3: setting resource version on %q: %w", s.userKey(etcdKey), err)
+	}
+	return nil
+}
+
+// decodeNew decodes data into a fresh object of the stored type.
+func (s *Store) decodeNew(etcdKey string, data []byte, rev int64) (runtime.Object, error) {
+	obj := s.newFunc()
+	if err := s.decodeInto(etcdKey, data, obj, rev); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// listAppender appends decoded items to a list object's Items slice; it
+// works for typed lists (Items []T or []*T) and UnstructuredList.
+type listAppender struct {
+	items   reflect.Value // the Items slice (settable)
+	newItem func() runtime.Object
+	ptrElem bool
+}
+
+func newListAppender(listObj runtime.Object) (*listAppender, error) {
+	itemsPtr, err := meta.GetItemsPtr(listObj)
+	if err != nil {
+		return nil, storage.NewInvalidArgumentError(fmt.Sprintf("list object %T has no Items", listObj), err)
+	}
+	v, err := conversion.EnforcePtr(itemsPtr)
+	if err != nil || v.Kind() != reflect.Slice {
+		return nil, storage.NewInvalidArgumentError(fmt.Sprintf("list object %T: Items is not a slice", listObj), err)
+	}
+	a := &listAppender{items: v}
+	elem := v.Type().Elem()
+	switch {
+	case isUnstructuredList(listObj):
+		a.newItem = func() runtime.Object { return &unstructured.Unstructured{} }
+	case elem.Kind() == reflect.Pointer:
+		a.ptrElem = true
+		t := elem.Elem()
+		a.newItem = func() runtime.Object { return reflect.New(t).Interface().(runtime.Object) }
+	default:
+		if !reflect.PointerTo(elem).Implements(reflect.TypeFor[runtime.Object]()) {
+			return nil, storage.NewInvalidArgumentError(fmt.Sprintf("list object %T: items are not runtime.Objects", listObj), nil)
+		}
+		a.newItem = func() runtime.Object { return reflect.New(elem).Interface().(runtime.Object) }
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+	}
+	return a, nil
+}
+
+func isUnstructuredList(obj runtime.Object) bool {
+	_, ok := obj.(*unstructured.UnstructuredList)
+	return ok
+}
+
+func (a *listAppender) len() int { return a.items.Len() }
+
+func (a *listAppender) append(obj runtime.Object) {
+	ov := reflect.ValueOf(obj)
+	if !a.ptrElem {
+		ov = ov.Elem()
+	}
+	a.items.Set(reflect.Append(a.items, ov))
+}
+
+// newOf returns a new zero object of obj's concrete type.
+func newOf(obj runtime.Object) runtime.Object {
+	t := reflect.TypeOf(obj)
+	if t.Kind() == reflect.Pointer {
+		return reflect.New(t.Elem()).Interface().(runtime.Object)
+	}
+	return obj.DeepCopyObject()
+}

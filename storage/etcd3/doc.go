@@ -1,0 +1,44 @@
+// Package etcd3 implements storage.Interface on etcd v3 through clientv3,
+// with the semantics of Kubernetes' etcd3 store.
+//
+// Keys: every key passed to a method is an absolute path at or below
+// Config.ResourcePrefix (for example "/widgets/ns/w1" below "/widgets"); the
+// etcd key is Config.Prefix joined with it. Empty keys, keys outside the
+// resource prefix and keys with "." or ".." segments are rejected with
+// storage.ErrInvalidArgument before anything reaches etcd.
+//
+// Writes: Create is a transaction on mod_revision(key) == 0, GuaranteedUpdate
+// and Delete are compare-and-swap loops on the key's mod_revision, retried on
+// conflict from the state the failed transaction returned. Every value goes
+// through Config.Transformer with the etcd key as authenticated data. TTLs are
+// implemented with leases that are shared between writes (see
+// Config.LeaseReuseDuration).
+//
+// Reads: resource versions are etcd revisions. Get and GetList read with a
+// quorum read; GetList with an Exact resource version, or with a continue
+// token, ranges at that revision (storage.ErrGone once compacted). Paginated
+// lists fill each page up to the limit with matching items, growing the batch
+// fetched from etcd while the predicate filters items out, and return
+// Kubernetes-compatible continue tokens.
+//
+// Watches: each Watch owns one goroutine and one etcd watch (opened with
+// clientv3.WithRequireLeader, so RequestWatchProgress reaches it). The
+// goroutine sends initial events (when asked), then translates etcd events,
+// and closes the result channel exactly once when it exits: after Stop, after
+// the caller's context is cancelled, after Store.Close, or after sending a
+// final watch.Error event (compaction gives a 410 Expired status).
+//
+// Compaction is not done by the Store; run a Compactor (NewCompactor) for
+// that, in as many processes as you like: they coordinate through one key.
+//
+//	store, err := etcd3.New(etcd3.Config{
+//		Client:         cli,
+//		Codec:          testapi.Codec,
+//		NewFunc:        testapi.NewWidget,
+//		NewListFunc:    testapi.NewWidgetList,
+//		Prefix:         "/registry",
+//		ResourcePrefix: "/widgets",
+//	})
+//	if err != nil { ... }
+//	defer store.Close()
+package etcd3

@@ -1,0 +1,240 @@
+package etcd3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// listPlan is what a GetList request resolves to before touching etcd.
+type listPlan struct {
+	withRev      int64  // revision to read at; 0 = latest
+	minRV        uint64 // for reads at latest: the state must be at least this new
+	startKey     string // etcd key to start from (recursive lists)
+	fromContinue bool   // the plan comes from a continue token
+}
+
+// planList validates the RV, RV match and continue options of a list.
+func (s *Store) planList(keyPrefix string, opts storage.ListOptions) (listPlan, error) {
+	p := listPlan{startKey: keyPrefix}
+	if opts.Recursive && opts.Predicate.Continue != "" {
+		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+			return p, storage.NewInvalidArgumentError("specifying resource version is not allowed when using continue", nil)
+		}
+		start, rv, err := decodeContinue(opts.Predicate.Continue, keyPrefix)
+		if err != nil {
+			return p, storage.NewInvalidArgumentError("invalid continue token", err)
+		}
+		p.startKey, p.fromContinue = start, true
+		if rv > 0 {
+			p.withRev = rv
+		}
+		return p, nil
+	}
+	if opts.ResourceVersion == "" {
+		switch opts.ResourceVersionMatch {
+		case "", metav1.ResourceVersionMatchNotOlderThan, metav1.ResourceVersionMatchExact:
+			return p, nil
+		}
+		return p, storage.NewInvalidArgumentError(fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch), nil)
+	}
+	rv, err := s.versioner.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return p, err
+	}
+	switch opts.ResourceVersionMatch {
+	case metav1.ResourceVersionMatchNotOlderThan:
+		p.minRV = rv
+	case metav1.ResourceVersionMatchExact:
+		if rv == 0 {
+			return p, storage.NewInvalidArgumentError("resourceVersionMatch=Exact needs a resourceVersion other than 0", nil)
+		}
+		p.withRev = int64(rv)
+	case "":
+		// Legacy: a limited recursive list at N is an exact read.
+		if opts.Recursive && opts.Predicate.Limit > 0 && rv > 0 {
+			p.withRev = int64(rv)
+		} else {
+			p.minRV = rv
+		}
+	default:
+		return p, storage.NewInvalidArgumentError(fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch), nil)
+	}
+	return p, nil
+}
+
+// GetList implements storage.Interface.
+func (s *Store) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+	var etcdKey string
+	var err error
+	if opts.Recursive {
+		etcdKey, err = s.prepareRecursiveKey(key)
+	} else {
+		etcdKey, err = s.prepareKey(key)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.Predicate.Limit < 0 {
+		return storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
+	}
+	plan, err := s.planList(etcdKey, opts)
+	if err != nil {
+		return err
+	}
+	app, err := newListAppender(listObj)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return ctxError(ctx, "list")
+	}
+	if !opts.Recursive {
+		return s.listOne(ctx, key, etcdKey, plan, opts.Predicate, app, listObj)
+	}
+	return s.listRange(ctx, key, etcdKey, plan, opts.Predicate, app, listObj)
+}
+
+// listOne serves a non-recursive list: the object at one key, if it matches.
+func (s *Store) listOne(ctx context.Context, key, etcdKey string, plan listPlan, pred storage.SelectionPredicate,
+	app *listAppender, listObj runtime.Object) error {
+	var ops []clientv3.OpOption
+	if plan.withRev > 0 {
+		ops = append(ops, clientv3.WithRev(plan.withRev))
+	}
+	resp, err := s.client.KV.Get(ctx, etcdKey, ops...)
+	if err != nil {
+		return s.interpret(ctx, err, key, plan.withRev, "list")
+	}
+	if err := checkMinimumRV(plan.minRV, resp.Header.Revision); err != nil {
+		return err
+	}
+	if len(resp.Kvs) > 0 {
+		if err := s.appendKV(ctx, app, resp.Kvs[0], pred); err != nil {
+			return err
+		}
+	}
+	rev := plan.withRev
+	if rev == 0 {
+		rev = resp.Header.Revision
+	}
+	return s.versioner.UpdateList(listObj, uint64(rev), "", nil)
+}
+
+// appendKV decodes kv and appends it to the list when pred matches it.
+func (s *Store) appendKV(ctx context.Context, app *listAppender, kv *mvccpb.KeyValue, pred storage.SelectionPredicate) error {
+	data, _, err := s.fromStorage(ctx, string(kv.Key), kv.Value)
+	if err != nil {
+		return err
+	}
+	obj := app.newItem()
+	if err := s.decodeInto(string(kv.Key), data, obj, kv.ModRevision); err != nil {
+		return err
+	}
+	ok, err := pred.Matches(obj)
+	if err != nil {
+		return fmt.Errorf("etcd3: matching %q: %w", s.userKey(string(kv.Key)), err)
+	}
+	if ok {
+		app.append(obj)
+	}
+	return nil
+}
+
+// listRange serves a recursive list: a range over keyPrefix starting at
+// plan.startKey, pinned to one revision, paginated by pred.Limit.
+func (s *Store) listRange(ctx context.Context, key, keyPrefix string, plan listPlan, pred storage.SelectionPredicate,
+	app *listAppender, listObj runtime.Object) error {
+	rangeEnd := clientv3.GetPrefixRangeEnd(keyPrefix)
+	limit := pred.Limit
+	paging := limit > 0
+	batch := limit
+	withRev := plan.withRev
+	from := plan.startKey
+	var lastKey string
+	var resp *clientv3.GetResponse
+	hasMore := false
+	for {
+		ops := []clientv3.OpOption{clientv3.WithRange(rangeEnd)}
+		if paging {
+			ops = append(ops, clientv3.WithLimit(batch))
+		}
+		if withRev > 0 {
+			ops = append(ops, clientv3.WithRev(withRev))
+		}
+		var err error
+		resp, err = s.client.KV.Get(ctx, from, ops...)
+		if err != nil {
+			return s.listError(ctx, err, key, keyPrefix, plan)
+		}
+		if withRev == 0 {
+			if err := checkMinimumRV(plan.minRV, resp.Header.Revision); err != nil {
+				return err
+			}
+			withRev = resp.Header.Revision
+		}
+		hasMore = resp.More
+		if len(resp.Kvs) == 0 && resp.More {
+			return errors.New("etcd3: etcd returned no keys but reported more")
+		}
+		for i, kv := range resp.Kvs {
+			if paging && int64(app.len()) >= limit {
+				hasMore = true
+				break
+			}
+			lastKey = string(kv.Key)
+			if err := s.appendKV(ctx, app, kv, pred); err != nil {
+				return err
+			}
+			resp.Kvs[i] = nil
+		}
+		if !hasMore || !paging || int64(app.len()) >= limit {
+			break
+		}
+		// The predicate dropped items: fetch a bigger batch next time.
+		if batch < s.maxListBatch {
+			batch = min(batch*2, max(s.maxListBatch, limit))
+		}
+		from = lastKey + "\x00"
+		if err := ctx.Err(); err != nil {
+			return ctxError(ctx, "list")
+		}
+	}
+	if !hasMore {
+		return s.versioner.UpdateList(listObj, uint64(withRev), "", nil)
+	}
+	next, err := encodeContinue(lastKey+"\x00", keyPrefix, withRev)
+	if err != nil {
+		return fmt.Errorf("etcd3: encoding continue token: %w", err)
+	}
+	if pred.Empty() {
+		remaining := resp.Count - limit
+		return s.versioner.UpdateList(listObj, uint64(withRev), next, &remaining)
+	}
+	return s.versioner.UpdateList(listObj, uint64(withRev), next, nil)
+}
+
+// listError maps a range error; a compacted continue token gets a 410 whose
+// message carries a token to continue, inconsistently, at the latest state.
+func (s *Store) listError(ctx context.Context, err error, key, keyPrefix string, plan listPlan) error {
+	if plan.fromContinue && errors.Is(err, rpctypes.ErrCompacted) {
+		e := storage.NewGoneError(plan.withRev, 0)
+		e.Key = key
+		if fresh, encErr := encodeContinue(plan.startKey, keyPrefix, -1); encErr == nil {
+			e.Msg = "The provided continue parameter is too old to display a consistent list result. " +
+				"You can start a new list without the continue parameter, or use the continue token " +
+				"in this message to retrieve the remainder of the results (an inconsistent list): continue=" + fresh
+			e.Continue = fresh
+		}
+		return e
+	}
+	return s.interpret(ctx, err, key, plan.withRev, "list")
+}

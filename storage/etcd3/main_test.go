@@ -1,0 +1,126 @@
+package etcd3
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// etcdServer is the one embedded etcd shared by the package's tests; every
+// test uses its own key prefix.
+var etcdServer *embedtest.Server
+
+func TestMain(m *testing.M) {
+	etcdServer = embedtest.MustStartServer(embedtest.Options{})
+	code := m.Run()
+	etcdServer.Close()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// testCtx returns a context bounded for one test.
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newTestStore returns a typed Widget store under a per-test prefix with
+// the resource prefix "/widgets". mod adjusts the config.
+func newTestStore(t testing.TB, mod ...func(*Config)) *Store {
+	t.Helper()
+	cfg := Config{
+		Client:         etcdServer.Client,
+		Codec:          testapi.Codec,
+		NewFunc:        testapi.NewWidget,
+		NewListFunc:    testapi.NewWidgetList,
+		Prefix:         embedtest.Prefix(t),
+		ResourcePrefix: "/widgets",
+		Logger:         slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func unstructuredConfig(c *Config) {
+	c.Codec = testapi.UnstructuredCodec
+	c.NewFunc = testapi.NewUnstructured
+	c.NewListFunc = testapi.NewUnstructuredList
+}
+
+// rawGet reads the raw etcd key-value of a store key.
+func rawGet(t testing.TB, s *Store, key string) *clientv3.GetResponse {
+	t.Helper()
+	ek, err := s.prepareKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := etcdServer.Client.Get(testCtx(t), ek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// rawCount counts the raw etcd keys under the store's prefix.
+func rawCount(t testing.TB, s *Store) int64 {
+	t.Helper()
+	resp, err := etcdServer.Client.Get(testCtx(t), s.pathPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Count
+}
+
+func mustCreate(t testing.TB, s *Store, key string, obj runtime.Object) runtime.Object {
+	t.Helper()
+	out := s.newFunc()
+	if err := s.Create(testCtx(t), key, obj, out, 0); err != nil {
+		t.Fatalf("create %s: %v", key, err)
+	}
+	return out
+}
+
+func widget(name string, labels map[string]string) *testapi.Widget {
+	return testapi.Make("ns", name, labels)
+}
+
+func rvOf(t testing.TB, obj runtime.Object) uint64 {
+	t.Helper()
+	rv, err := storage.APIObjectVersioner{}.ObjectResourceVersion(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rv
+}
+
+func currentRev(t testing.TB) int64 {
+	t.Helper()
+	resp, err := etcdServer.Client.Get(testCtx(t), "/no-such-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Header.Revision
+}

@@ -1,0 +1,251 @@
+package etcd3
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/value"
+)
+
+// Defaults of the Config fields.
+const (
+	DefaultLeaseReuseDuration   = 60 * time.Second
+	DefaultLeaseMaxObjects      = 1000
+	DefaultWatchBufferSize      = 100
+	DefaultMaxListBatch         = 10000
+	DefaultInitialEventsBatch   = 10000
+)
+
+// Config configures a Store. Client, Codec, NewFunc and NewListFunc are
+// required; every other field has a documented zero-value default.
+type Config struct {
+	// Client is the etcd client. The Store does not close it.
+	Client *clientv3.Client
+	// Codec encodes objects for storage and decodes them back.
+	Codec runtime.Codec
+	// NewFunc returns a new empty object of the stored type (used for watch
+	// events, bookmarks and update states).
+	NewFunc func() runtime.Object
+	// NewListFunc returns a new empty list of the stored type.
+	NewListFunc func() runtime.Object
+	// Prefix is the etcd path prefix prepended to every key, e.g.
+	// "/registry". "" means keys are stored as given.
+	Prefix string
+	// ResourcePrefix is the key prefix every key passed to the methods must
+	// be equal to or below, e.g. "/widgets". Stats and
+	// GetCurrentResourceVersion use its range. "" allows any key.
+	ResourcePrefix string
+	// Transformer transforms values on their way to and from etcd; nil
+	// means value.Identity.
+	Transformer value.Transformer
+	// Versioner reads and writes resource versions; nil means
+	// storage.APIObjectVersioner{}.
+	Versioner storage.Versioner
+	// LeaseReuseDuration bounds how much longer than requested a reused
+	// lease may live: a write with a TTL reuses the lease granted last if
+	// that lease expires within [ttl, ttl+min(LeaseReuseDuration, 5% of ttl)].
+	// 0 means DefaultLeaseReuseDuration (60 s).
+	LeaseReuseDuration time.Duration
+	// LeaseMaxObjects caps how many writes share one lease; 0 means
+	// DefaultLeaseMaxObjects (1000).
+	LeaseMaxObjects int
+	// WatchBufferSize is the capacity of each watch's result channel; 0
+	// means DefaultWatchBufferSize (100).
+	WatchBufferSize int
+	// MaxListBatch caps the number of keys fetched from etcd at once while a
+	// filtered paginated list grows its batch; 0 means DefaultMaxListBatch
+	// (10000).
+	MaxListBatch int64
+	// InitialEventsBatch is the page size used to read the initial state of
+	// a watch; 0 means DefaultInitialEventsBatch (10000).
+	InitialEventsBatch int64
+	// Logger receives debug and warning logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is the etcd implementation of storage.Interface. Create it with
+// New; it is safe for concurrent use. Close stops the watches it started.
+type Store struct {
+	client         *clientv3.Client
+	codec          runtime.Codec
+	newFunc        func() runtime.Object
+	newListFunc    func() runtime.Object
+	pathPrefix     string // etcd prefix, always ending in "/"
+	resourcePrefix string // "" or "/name" without a trailing slash
+	transformer    value.Transformer
+	versioner      storage.Versioner
+	leases         *leaseManager
+	watchBuffer    int
+	maxListBatch   int64
+	initialBatch   int64
+	logger         *slog.Logger
+
+	// mu guards watchers and closed.
+	mu       sync.Mutex
+	watchers map[*watcher]struct{}
+	closed   bool
+}
+
+var _ storage.Interface = (*Store)(nil)
+
+// New validates cfg, fills its defaults and returns a Store.
+func New(cfg Config) (*Store, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("etcd3: Config.Client is required")
+	}
+	if cfg.Codec == nil {
+		return nil, errors.New("etcd3: Config.Codec is required")
+	}
+	if cfg.NewFunc == nil || cfg.NewListFunc == nil {
+		return nil, errors.New("etcd3: Config.NewFunc and Config.NewListFunc are required")
+	}
+	if cfg.LeaseReuseDuration < 0 || cfg.LeaseMaxObjects < 0 || cfg.WatchBufferSize < 0 ||
+		cfg.MaxListBatch < 0 || cfg.InitialEventsBatch < 0 {
+		return nil, errors.New("etcd3: negative Config values are not allowed")
+	}
+	if strings.Contains(cfg.ResourcePrefix, "..") || strings.Contains(cfg.Prefix, "..") {
+		return nil, errors.New("etcd3: prefixes must not contain \"..\"")
+	}
+	s := &Store{
+		client:         cfg.Client,
+		codec:          cfg.Codec,
+		newFunc:        cfg.NewFunc,
+		newListFunc:    cfg.NewListFunc,
+		pathPrefix:     normalizePathPrefix(cfg.Prefix),
+		resourcePrefix: normalizeResourcePrefix(cfg.ResourcePrefix),
+		transformer:    cfg.Transformer,
+		versioner:      cfg.Versioner,
+		watchBuffer:    cfg.WatchBufferSize,
+		maxListBatch:   cfg.MaxListBatch,
+		initialBatch:   cfg.InitialEventsBatch,
+		logger:         cfg.Logger,
+		watchers:       make(map[*watcher]struct{}),
+	}
+	if s.transformer == nil {
+		s.transformer = value.Identity
+	}
+	if s.versioner == nil {
+		s.versioner = storage.APIObjectVersioner{}
+	}
+	if s.watchBuffer == 0 {
+		s.watchBuffer = DefaultWatchBufferSize
+	}
+	if s.maxListBatch == 0 {
+		s.maxListBatch = DefaultMaxListBatch
+	}
+	if s.initialBatch == 0 {
+		s.initialBatch = DefaultInitialEventsBatch
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	reuse := cfg.LeaseReuseDuration
+	if reuse == 0 {
+		reuse = DefaultLeaseReuseDuration
+	}
+	maxObjects := cfg.LeaseMaxObjects
+	if maxObjects == 0 {
+		maxObjects = DefaultLeaseMaxObjects
+	}
+	s.leases = newLeaseManager(cfg.Client, reuse, maxObjects, time.Now)
+	return s, nil
+}
+
+func normalizePathPrefix(p string) string {
+	p = path.Join("/", p)
+	if !strings.HasSuffix(p, "/") {
+		p += "/"
+	}
+	return p
+}
+
+func normalizeResourcePrefix(p string) string {
+	if p == "" {
+		return ""
+	}
+	p = path.Join("/", p)
+	if p == "/" {
+		return ""
+	}
+	return p
+}
+
+// Close stops every watch started by the store and waits for their
+// goroutines to exit. Later calls to Watch fail. The etcd client is not
+// closed. Close is safe to call more than once.
+func (s *Store) Close() {
+	s.mu.Lock()
+	s.closed = true
+	ws := make([]*watcher, 0, len(s.watchers))
+	for w := range s.watchers {
+		ws = append(ws, w)
+	}
+	s.mu.Unlock()
+	for _, w := range ws {
+		w.Stop()
+	}
+}
+
+// Versioner implements storage.Interface.
+func (s *Store) Versioner() storage.Versioner { return s.versioner }
+
+// ReadinessCheck implements storage.Interface. The etcd store is ready as
+// soon as it exists; a closed store reports ErrNotReady.
+func (s *Store) ReadinessCheck() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return &storage.Error{Code: storage.CodeNotReady, Msg: "etcd3 store is closed"}
+	}
+	return nil
+}
+
+// Stats implements storage.Interface: it counts the keys in the
+// ResourcePrefix range.
+func (s *Store) Stats(ctx context.Context) (storage.Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return storage.Stats{}, ctxError(ctx, "stats")
+	}
+	resp, err := s.client.KV.Get(ctx, s.resourceRangePrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return storage.Stats{}, s.interpret(ctx, err, "", 0, "stats")
+	}
+	return storage.Stats{ObjectCount: resp.Count}, nil
+}
+
+// GetCurrentResourceVersion implements storage.Interface: the header
+// revision of a linearizable read of the resource prefix key.
+func (s *Store) GetCurrentResourceVersion(ctx context.Context) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, ctxError(ctx, "current resource version")
+	}
+	resp, err := s.client.KV.Get(ctx, s.resourceRangePrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, s.interpret(ctx, err, "", 0, "current resource version")
+	}
+	if resp.Header == nil || resp.Header.Revision <= 0 {
+		return 0, errors.New("etcd3: response without a revision")
+	}
+	return uint64(resp.Header.Revision), nil
+}
+
+// RequestWatchProgress implements storage.Interface. It asks etcd for a
+// progress notification on the watch stream shared by this client's watches
+// (all opened with clientv3.WithRequireLeader on a context without other
+// gRPC metadata, which is the stream this request targets).
+func (s *Store) RequestWatchProgress(ctx context.Context) error {
+	if err := s.client.RequestProgress(clientv3.WithRequireLeader(ctx)); err != nil {
+		return s.interpret(ctx, err, "", 0, "request watch progress")
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package etcd3
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/conversion"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// GuaranteedUpdate implements storage.Interface.
+//
+// The loop starts from cachedExistingObject when given (a suggestion that
+// may be stale) or from a fresh read. Whenever a precondition or tryUpdate
+// fails on a state that was not read fresh, the key is re-read and the
+// step retried; the error is returned only when it holds on the current
+// state. The write is a compare-and-swap on the mod revision; on conflict
+// the state returned by the failed transaction is used for the next round.
+func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
+	etcdKey, err := s.prepareKey(key)
+	if err != nil {
+		return err
+	}
+	if _, err := conversion.EnforcePtr(destination); err != nil {
+		return storage.NewInvalidArgumentError(fmt.Sprintf("destination %T must be a pointer", destination), err)
+	}
+	if err := ctx.Err(); err != nil {
+		return ctxError(ctx, "update")
+	}
+	u := &updater{s: s, ctx: ctx, key: key, etcdKey: etcdKey, dest: destination, ignoreNotFound: ignoreNotFound}
+	var st *objState
+	current := false
+	if cachedExistingObject != nil {
+		st, err = s.stateFromObject(key, cachedExistingObject)
+	} else {
+		st, err = u.read()
+		current = true
+	}
+	if err != nil {
+		return err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return ctxError(ctx, "update")
+		}
+		if err := preconditions.Check(key, st.obj); err != nil {
+			if current {
+				return err
+			}
+			if st, err = u.read(); err != nil {
+				return err
+			}
+			current = true
+			continue
+		}
+		out, ttl, updErr := u.apply(st, tryUpdate)
+		if updErr != nil {
+			if current {
+				return updErr
+			}
+			cachedRev := st.rev
+			if st, err = u.read(); err != nil {
+				return err
+			}
+			current = true
+			if st.rev == cachedRev {
+				return updErr
+			}
+			continue
+		}
+		data, err := s.encode(key, out)
+		if err != nil {
+			return err
+		}
+		if !st.stale && st.rev != 0 && bytes.Equal(data, st.data) {
+			if !current {
+				// The suggestion may be stale: confirm against etcd.
+				if st, err = u.read(); err != nil {
+					return err
+				}
+				current = true
+				continue
+			}
+			return s.decodeInto(etcdKey, st.data, destination, st.rev)
+		}
+		done, next, err := u.write(st, data, ttl)
+		if err != nil || done {
+			return err
+		}
+		st, current = next, true
+	}
+}
+
+// updater holds the per-call state of GuaranteedUpdate.
+type updater struct {
+	s              *Store
+	ctx            context.Context
+	key, etcdKey   string
+	dest           runtime.Object
+	ignoreNotFound bool
+}
+
+func (u *updater) read() (*objState, error) {
+	return u.s.readState(u.ctx, u.key, u.etcdKey, u.dest, u.ignoreNotFound, false)
+}
+
+// apply runs tryUpdate and prepares its result for storage. The TTL is nil
+// when the current lease (if any) is to be kept.
+func (u *updater) apply(st *objState, tryUpdate storage.UpdateFunc) (runtime.Object, *uint64, error) {
+	out, ttl, err := tryUpdate(st.obj, st.meta)
+	if err != nil {
+		return nil, nil, err
+	}
+	if out == nil {
+		return nil, nil, storage.NewInvalidObjError(u.key, "update function returned a nil object")
+	}
+	if err := u.s.versioner.PrepareObjectForStorage(out); err != nil {
+		return nil, nil, storage.NewInvalidObjError(u.key, fmt.Sprintf("preparing object for storage: %v", err))
+	}
+	return out, ttl, nil
+}
+
+// write stores data with a CAS on st.rev. It reports done after a
+// successful write (destination filled), or the fresh state on conflict.
+func (u *updater) write(st *objState, data []byte, ttl *uint64) (bool, *objState, error) {
+	s := u.s
+	stored, err := s.toStorage(u.ctx, u.etcdKey, data)
+	if err != nil {
+		return false, nil, err
+	}
+	var opts []clientv3.OpOption
+	switch {
+	case ttl != nil && *ttl > 0:
+		id, err := s.leases.lease(u.ctx, int64(*ttl))
+		if err != nil {
+			return false, nil, s.interpret(u.ctx, err, u.key, 0, "update: granting lease")
+		}
+		opts = append(opts, clientv3.WithLease(id))
+	case ttl == nil && st.rev != 0:
+		opts = append(opts, clientv3.WithIgnoreLease())
+	}
+	resp, err := s.client.KV.Txn(u.ctx).
+		If(clientv3.Compare(clientv3.ModRevision(u.etcdKey), "=", st.rev)).
+		Then(clientv3.OpPut(u.etcdKey, string(stored), opts...)).
+		Else(clientv3.OpGet(u.etcdKey)).
+		Commit()
+	if err != nil {
+		return false, nil, s.interpret(u.ctx, err, u.key, 0, "update")
+	}
+	if !resp.Succeeded {
+		next, err := s.stateFromTxn(u.ctx, u.key, u.etcdKey, resp, u.dest, u.ignoreNotFound, false)
+		return false, next, err
+	}
+	return true, nil, s.decodeInto(u.etcdKey, data, u.dest, resp.Header.Revision)
+}

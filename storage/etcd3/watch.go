@@ -1,0 +1,229 @@
+package etcd3
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Watch implements storage.Interface.
+//
+// Start points: RV "" (or SendInitialEvents=false with RV "" or "0")
+// starts after etcd's current revision, read before Watch returns, so every
+// later write is delivered. RV "0" with SendInitialEvents unset sends the
+// current state as ADDED events first. SendInitialEvents=true sends the state
+// at the start RV (the current revision for "" and "0", revision N for N) as
+// ADDED events and then, when the predicate allows bookmarks, one BOOKMARK
+// annotated with storage.InitialEventsAnnotationKey carrying that RV. RV N
+// otherwise delivers the events after N.
+//
+// Each watch owns one goroutine and one etcd watch; see the package doc for
+// when it ends. Stop cancels it and waits until the goroutine has exited.
+func (s *Store) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	var etcdKey string
+	var err error
+	if opts.Recursive {
+		etcdKey, err = s.prepareRecursiveKey(key)
+	} else {
+		etcdKey, err = s.prepareKey(key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rv, err := s.versioner.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ctxError(ctx, "watch")
+	}
+	w := &watcher{
+		s: s, key: key, etcdKey: etcdKey, recursive: opts.Recursive, pred: opts.Predicate,
+		progress: opts.ProgressNotify, startRev: int64(rv),
+		result: make(chan watch.Event, s.watchBuffer), done: make(chan struct{}),
+	}
+	sie := opts.SendInitialEvents
+	switch {
+	case sie != nil && *sie:
+		w.initial, w.annotate = true, true
+	case sie == nil && opts.ResourceVersion == "0":
+		w.initial = true
+	case rv == 0:
+		cur, err := s.GetCurrentResourceVersion(ctx)
+		if err != nil {
+			return nil, err
+		}
+		w.startRev = int64(cur)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	w.ctx, w.cancel = clientv3.WithRequireLeader(wctx), cancel
+	if err := s.register(w); err != nil {
+		cancel()
+		return nil, err
+	}
+	go w.run()
+	return w, nil
+}
+
+func (s *Store) register(w *watcher) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return &storage.Error{Code: storage.CodeNotReady, Msg: "etcd3 store is closed"}
+	}
+	s.watchers[w] = struct{}{}
+	return nil
+}
+
+func (s *Store) unregister(w *watcher) {
+	s.mu.Lock()
+	delete(s.watchers, w)
+	s.mu.Unlock()
+}
+
+// watcher is one watch. Its goroutine (run) is the only sender on result
+// and closes it, then done, when it exits.
+type watcher struct {
+	s         *Store
+	key       string // the caller's key, for errors
+	etcdKey   string // exact key, or prefix ending in "/" when recursive
+	recursive bool
+	pred      storage.SelectionPredicate
+	progress  bool
+	initial   bool // send the state at startRev as ADDED events first
+	annotate  bool // SendInitialEvents=true: end the initial events with an annotated bookmark
+
+	// startRev is the RV the watch starts after; 0 until the initial list
+	// resolved it when the latest state was requested. Owned by run.
+	startRev int64
+	// lastRV is the RV of the last event or bookmark sent. Owned by run.
+	lastRV int64
+
+	ctx    context.Context    // cancelled by Stop, Store.Close or the caller
+	cancel context.CancelFunc // cancels ctx
+	result chan watch.Event   // events to the consumer; closed by run
+	done   chan struct{}      // closed by run after result is closed
+
+	stopOnce sync.Once
+}
+
+// ResultChan implements watch.Interface.
+func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
+
+// Stop implements watch.Interface: it cancels the etcd watch and waits for
+// the goroutine to exit; the result channel is closed by then. Safe to call
+// more than once and concurrently.
+func (w *watcher) Stop() {
+	w.stopOnce.Do(w.cancel)
+	<-w.done
+}
+
+func (w *watcher) run() {
+	defer func() {
+		w.s.unregister(w)
+		w.cancel()
+		close(w.result)
+		close(w.done)
+	}()
+	if w.initial {
+		if !w.sendInitial() {
+			return
+		}
+	}
+	w.lastRV = w.startRev
+	opts := []clientv3.OpOption{clientv3.WithRev(w.startRev + 1), clientv3.WithPrevKV()}
+	if w.recursive {
+		opts = append(opts, clientv3.WithPrefix())
+	}
+	if w.progress {
+		opts = append(opts, clientv3.WithProgressNotify())
+	}
+	wch := w.s.client.Watch(w.ctx, w.etcdKey, opts...)
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case wres, ok := <-wch:
+			if !ok {
+				if w.ctx.Err() == nil {
+					w.sendError(&storage.Error{Code: storage.CodeUnreachable, Key: w.key, Msg: "etcd watch channel closed"})
+				}
+				return
+			}
+			if !w.handle(wres) {
+				return
+			}
+		}
+	}
+}
+
+// handle processes one etcd watch response; false ends the watch.
+func (w *watcher) handle(wres clientv3.WatchResponse) bool {
+	if err := wres.Err(); err != nil {
+		if wres.CompactRevision != 0 {
+			e := storage.NewGoneError(w.startRev, wres.CompactRevision)
+			e.Key, e.Err = w.key, err
+			w.sendError(e)
+		} else {
+			w.sendError(w.s.interpret(w.ctx, err, w.key, w.startRev, "watch"))
+		}
+		return false
+	}
+	if wres.IsProgressNotify() {
+		if w.progress && w.pred.AllowWatchBookmarks && wres.Header.Revision >= w.lastRV {
+			return w.sendBookmark(wres.Header.Revision, false)
+		}
+		return true
+	}
+	for _, e := range wres.Events {
+		ev, ok, err := w.translate(e)
+		if err != nil {
+			w.sendError(err)
+			return false
+		}
+		if ok && !w.send(ev) {
+			return false
+		}
+		w.lastRV = e.Kv.ModRevision
+	}
+	return true
+}
+
+// send delivers ev unless the watch is stopped first.
+func (w *watcher) send(ev watch.Event) bool {
+	select {
+	case w.result <- ev:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
+}
+
+// sendBookmark sends a BOOKMARK at rev, annotated as the end of the
+// initial events when initialEnd is set.
+func (w *watcher) sendBookmark(rev int64, initialEnd bool) bool {
+	obj := w.s.newFunc()
+	if err := w.s.versioner.UpdateObject(obj, uint64(rev)); err != nil {
+		w.sendError(fmt.Errorf("etcd3: building bookmark: %w", err))
+		return false
+	}
+	if initialEnd {
+		if err := setAnnotation(obj, storage.InitialEventsAnnotationKey, "true"); err != nil {
+			w.sendError(err)
+			return false
+		}
+	}
+	w.lastRV = rev
+	return w.send(watch.Event{Type: watch.Bookmark, Object: obj})
+}
+
+// sendError sends the final error event (unless stopped first).
+func (w *watcher) sendError(err error) {
+	w.s.logger.Debug("watch ended with an error", "key", w.key, "error", err)
+	w.send(watch.Event{Type: watch.Error, Object: errorStatus(err)})
+}

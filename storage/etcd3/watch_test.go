@@ -1,0 +1,147 @@
+package etcd3
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// nextEvent waits for the next event or fails the test.
+func nextEvent(t testing.TB, w watch.Interface) watch.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatal("watch channel closed")
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out waiting for a watch event")
+	}
+	return watch.Event{}
+}
+
+// expectEvent checks the type, name and RV (0: any) of the next event.
+func expectEvent(t testing.TB, w watch.Interface, typ watch.EventType, name string, rv uint64) watch.Event {
+	t.Helper()
+	ev := nextEvent(t, w)
+	if ev.Type != typ {
+		t.Fatalf("event %s %v, want %s %s", ev.Type, ev.Object, typ, name)
+	}
+	if typ == watch.Error || typ == watch.Bookmark {
+		return ev
+	}
+	wd := ev.Object.(*testapi.Widget)
+	if wd.Name != name || (rv != 0 && rvOf(t, wd) != rv) {
+		t.Fatalf("%s event for %s@%s, want %s@%d", typ, wd.Name, wd.ResourceVersion, name, rv)
+	}
+	return ev
+}
+
+// expectClosed waits for the result channel to close.
+func expectClosed(t testing.TB, w watch.Interface) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			t.Fatalf("unexpected event %s %v", ev.Type, ev.Object)
+		case <-deadline:
+			t.Fatal("watch channel not closed")
+		}
+	}
+}
+
+func updateTo(t testing.TB, s *Store, key string, f func(*testapi.Widget)) *testapi.Widget {
+	t.Helper()
+	out := &testapi.Widget{}
+	err := s.GuaranteedUpdate(testCtx(t), key, out, false, nil, func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		w := in.(*testapi.Widget)
+		f(w)
+		return w, nil, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestWatchFromNowAndTransitions(t *testing.T) {
+	s := newTestStore(t)
+	ctx := testCtx(t)
+	mustCreate(t, s, "/widgets/ns/old", widget("old", map[string]string{"app": "a"}))
+	pred := storage.SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"app": "a"})}
+	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: pred})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	c := mustCreate(t, s, "/widgets/ns/x", widget("x", map[string]string{"app": "a"}))
+	expectEvent(t, w, watch.Added, "x", rvOf(t, c))
+	m := updateTo(t, s, "/widgets/ns/x", func(w *testapi.Widget) { w.Spec.Replicas = 1 })
+	expectEvent(t, w, watch.Modified, "x", rvOf(t, m))
+	// Leaving the selection: DELETED with the previous object at the new RV.
+	out := updateTo(t, s, "/widgets/ns/x", func(w *testapi.Widget) { w.Labels["app"] = "b" })
+	ev := expectEvent(t, w, watch.Deleted, "x", rvOf(t, out))
+	if ev.Object.(*testapi.Widget).Labels["app"] != "a" {
+		t.Fatal("DELETED on leaving the selection should carry the previous object")
+	}
+	// Entering it again: ADDED.
+	in := updateTo(t, s, "/widgets/ns/x", func(w *testapi.Widget) { w.Labels["app"] = "a" })
+	expectEvent(t, w, watch.Added, "x", rvOf(t, in))
+	del := &testapi.Widget{}
+	if err := s.Delete(ctx, "/widgets/ns/x", del, nil, nil, nil, storage.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expectEvent(t, w, watch.Deleted, "x", rvOf(t, del))
+	w.Stop()
+	expectClosed(t, w)
+}
+
+func TestWatchInitialEvents(t *testing.T) {
+	s := newTestStore(t)
+	ctx := testCtx(t)
+	a := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	b := mustCreate(t, s, "/widgets/ns/b", widget("b", nil))
+	t.Run("RV0", func(t *testing.T) {
+		w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: "0", Predicate: storage.Everything})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		expectEvent(t, w, watch.Added, "a", rvOf(t, a))
+		expectEvent(t, w, watch.Added, "b", rvOf(t, b))
+		c := mustCreate(t, s, "/widgets/ns/c", widget("c", nil))
+		expectEvent(t, w, watch.Added, "c", rvOf(t, c))
+	})
+	t.Run("SendInitialEventsAtN", func(t *testing.T) {
+		yes := true
+		pred := storage.Everything
+		pred.AllowWatchBookmarks = true
+		w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rvOf(t, a)),
+			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, SendInitialEvents: &yes, Predicate: pred})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		expectEvent(t, w, watch.Added, "a", rvOf(t, a))
+		bm := expectEvent(t, w, watch.Bookmark, "", 0)
+		bw := bm.Object.(*testapi.Widget)
+		if bw.Annotations[storage.InitialEventsAnnotationKey] != "true" || rvOf(t, bw) != rvOf(t, a) {
+			t.Fatalf("bookmark %+v", bw.ObjectMeta)
+		}
+		// Then the events after N: b, then c (created by the previous subtest).
+		expectEvent(t, w, watch.Added, "b", rvOf(t, b))
+		expectEvent(t, w, watch.Added, "c", 0)
+	})
+}
