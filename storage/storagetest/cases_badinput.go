@@ -1,0 +1,176 @@
+package storagetest
+
+import (
+	"errors"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+var badInputCases = []Case{
+	{"GetMalformedResourceVersion", testGetMalformedRV},
+	{"ListMalformedResourceVersion", testListMalformedRV},
+	{"ListInvalidResourceVersionMatch", testListInvalidMatch},
+	{"WatchMalformedResourceVersion", testWatchMalformedRV},
+	{"CreateInvalidKey", testCreateInvalidKey},
+	{"GetInvalidKey", testGetInvalidKey},
+	{"ListInvalidKey", testListInvalidKey},
+	{"UpdateInvalidKey", testUpdateInvalidKey},
+	{"DeleteInvalidKey", testDeleteInvalidKey},
+	{"WatchInvalidKey", testWatchInvalidKey},
+}
+
+var malformedRVs = []string{"abc", "-1", "1.5", " 7", "0x10", "99999999999999999999999"}
+
+func expectInvalid(t *testing.T, op string, err error) {
+	t.Helper()
+	expectCode(t, op, err, storage.ErrInvalidArgument)
+	if !apierrors.IsBadRequest(err) {
+		t.Fatalf("%s: apierrors.IsBadRequest(%v) is false", op, err)
+	}
+}
+
+func testGetMalformedRV(t *testing.T, e *Env) {
+	e.mustCreate(t, "ns", "a", nil)
+	for _, rv := range malformedRVs {
+		err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: rv}, e.empty())
+		expectInvalid(t, "Get RV "+rv, err)
+	}
+}
+
+func testListMalformedRV(t *testing.T, e *Env) {
+	e.mustCreate(t, "ns", "a", nil)
+	for _, rv := range malformedRVs {
+		for _, match := range []metav1.ResourceVersionMatch{"", metav1.ResourceVersionMatchNotOlderThan, metav1.ResourceVersionMatchExact} {
+			opts := everything
+			opts.ResourceVersion, opts.ResourceVersionMatch = rv, match
+			err := e.Store.GetList(ctx(t), e.ResourcePrefix, opts, e.emptyList())
+			expectInvalid(t, "GetList RV "+rv+" match "+string(match), err)
+		}
+	}
+}
+
+func testListInvalidMatch(t *testing.T, e *Env) {
+	e.mustCreate(t, "ns", "a", nil)
+	opts := everything
+	opts.ResourceVersion = rvString(e.etcdRev(t))
+	opts.ResourceVersionMatch = "Sometimes"
+	expectInvalid(t, "GetList with ResourceVersionMatch Sometimes", e.Store.GetList(ctx(t), e.ResourcePrefix, opts, e.emptyList()))
+}
+
+// watchErr starts a watch that must be refused as bad input: either Watch
+// returns the error, or the watch delivers one ERROR event and closes.
+func watchErr(t *testing.T, e *Env, key string, opts storage.ListOptions) error {
+	t.Helper()
+	w, err := e.Store.Watch(ctx(t), key, opts)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	evs := drainUntilClosed(t, w)
+	if len(evs) != 1 || evs[0].Type != watch.Error {
+		t.Fatalf("watch with bad input delivered %d events (first %v) instead of one ERROR", len(evs), eventTypes(evs))
+	}
+	st, ok := evs[0].Object.(*metav1.Status)
+	if !ok {
+		t.Fatalf("ERROR event carries %T, want *metav1.Status", evs[0].Object)
+	}
+	return &apierrors.StatusError{ErrStatus: *st}
+}
+
+func eventTypes(evs []watch.Event) []watch.EventType {
+	var out []watch.EventType
+	for _, ev := range evs {
+		out = append(out, ev.Type)
+	}
+	return out
+}
+
+func testWatchMalformedRV(t *testing.T, e *Env) {
+	for _, rv := range malformedRVs {
+		err := watchErr(t, e, e.ResourcePrefix, storage.ListOptions{ResourceVersion: rv, Recursive: true, Predicate: storage.Everything})
+		if !apierrors.IsBadRequest(err) {
+			t.Fatalf("Watch RV %q: got %v, want a bad-request error", rv, err)
+		}
+		var se *storage.Error
+		if errors.As(err, &se) && se.Code != storage.CodeInvalidArgument {
+			t.Fatalf("Watch RV %q: code %v, want invalid argument", rv, se.Code)
+		}
+	}
+}
+
+// badKeys are keys no operation may accept for a store on ResourcePrefix.
+func (e *Env) badKeys() []string {
+	return []string{
+		"",
+		"/gadgets/ns/a",
+		e.ResourcePrefix + "x/ns/a",
+		e.ResourcePrefix + "/ns/../../gadgets/a",
+		e.ResourcePrefix + "/./ns/a",
+	}
+}
+
+// expectNothingWritten fails when the store's etcd prefix holds keys.
+func (e *Env) expectNothingWritten(t *testing.T) {
+	t.Helper()
+	if n := e.rawKeys(t); n != 0 {
+		t.Fatalf("rejected request wrote %d keys", n)
+	}
+}
+
+func testCreateInvalidKey(t *testing.T, e *Env) {
+	for _, key := range e.badKeys() {
+		err := e.Store.Create(ctx(t), key, e.newObj("ns", "a", nil), e.empty(), 0)
+		expectInvalid(t, "Create "+key, err)
+	}
+	e.expectNothingWritten(t)
+	if n := e.rawCountBelow(t, "/gadgets"); n != 0 {
+		t.Fatalf("rejected create wrote %d keys under /gadgets", n)
+	}
+}
+
+func testGetInvalidKey(t *testing.T, e *Env) {
+	for _, key := range e.badKeys() {
+		expectInvalid(t, "Get "+key, e.Store.Get(ctx(t), key, storage.GetOptions{}, e.empty()))
+	}
+}
+
+func testListInvalidKey(t *testing.T, e *Env) {
+	for _, key := range e.badKeys() {
+		expectInvalid(t, "GetList "+key, e.Store.GetList(ctx(t), key, everything, e.emptyList()))
+	}
+}
+
+func testUpdateInvalidKey(t *testing.T, e *Env) {
+	for _, key := range e.badKeys() {
+		err := e.Store.GuaranteedUpdate(ctx(t), key, e.empty(), true, nil,
+			func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) {
+				return e.newObj("ns", "a", nil), nil, nil
+			}, nil)
+		expectInvalid(t, "GuaranteedUpdate "+key, err)
+	}
+	e.expectNothingWritten(t)
+}
+
+func testDeleteInvalidKey(t *testing.T, e *Env) {
+	e.mustCreate(t, "ns", "a", nil)
+	for _, key := range e.badKeys() {
+		_, err := e.deleteWith(t, key, nil, nil, nil)
+		expectInvalid(t, "Delete "+key, err)
+	}
+	e.mustGet(t, e.key("ns", "a"))
+}
+
+func testWatchInvalidKey(t *testing.T, e *Env) {
+	for _, key := range e.badKeys() {
+		err := watchErr(t, e, key, storage.ListOptions{Recursive: true, Predicate: storage.Everything})
+		if !apierrors.IsBadRequest(err) {
+			t.Fatalf("Watch %q: got %v, want a bad-request error", key, err)
+		}
+	}
+}
