@@ -1,0 +1,194 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/etcd3"
+)
+
+// etcdServer is the one embedded etcd of the package's tests and
+// benchmarks; each test uses its own key prefix.
+var etcdServer *embedtest.Server
+
+func TestMain(m *testing.M) {
+	etcdServer = embedtest.MustStartServer(embedtest.Options{})
+	code := m.Run()
+	etcdServer.Close()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+const (
+	group   = "demo.listwatch.dev"
+	apiBase = "/apis/demo.listwatch.dev/v1"
+)
+
+// newStore returns an etcd3 store of unstructured objects below the
+// test's own prefix.
+func newStore(tb testing.TB, resourcePrefix string) *etcd3.Store {
+	tb.Helper()
+	st, err := etcd3.New(etcd3.Config{
+		Client: etcdServer.Client, Codec: testapi.UnstructuredCodec,
+		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList,
+		Prefix: embedtest.Prefix(tb), ResourcePrefix: resourcePrefix,
+	})
+	require.NoError(tb, err)
+	tb.Cleanup(st.Close)
+	return st
+}
+
+// widgets is the namespaced test resource over st.
+func widgets(st storage.Interface) Resource {
+	return Resource{Group: group, Version: "v1", Plural: "widgets", Kind: "Widget", Namespaced: true,
+		Storage: st, KeyRoot: "/widgets", GetAttrs: testapi.GetAttrs, SelectableFields: []string{"spec.nodeName"}}
+}
+
+// gadgets is the cluster-scoped test resource over st.
+func gadgets(st storage.Interface) Resource {
+	return Resource{Group: group, Version: "v1", Plural: "gadgets", Kind: "Gadget", Storage: st, KeyRoot: "/gadgets"}
+}
+
+// fixture is a Server over real etcd behind an httptest server.
+type fixture struct {
+	t       testing.TB
+	widgets *etcd3.Store
+	srv     *Server
+	ts      *httptest.Server
+	client  *http.Client
+}
+
+// newFixture serves widgets and gadgets; edit may change the Config.
+func newFixture(tb testing.TB, edit ...func(*Config)) *fixture {
+	tb.Helper()
+	f := &fixture{t: tb, widgets: newStore(tb, "/widgets")}
+	cfg := Config{
+		Resources: []Resource{widgets(f.widgets), gadgets(newStore(tb, "/gadgets"))},
+		Logger:    slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})),
+	}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	srv, err := New(cfg)
+	require.NoError(tb, err)
+	f.srv = srv
+	f.ts = httptest.NewServer(srv)
+	f.client = &http.Client{Transport: &http.Transport{}}
+	tb.Cleanup(func() {
+		srv.Close()
+		f.ts.Close()
+		f.client.CloseIdleConnections()
+	})
+	return f
+}
+
+func testCtx(tb testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	tb.Cleanup(cancel)
+	return ctx
+}
+
+// response is a finished HTTP exchange.
+type response struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+// do sends a request; body may be nil, a string, []byte or a value to
+// encode as JSON.
+func (f *fixture) do(method, path, contentType string, body any) response {
+	f.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		enc, err := json.Marshal(b)
+		require.NoError(f.t, err)
+		r = bytes.NewReader(enc)
+	}
+	req, err := http.NewRequestWithContext(testCtx(f.t), method, f.ts.URL+path, r)
+	require.NoError(f.t, err)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := f.client.Do(req)
+	require.NoError(f.t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(f.t, err)
+	return response{code: resp.StatusCode, header: resp.Header, body: data}
+}
+
+// object decodes the body as an unstructured object.
+func (r response) object(tb testing.TB) *unstructured.Unstructured {
+	tb.Helper()
+	u := &unstructured.Unstructured{}
+	require.NoError(tb, u.UnmarshalJSON(r.body), string(r.body))
+	return u
+}
+
+// list decodes the body as an unstructured list.
+func (r response) list(tb testing.TB) *unstructured.UnstructuredList {
+	tb.Helper()
+	l := &unstructured.UnstructuredList{}
+	require.NoError(tb, l.UnmarshalJSON(r.body), string(r.body))
+	return l
+}
+
+// status decodes the body as a Status and checks code and reason.
+func (r response) status(tb testing.TB, code int, reason metav1.StatusReason) metav1.Status {
+	tb.Helper()
+	require.Equal(tb, code, r.code, string(r.body))
+	var st metav1.Status
+	require.NoError(tb, json.Unmarshal(r.body, &st), string(r.body))
+	require.Equal(tb, "Status", st.Kind)
+	require.Equal(tb, "v1", st.APIVersion)
+	require.Equal(tb, int32(code), st.Code)
+	require.Equal(tb, reason, st.Reason, st.Message)
+	require.Equal(tb, metav1.StatusFailure, st.Status)
+	return st
+}
+
+// widget returns a widget body.
+func widget(ns, name string, labels map[string]string, node string) map[string]any {
+	u := testapi.MakeUnstructured(ns, name, labels)
+	if node != "" {
+		u.Object["spec"] = map[string]any{"nodeName": node}
+	}
+	return u.Object
+}
+
+// create creates a widget and returns the stored object.
+func (f *fixture) create(ns, name string, labels map[string]string, node string) *unstructured.Unstructured {
+	f.t.Helper()
+	r := f.do(http.MethodPost, apiBase+"/namespaces/"+ns+"/widgets", "application/json", widget(ns, name, labels, node))
+	require.Equal(f.t, http.StatusCreated, r.code, string(r.body))
+	return r.object(f.t)
+}
