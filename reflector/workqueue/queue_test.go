@@ -2,6 +2,7 @@ package workqueue_test
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -195,8 +196,8 @@ func TestQueueNeverProcessesAnItemConcurrently(t *testing.T) {
 					violations.Add(1)
 				}
 				lastStart[item].Store(seq.Add(1))
-				for range 50 { // a little work, to widen the window
-					_ = seq.Load()
+				for range 3 { // let other goroutines run inside the window
+					runtime.Gosched()
 				}
 				inFlight[item].Add(-1)
 				q.Done(item)
@@ -210,6 +211,7 @@ func TestQueueNeverProcessesAnItemConcurrently(t *testing.T) {
 				item := (i*7 + p) % items
 				lastAdd[item].Store(seq.Add(1))
 				q.Add(item)
+				runtime.Gosched() // spread the adds over the processing
 			}
 		})
 	}
