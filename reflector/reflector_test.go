@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-
 func goneStatus() *metav1.Status {
 	st := apierrors.NewResourceExpired("too old resource version").ErrStatus
 	return &st
