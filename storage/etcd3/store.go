@@ -19,11 +19,11 @@ import (
 
 // Defaults of the Config fields.
 const (
-	DefaultLeaseReuseDuration   = 60 * time.Second
-	DefaultLeaseMaxObjects      = 1000
-	DefaultWatchBufferSize      = 100
-	DefaultMaxListBatch         = 10000
-	DefaultInitialEventsBatch   = 10000
+	DefaultLeaseReuseDuration = 60 * time.Second
+	DefaultLeaseMaxObjects    = 1000
+	DefaultWatchBufferSize    = 100
+	DefaultMaxListBatch       = 10000
+	DefaultInitialEventsBatch = 10000
 )
 
 // Config configures a Store. Client, Codec, NewFunc and NewListFunc are

@@ -1,0 +1,121 @@
+package etcd3
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
+)
+
+func token(json string) string { return base64.RawURLEncoding.EncodeToString([]byte(json)) }
+
+// TestBadInputWritesNothing checks that every malformed request fails with
+// a typed error and leaves etcd's revision unchanged.
+func TestBadInputWritesNothing(t *testing.T) {
+	s := newTestStore(t)
+	ctx := testCtx(t)
+	mustCreate(t, s, "/widgets/ns/existing", widget("existing", nil))
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	noop := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		w := in.(*testapi.Widget)
+		w.Spec.Replicas++
+		return w, nil, nil
+	}
+	list := func(opts storage.ListOptions) error {
+		opts.Recursive = true
+		return s.GetList(ctx, "/widgets", opts, &testapi.WidgetList{})
+	}
+	create := func(key string) error { return s.Create(ctx, key, widget("n", nil), nil, 0) }
+	big := widget("big", nil)
+	big.Spec.Data = strings.Repeat("x", 1700*1024)
+	huge := widget("huge", nil)
+	huge.Spec.Data = strings.Repeat("x", 3<<20)
+	withRV := widget("rv", nil)
+	withRV.ResourceVersion = "5"
+
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want error
+	}{
+		{"create with RV", func() error { return s.Create(ctx, "/widgets/ns/rv", withRV, nil, 0) }, storage.ErrInvalidArgument},
+		{"empty key", func() error { return create("") }, storage.ErrInvalidArgument},
+		{"root key", func() error { return create("/") }, storage.ErrInvalidArgument},
+		{"outside prefix", func() error { return create("/gadgets/ns/n") }, storage.ErrInvalidArgument},
+		{"sibling prefix", func() error { return create("/widgetsX/ns/n") }, storage.ErrInvalidArgument},
+		{"dotdot segment", func() error { return create("/widgets/../gadgets/n") }, storage.ErrInvalidArgument},
+		{"trailing dotdot", func() error { return create("/widgets/ns/..") }, storage.ErrInvalidArgument},
+		{"dot segment", func() error { return create("/widgets/./n") }, storage.ErrInvalidArgument},
+		{"update outside prefix", func() error {
+			return s.GuaranteedUpdate(ctx, "/gadgets/x", &testapi.Widget{}, true, nil, noop, nil)
+		}, storage.ErrInvalidArgument},
+		{"delete dotdot", func() error {
+			return s.Delete(ctx, "/widgets/ns/../existing", &testapi.Widget{}, nil, nil, nil, storage.DeleteOptions{})
+		}, storage.ErrInvalidArgument},
+		{"get malformed RV", func() error {
+			return s.Get(ctx, "/widgets/ns/existing", storage.GetOptions{ResourceVersion: "12a"}, &testapi.Widget{})
+		}, storage.ErrInvalidArgument},
+		{"list malformed RV", func() error { return list(storage.ListOptions{ResourceVersion: "-1"}) }, storage.ErrInvalidArgument},
+		{"list unknown match", func() error {
+			return list(storage.ListOptions{ResourceVersion: "1", ResourceVersionMatch: "Sometimes"})
+		}, storage.ErrInvalidArgument},
+		{"list exact 0", func() error {
+			return list(storage.ListOptions{ResourceVersion: "0", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		}, storage.ErrInvalidArgument},
+		{"continue not base64", func() error {
+			return list(storage.ListOptions{Predicate: storage.SelectionPredicate{Limit: 1, Continue: "%%%"}})
+		}, storage.ErrInvalidArgument},
+		{"continue not json", func() error {
+			return list(storage.ListOptions{Predicate: storage.SelectionPredicate{Limit: 1, Continue: token("nope")}})
+		}, storage.ErrInvalidArgument},
+		{"continue wrong version", func() error {
+			return list(storage.ListOptions{Predicate: storage.SelectionPredicate{Limit: 1, Continue: token(`{"v":"x","rv":1,"start":"a"}`)}})
+		}, storage.ErrInvalidArgument},
+		{"continue rv 0", func() error {
+			return list(storage.ListOptions{Predicate: storage.SelectionPredicate{Limit: 1, Continue: token(`{"v":"meta.k8s.io/v1","rv":0,"start":"a"}`)}})
+		}, storage.ErrInvalidArgument},
+		{"continue path traversal", func() error {
+			return list(storage.ListOptions{Predicate: storage.SelectionPredicate{Limit: 1, Continue: token(`{"v":"meta.k8s.io/v1","rv":1,"start":"../../x"}`)}})
+		}, storage.ErrInvalidArgument},
+		{"negative limit", func() error { return list(storage.ListOptions{Predicate: storage.SelectionPredicate{Limit: -1}}) }, storage.ErrInvalidArgument},
+		{"watch malformed RV", func() error {
+			_, err := s.Watch(ctx, "/widgets", storage.ListOptions{ResourceVersion: "x", Recursive: true})
+			return err
+		}, storage.ErrInvalidArgument},
+		{"watch outside prefix", func() error {
+			_, err := s.Watch(ctx, "/gadgets", storage.ListOptions{Recursive: true})
+			return err
+		}, storage.ErrInvalidArgument},
+		{"object above etcd's request limit", func() error { return s.Create(ctx, "/widgets/ns/big", big, nil, 0) }, storage.ErrRequestTooLarge},
+		{"object above the client's message limit", func() error { return s.Create(ctx, "/widgets/ns/huge", huge, nil, 0) }, storage.ErrRequestTooLarge},
+		{"cancelled create", func() error { return s.Create(cancelled, "/widgets/ns/c", widget("c", nil), nil, 0) }, context.Canceled},
+		{"cancelled update", func() error {
+			return s.GuaranteedUpdate(cancelled, "/widgets/ns/existing", &testapi.Widget{}, false, nil, noop, nil)
+		}, context.Canceled},
+		{"cancelled delete", func() error {
+			return s.Delete(cancelled, "/widgets/ns/existing", &testapi.Widget{}, nil, nil, nil, storage.DeleteOptions{})
+		}, context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := currentRev(t)
+			err := tc.call()
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if after := currentRev(t); after != before {
+				t.Fatalf("etcd revision moved %d -> %d: something was written", before, after)
+			}
+		})
+	}
+	if n := rawCount(t, s); n != 1 {
+		t.Fatalf("%d keys under the prefix, want 1", n)
+	}
+}
