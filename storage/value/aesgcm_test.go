@@ -7,7 +7,9 @@ import (
 	"testing"
 )
 
-func key(name string, b byte) AESGCMKey { return AESGCMKey{Name: name, Secret: bytes.Repeat([]byte{b}, 32)} }
+func key(name string, b byte) AESGCMKey {
+	return AESGCMKey{Name: name, Secret: bytes.Repeat([]byte{b}, 32)}
+}
 
 func mustAESGCM(t *testing.T, cfg AESGCMConfig) *AESGCM {
 	t.Helper()
