@@ -117,5 +117,7 @@ func (r *running) stop() error {
 // waitRegistered waits until the controller has registered its handler.
 func (r *running) waitRegistered(t *testing.T) {
 	t.Helper()
-	require.Eventually(t, func() bool { return r.informer.Handlers() == 1 }, 10*time.Second, time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, r.informer.WaitForHandlers(ctx, 1))
 }

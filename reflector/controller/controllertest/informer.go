@@ -4,6 +4,7 @@
 package controllertest
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,7 @@ type FakeInformer[T any] struct {
 
 	mu       sync.Mutex
 	handlers []*Registration[T]
+	changed  chan struct{} // closed and replaced when handlers change; nil until needed
 }
 
 // Registration is the handle FakeInformer.AddEventHandler returns.
@@ -44,6 +46,7 @@ func (f *FakeInformer[T]) AddEventHandler(h reflector.ResourceEventHandler[T]) (
 	defer f.mu.Unlock()
 	r := &Registration[T]{informer: f, handler: h}
 	f.handlers = append(f.handlers, r)
+	f.notifyLocked()
 	return r, nil
 }
 
@@ -54,6 +57,7 @@ func (f *FakeInformer[T]) RemoveEventHandler(reg reflector.ResourceEventHandlerR
 	for i, r := range f.handlers {
 		if r == reg {
 			f.handlers = append(f.handlers[:i:i], f.handlers[i+1:]...)
+			f.notifyLocked()
 			return nil
 		}
 	}
@@ -71,6 +75,36 @@ func (f *FakeInformer[T]) Handlers() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.handlers)
+}
+
+// WaitForHandlers blocks until exactly n handlers are registered, or ctx
+// ends (then it returns ctx's error). Use it to send events only once a
+// controller started in another goroutine is listening.
+func (f *FakeInformer[T]) WaitForHandlers(ctx context.Context, n int) error {
+	for {
+		f.mu.Lock()
+		if len(f.handlers) == n {
+			f.mu.Unlock()
+			return nil
+		}
+		if f.changed == nil {
+			f.changed = make(chan struct{})
+		}
+		changed := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+func (f *FakeInformer[T]) notifyLocked() {
+	if f.changed != nil {
+		close(f.changed)
+		f.changed = nil
+	}
 }
 
 // Add delivers OnAdd(obj, isInInitialList) to every handler.
