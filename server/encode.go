@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,10 @@ type encodeCache struct {
 	entries map[cacheKey]*encodedEvent // guarded by mu
 	ring    []cacheKey                 // guarded by mu; insertion order
 	next    int                        // guarded by mu; next ring slot to reuse
+	// encodes counts the events encoded through the cache (for tests and
+	// benchmarks: with a sharing store it grows once per event, not once
+	// per watcher).
+	encodes atomic.Int64
 }
 
 type cacheKey struct {
@@ -72,7 +77,10 @@ func (c *encodeCache) line(ev watch.Event, r *resource) ([]byte, error) {
 		c.entries[k] = e
 	}
 	c.mu.Unlock()
-	e.once.Do(func() { e.line, e.err = encodeEvent(ev, r) })
+	e.once.Do(func() {
+		c.encodes.Add(1)
+		e.line, e.err = encodeEvent(ev, r)
+	})
 	return e.line, e.err
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,7 +65,6 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 		_ = rc.Flush()
 		return
 	}
-	defer src.Stop()
 	rc := startStream(w)
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	s.pump(ctx, w, rc, src, t.res)
@@ -94,18 +94,20 @@ func (s *Server) pump(ctx context.Context, w http.ResponseWriter, rc *http.Respo
 	done := make(chan struct{})
 	readerDone := make(chan struct{})
 	var overflow atomic.Bool
+	stop := sync.OnceFunc(src.Stop)
 	go func() {
 		defer close(readerDone)
 		defer close(queue)
 		if s.readEvents(src, r, queue, done) {
 			overflow.Store(true)
+			stop() // release the storage watch now, not when the connection gives up
 			s.log.Info("ending slow watch: its buffer stayed full", "resource", r.Plural,
 				"buffer", s.cfg.WatchBufferSize, "timeout", s.cfg.SlowWatcherTimeout)
 		}
 	}()
 	defer func() {
 		close(done)
-		src.Stop()
+		stop()
 		<-readerDone
 	}()
 	for {

@@ -1,0 +1,109 @@
+package httplw
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/server"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/etcd3"
+)
+
+// etcdServer is the package's one embedded etcd; each test has its prefix.
+var etcdServer *embedtest.Server
+
+func TestMain(m *testing.M) {
+	etcdServer = embedtest.MustStartServer(embedtest.Options{})
+	code := m.Run()
+	etcdServer.Close()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// fixture is an HTTP server over an etcd3 store of widgets.
+type fixture struct {
+	t      testing.TB
+	store  *etcd3.Store
+	srv    *server.Server
+	ts     *httptest.Server
+	client *http.Client
+}
+
+func newFixture(tb testing.TB, wrap ...func(storage.Interface) storage.Interface) *fixture {
+	tb.Helper()
+	st, err := etcd3.New(etcd3.Config{
+		Client: etcdServer.Client, Codec: testapi.UnstructuredCodec,
+		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList,
+		Prefix: embedtest.Prefix(tb), ResourcePrefix: "/widgets",
+	})
+	require.NoError(tb, err)
+	var backing storage.Interface = st
+	for _, w := range wrap {
+		backing = w(backing)
+	}
+	srv, err := server.New(server.Config{Resources: []server.Resource{{
+		Group: "demo.listwatch.dev", Version: "v1", Plural: "widgets", Kind: "Widget", Namespaced: true,
+		Storage: backing, KeyRoot: "/widgets", GetAttrs: testapi.GetAttrs, SelectableFields: []string{"spec.nodeName"},
+	}}})
+	require.NoError(tb, err)
+	f := &fixture{t: tb, store: st, srv: srv, ts: httptest.NewServer(srv), client: &http.Client{Transport: &http.Transport{}}}
+	tb.Cleanup(func() {
+		srv.Close()
+		f.ts.Close()
+		f.client.CloseIdleConnections()
+		st.Close()
+	})
+	return f
+}
+
+// lw returns a ListerWatcher for namespace ns ("" for all).
+func (f *fixture) lw(ns string, edit ...func(*Config)) *ListerWatcher {
+	f.t.Helper()
+	cfg := Config{BaseURL: f.ts.URL, Group: "demo.listwatch.dev", Version: "v1", Plural: "widgets",
+		Namespace: ns, HTTPClient: f.client}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	lw, err := New(cfg)
+	require.NoError(f.t, err)
+	return lw
+}
+
+// put creates or replaces a widget directly in storage and returns it.
+func (f *fixture) put(ns, name string, labels map[string]string) *unstructured.Unstructured {
+	f.t.Helper()
+	ctx := testCtx(f.t)
+	obj := testapi.MakeUnstructured(ns, name, labels)
+	out := &unstructured.Unstructured{}
+	key := "/widgets/" + ns + "/" + name
+	err := f.store.Create(ctx, key, obj, out, 0)
+	if storage.IsCode(err, storage.CodeKeyExists) {
+		err = f.store.GuaranteedUpdate(ctx, key, out, false, nil, func(_ runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			return obj.DeepCopy(), nil, nil
+		}, nil)
+	}
+	require.NoError(f.t, err)
+	return out
+}
+
+func testCtx(tb testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	tb.Cleanup(cancel)
+	return ctx
+}

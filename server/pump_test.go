@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/internal/testapi"
+)
+
+// stalledWriter is a ResponseWriter whose first Write blocks until
+// release is closed, like a client that stopped reading.
+type stalledWriter struct {
+	header  http.Header
+	release chan struct{}
+	lines   atomic.Int64
+	once    sync.Once
+}
+
+func (w *stalledWriter) Header() http.Header { return w.header }
+func (w *stalledWriter) WriteHeader(int)     {}
+func (w *stalledWriter) Flush()              {}
+func (w *stalledWriter) Write(b []byte) (int, error) {
+	w.once.Do(func() { <-w.release })
+	w.lines.Add(1)
+	return len(b), nil
+}
+
+func testServer(tb testing.TB, buffer int, slow time.Duration) (*Server, *resource) {
+	tb.Helper()
+	s := &Server{
+		cfg: Config{WatchBufferSize: buffer, SlowWatcherTimeout: slow, WriteTimeout: time.Minute},
+		log: slog.New(slog.DiscardHandler), enc: newEncodeCache(64), closing: make(chan struct{}),
+	}
+	return s, &resource{Resource: Resource{Group: group, Version: "v1", Kind: "Widget", Plural: "widgets"},
+		gvString: "demo.listwatch.dev/v1"}
+}
+
+func TestSlowWatcherIsEndedWithBoundedBuffer(t *testing.T) {
+	s, r := testServer(t, 2, 50*time.Millisecond)
+	src := watch.NewFakeWithChanSize(100, false)
+	for i := range 50 {
+		src.Add(testapi.MakeUnstructured("ns", fmt.Sprintf("w%d", i), nil))
+	}
+	w := &stalledWriter{header: http.Header{}, release: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.pump(context.Background(), w, http.NewResponseController(w), src, r)
+	}()
+	// The reader gives up on its own and releases the storage watch while
+	// the connection is still stalled.
+	require.Eventually(t, src.IsStopped, 5*time.Second, 5*time.Millisecond)
+	close(w.release)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("pump did not end after the overflow")
+	}
+	// At most the stalled event, the buffer and the event being queued.
+	require.LessOrEqual(t, w.lines.Load(), int64(1+2+1))
+}
+
+func TestFastWatcherGetsEverything(t *testing.T) {
+	s, r := testServer(t, 2, time.Minute)
+	src := watch.NewFakeWithChanSize(100, false)
+	for i := range 50 {
+		src.Add(testapi.MakeUnstructured("ns", fmt.Sprintf("w%d", i), nil))
+	}
+	src.Stop()
+	w := &stalledWriter{header: http.Header{}, release: make(chan struct{})}
+	close(w.release)
+	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
+	require.Equal(t, int64(50), w.lines.Load())
+}
+
+func TestEncodeCacheSharesBytes(t *testing.T) {
+	_, r := testServer(t, 1, time.Second)
+	c := newEncodeCache(4)
+	obj := testapi.MakeUnstructured("ns", "a", nil)
+	ev := watch.Event{Type: watch.Added, Object: obj}
+
+	var wg sync.WaitGroup
+	lines := make([][]byte, 8)
+	for i := range lines {
+		wg.Go(func() {
+			b, err := c.line(ev, r)
+			require.NoError(t, err)
+			lines[i] = b
+		})
+	}
+	wg.Wait()
+	for _, b := range lines {
+		require.Same(t, &lines[0][0], &b[0], "every watcher shares one encoding")
+	}
+	require.Equal(t, int64(1), c.encodes.Load())
+	require.JSONEq(t, `{"type":"ADDED","object":`+string(mustJSON(t, obj))+`}`, string(lines[0]))
+
+	// Another type of event for the same object is another line.
+	mod, err := c.line(watch.Event{Type: watch.Modified, Object: obj}, r)
+	require.NoError(t, err)
+	require.Contains(t, string(mod), `"type":"MODIFIED"`)
+
+	// After size newer events the entry is gone and encoded again.
+	for i := range 4 {
+		_, err := c.line(watch.Event{Type: watch.Added, Object: testapi.MakeUnstructured("ns", fmt.Sprint(i), nil)}, r)
+		require.NoError(t, err)
+	}
+	again, err := c.line(ev, r)
+	require.NoError(t, err)
+	require.NotSame(t, &lines[0][0], &again[0])
+	require.Equal(t, string(lines[0]), string(again))
+}
+
+func TestBookmarkEncoding(t *testing.T) {
+	_, r := testServer(t, 1, time.Second)
+	bm := &unstructured.Unstructured{}
+	bm.SetResourceVersion("42")
+	bm.SetAnnotations(map[string]string{"k8s.io/initial-events-end": "true"})
+	b, err := newEncodeCache(4).line(watch.Event{Type: watch.Bookmark, Object: bm}, r)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"type":"BOOKMARK","object":{"apiVersion":"demo.listwatch.dev/v1","kind":"Widget",
+		"metadata":{"resourceVersion":"42","annotations":{"k8s.io/initial-events-end":"true"}}}}`, string(b))
+}
+
+func mustJSON(tb testing.TB, u *unstructured.Unstructured) []byte {
+	tb.Helper()
+	b, err := u.MarshalJSON()
+	require.NoError(tb, err)
+	return b
+}
