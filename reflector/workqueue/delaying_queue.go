@@ -12,7 +12,7 @@ import (
 type DelayingQueue[T comparable] struct {
 	*Queue[T]
 
-	mu      sync.Mutex    // guards waiting
+	waitMu  sync.Mutex    // guards waiting (never held with Queue.mu)
 	waiting *waitHeap[T]  // items not yet due, earliest first
 	wake    chan struct{} // cap 1; poked when the earliest deadline moves earlier
 	stop    chan struct{} // closed by the stop hook; ends loop
@@ -45,9 +45,9 @@ func (q *DelayingQueue[T]) AddAfter(item T, d time.Duration) {
 		return
 	}
 	readyAt := q.clock.Now().Add(d)
-	q.mu.Lock()
+	q.waitMu.Lock()
 	earliest := q.waiting.insert(item, readyAt)
-	q.mu.Unlock()
+	q.waitMu.Unlock()
 	if earliest {
 		select {
 		case q.wake <- struct{}{}:
@@ -58,8 +58,8 @@ func (q *DelayingQueue[T]) AddAfter(item T, d time.Duration) {
 
 // Waiting returns the number of items waiting for their deadline.
 func (q *DelayingQueue[T]) Waiting() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.waitMu.Lock()
+	defer q.waitMu.Unlock()
 	return q.waiting.len()
 }
 
@@ -79,9 +79,9 @@ func (q *DelayingQueue[T]) loop() {
 	for {
 		var next time.Time
 		var pending bool
-		q.mu.Lock()
+		q.waitMu.Lock()
 		ready, next, pending = q.waiting.popReady(q.clock.Now(), ready[:0])
-		q.mu.Unlock()
+		q.waitMu.Unlock()
 		for i, item := range ready {
 			q.Add(item)
 			var zero T
@@ -111,7 +111,7 @@ func (q *DelayingQueue[T]) loop() {
 func (q *DelayingQueue[T]) stopLoop() {
 	close(q.stop)
 	<-q.done
-	q.mu.Lock()
+	q.waitMu.Lock()
 	q.waiting.clear()
-	q.mu.Unlock()
+	q.waitMu.Unlock()
 }
