@@ -136,7 +136,9 @@ func TestInformerLateHandlerGetsReplayWithoutGapOrDuplicate(t *testing.T) {
 	}
 }
 
-func itoa(i int) string { return string(rune('0'+i/1000%10)) + string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10)) }
+func itoa(i int) string {
+	return string(rune('0'+i/1000%10)) + string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10))
+}
 
 func TestInformerRemoveHandlerStopsDeliveries(t *testing.T) {
 	lw := newScriptedLW()
