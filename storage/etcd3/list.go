@@ -41,8 +41,10 @@ func (s *Store) planList(keyPrefix string, opts storage.ListOptions) (listPlan, 
 	}
 	if opts.ResourceVersion == "" {
 		switch opts.ResourceVersionMatch {
-		case "", metav1.ResourceVersionMatchNotOlderThan, metav1.ResourceVersionMatchExact:
+		case "", metav1.ResourceVersionMatchNotOlderThan:
 			return p, nil
+		case metav1.ResourceVersionMatchExact:
+			return p, storage.NewInvalidArgumentError("resourceVersionMatch=Exact needs a resourceVersion", nil)
 		}
 		return p, storage.NewInvalidArgumentError(fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch), nil)
 	}

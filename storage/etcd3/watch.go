@@ -103,6 +103,9 @@ type watcher struct {
 	startRev int64
 	// lastRV is the RV of the last event or bookmark sent. Owned by run.
 	lastRV int64
+	// createdRev is etcd's revision when it registered the watch (from the
+	// creation response). Owned by run.
+	createdRev int64
 
 	ctx    context.Context    // cancelled by Stop, Store.Close or the caller
 	cancel context.CancelFunc // cancels ctx
@@ -136,7 +139,7 @@ func (w *watcher) run() {
 		}
 	}
 	w.lastRV = w.startRev
-	opts := []clientv3.OpOption{clientv3.WithRev(w.startRev + 1), clientv3.WithPrevKV()}
+	opts := []clientv3.OpOption{clientv3.WithRev(w.startRev + 1), clientv3.WithPrevKV(), clientv3.WithCreatedNotify()}
 	if w.recursive {
 		opts = append(opts, clientv3.WithPrefix())
 	}
@@ -174,8 +177,12 @@ func (w *watcher) handle(wres clientv3.WatchResponse) bool {
 		}
 		return false
 	}
+	if wres.Created {
+		w.createdRev = wres.Header.Revision
+		return true
+	}
 	if wres.IsProgressNotify() {
-		if w.progress && w.pred.AllowWatchBookmarks && wres.Header.Revision >= w.lastRV {
+		if w.progress && w.pred.AllowWatchBookmarks && w.progressTrustworthy(wres.Header.Revision) {
 			return w.sendBookmark(wres.Header.Revision, false)
 		}
 		return true
@@ -192,6 +199,23 @@ func (w *watcher) handle(wres clientv3.WatchResponse) bool {
 		w.lastRV = e.Kv.ModRevision
 	}
 	return true
+}
+
+// progressTrustworthy reports whether a progress notification at rev may
+// become a bookmark. etcd broadcasts the answer to a progress request to
+// every watch of the gRPC stream, and its server may deliver an answer
+// computed just before this watch was registered right after this watch's
+// creation response: such a stale notification (rev <= createdRev) would
+// promise events the watch has not yet caught up with from history. So
+// while the watch may still be catching up (lastRV < createdRev) only
+// notifications newer than the creation are trusted. The cost is that a
+// watch that needed history and sees no event may miss a bookmark at
+// exactly createdRev; the next write anywhere in etcd lifts that.
+func (w *watcher) progressTrustworthy(rev int64) bool {
+	if rev < w.lastRV {
+		return false
+	}
+	return w.lastRV >= w.createdRev || rev > w.createdRev
 }
 
 // send delivers ev unless the watch is stopped first.

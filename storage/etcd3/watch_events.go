@@ -71,9 +71,16 @@ func (w *watcher) translate(e *clientv3.Event) (ev watch.Event, ok bool, err err
 	return ev, false, nil
 }
 
+// missingPrev reports an update or delete event without its previous value.
+// etcd omits it only when the previous revision was compacted while the
+// watch was still catching up with history, so the watch cannot go on
+// reliably: it ends with 410 Gone and the client relists.
 func (w *watcher) missingPrev(key string) error {
-	return &storage.Error{Code: storage.CodeUnknown, Key: w.s.userKey(key),
-		Msg: "etcd event without the previous value (PrevKv=nil); history was probably compacted"}
+	e := storage.NewGoneError(w.startRev, 0)
+	e.Key = w.s.userKey(key)
+	e.Msg = fmt.Sprintf("too old resource version: %d: etcd history was compacted while the watch was "+
+		"catching up (event without its previous value)", w.startRev)
+	return e
 }
 
 func (w *watcher) decode(etcdKey string, raw []byte, rev int64) (runtime.Object, error) {
