@@ -30,6 +30,10 @@ cover:
 	$(GO) test -count=1 -coverprofile=cover.out $(PKGS)
 	$(GO) tool cover -func=cover.out | tail -1
 
+## demo: the scripted revision/resume walkthrough on an embedded etcd
+demo:
+	$(GO) run ./cmd/cacher-demo
+
 ## fmt: format the code
 fmt:
 	gofmt -w $$(git ls-files '*.go')

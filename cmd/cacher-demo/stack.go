@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/server"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/etcd3"
+)
+
+// The demo's one resource.
+const (
+	group    = "demo.listwatch.dev"
+	version  = "v1"
+	plural   = "widgets"
+	kind     = "Widget"
+	keyRoot  = "/widgets"
+	etcdRoot = "/registry"
+)
+
+// stackConfig says where etcd is and how the cacher is tuned.
+type stackConfig struct {
+	// dataDir holds the embedded etcd's data ("" = a temporary directory, removed on close).
+	dataDir string
+	// etcdEndpoints, when set, uses an existing etcd instead of an embedded one.
+	etcdEndpoints []string
+	// etcdClientURL is the embedded etcd's client URL ("" = a free loopback port).
+	etcdClientURL string
+	// listen is the HTTP address ("" = no HTTP server).
+	listen string
+	// bookmarkInterval and historyMax tune the cacher (0 = its defaults).
+	bookmarkInterval time.Duration
+}
+
+// stack is etcd → etcd3 store (counted) → cacher → HTTP server.
+type stack struct {
+	etcd    *embedtest.Server // nil with external endpoints
+	client  *clientv3.Client
+	store   *etcd3.Store
+	counted *countingStorage
+	cacher  *cacher.Cacher
+	srv     *server.Server
+	baseURL string
+
+	cancelCacher context.CancelFunc
+	cacherDone   chan error
+	serveDone    chan error
+	cancelServe  context.CancelFunc
+	closeOnce    sync.Once
+}
+
+func newUnstructuredStore(cli *clientv3.Client) (*etcd3.Store, error) {
+	return etcd3.New(etcd3.Config{
+		Client: cli, Codec: unstructured.UnstructuredJSONScheme,
+		NewFunc:     func() runtime.Object { return &unstructured.Unstructured{} },
+		NewListFunc: func() runtime.Object { return &unstructured.UnstructuredList{} },
+		Prefix:      etcdRoot, ResourcePrefix: keyRoot,
+	})
+}
+
+func startStack(ctx context.Context, cfg stackConfig) (*stack, error) {
+	s := &stack{}
+	if len(cfg.etcdEndpoints) > 0 {
+		cli, err := embedtest.NewClient(cfg.etcdEndpoints)
+		if err != nil {
+			return nil, fmt.Errorf("cannot reach etcd at %v: %w", cfg.etcdEndpoints, err)
+		}
+		s.client = cli
+	} else {
+		e, err := embedtest.StartServer(embedtest.Options{Dir: cfg.dataDir, ClientURL: cfg.etcdClientURL, Fsync: cfg.dataDir != ""})
+		if err != nil {
+			return nil, err
+		}
+		s.etcd, s.client = e, e.Client
+	}
+	store, err := newUnstructuredStore(s.client)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.store = store
+	s.counted = &countingStorage{Interface: store}
+	if err := s.startCacher(ctx, cfg); err != nil {
+		s.close()
+		return nil, err
+	}
+	if cfg.listen != "" {
+		if err := s.startHTTP(cfg.listen); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *stack) startCacher(ctx context.Context, cfg stackConfig) error {
+	c, err := cacher.New(cacher.Config{
+		Storage: s.counted, ResourcePrefix: keyRoot,
+		NewFunc:          func() runtime.Object { return &unstructured.Unstructured{} },
+		NewListFunc:      func() runtime.Object { return &unstructured.UnstructuredList{} },
+		BookmarkInterval: cfg.bookmarkInterval,
+	})
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	go func() { done <- c.Run(runCtx) }()
+	readyCtx, cancelReady := context.WithTimeout(ctx, 30*time.Second)
+	defer cancelReady()
+	if err := c.WaitReady(readyCtx); err != nil {
+		cancel()
+		<-done
+		return fmt.Errorf("cacher did not become ready: %w", err)
+	}
+	s.cacher, s.cancelCacher, s.cacherDone = c, cancel, done
+	return nil
+}
+
+// stopCacher stops the cacher; every watch it serves ends.
+func (s *stack) stopCacher() error {
+	if s.cacher == nil {
+		return nil
+	}
+	s.cancelCacher()
+	err := <-s.cacherDone
+	s.cacher = nil
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+func (s *stack) startHTTP(addr string) error {
+	srv, err := server.New(server.Config{Resources: []server.Resource{{
+		Group: group, Version: version, Plural: plural, Kind: kind, Namespaced: true,
+		Storage: s.cacher, KeyRoot: keyRoot,
+	}}})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w", addr, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	s.srv, s.cancelServe, s.serveDone = srv, cancel, done
+	s.baseURL = "http://" + ln.Addr().String()
+	return nil
+}
+
+// close stops everything the stack started, in reverse order.
+func (s *stack) close() {
+	s.closeOnce.Do(func() {
+		if s.cancelServe != nil {
+			s.cancelServe()
+			if err := <-s.serveDone; err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, context.Canceled) {
+				fmt.Printf("http server: %v\n", err)
+			}
+		}
+		_ = s.stopCacher()
+		if s.etcd != nil {
+			s.etcd.Close()
+		} else if s.client != nil {
+			s.client.Close()
+		}
+	})
+}
+
+// selectorPredicate builds a predicate from label and field selector strings.
+func selectorPredicate(labelSel, fieldSel string) (storage.SelectionPredicate, error) {
+	p := storage.SelectionPredicate{Label: labels.Everything(), Field: fields.Everything()}
+	if labelSel != "" {
+		l, err := labels.Parse(labelSel)
+		if err != nil {
+			return p, err
+		}
+		p.Label = l
+	}
+	if fieldSel != "" {
+		f, err := fields.ParseSelector(fieldSel)
+		if err != nil {
+			return p, err
+		}
+		p.Field = f
+	}
+	return p, nil
+}
