@@ -1,0 +1,204 @@
+package storagetest_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/storagetest"
+)
+
+// The suite tests itself here: each mutant wraps the etcd3 store and removes
+// one feature, and the cases that check that feature must then fail. Every
+// mutant runs in a child process (this test binary, TestMutant) so that its
+// expected failures do not fail this package.
+
+const mutantEnv = "STORAGETEST_MUTANT"
+
+// mutants maps a removed feature to the cases that must detect it.
+var mutants = map[string][]string{
+	"create-ignores-ttl":         {"CreateWithTTL"},
+	"get-ignores-rv":             {"GetResourceVersionTooLarge", "GetMalformedResourceVersion"},
+	"list-ignores-exact":         {"ListExactOlder", "ListExactCompacted", "ListPagingAtExactResourceVersion"},
+	"list-ignores-limit":         {"ListPagination", "ListFilterWithLimitFillsPages", "ListRemainingItemCountNotSetWithFilter"},
+	"list-ignores-selectors":     {"ListLabelSelector", "ListFieldSelectorNodeName", "ListFieldSelectorName"},
+	"list-ignores-continue":      {"ListContinueAcrossWrites", "ListContinueInvalidToken", "ListContinueAfterCompaction"},
+	"update-ignores-conditions":  {"UpdatePreconditionUIDFails", "UpdatePreconditionResourceVersionFails"},
+	"update-ignores-ttl":         {"UpdateSetsTTL", "UpdateClearsTTL"},
+	"delete-ignores-conditions":  {"DeletePreconditionUIDFails", "DeleteValidationRejects"},
+	"stats-zero":                 {"StatsCountsObjects"},
+	"watch-ignores-rv":           {"WatchFromResourceVersionIsExclusive", "WatchFromResourceVersionReplaysDelete", "WatchTooOldResourceVersion"},
+	"watch-ignores-selectors":    {"WatchLabelSelectorTransitions", "WatchFieldSelectorTransitions", "WatchSendInitialEventsWithSelector"},
+	"watch-drops-bookmarks":      {"WatchProgressNotifyBookmark", "WatchSendInitialEventsEmpty"},
+	"watch-no-initial-events":    {"WatchSendInitialEventsConsistent", "WatchFromZeroSendsInitialState"},
+	"watch-drops-deletes":        {"WatchFromZeroThenDelete", "WatchDeleteEventCarriesDeletionRevision"},
+	"current-rv-stale":           {"CurrentResourceVersionMonotonic", "CurrentResourceVersionIsGlobal"},
+}
+
+// TestMutant runs in the child process: the cases of one mutant against
+// the mutated store. Without the environment variable it does nothing.
+func TestMutant(t *testing.T) {
+	name := os.Getenv(mutantEnv)
+	if name == "" {
+		t.Skip("runs only as a child of TestSuiteDetectsMutants")
+	}
+	base := newEtcd3Env(false)
+	storagetest.RunCases(t, func(t *testing.T) *storagetest.Env {
+		env := base(t)
+		env.Store = &mutated{Interface: env.Store, mode: name}
+		return env
+	}, mutants[name]...)
+}
+
+// TestSuiteDetectsMutants checks that every case listed for a mutant fails
+// against it.
+func TestSuiteDetectsMutants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns child test processes")
+	}
+	if os.Getenv(mutantEnv) != "" {
+		t.Skip("child process")
+	}
+	// Children mostly wait for events that a mutant never delivers: run
+	// several at once (goroutines, not t.Parallel, which -parallel caps at
+	// GOMAXPROCS), each with short waits.
+	type result struct {
+		out []byte
+		err error
+	}
+	results := make(map[string]*result, len(mutants))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for name := range mutants {
+		r := &result{}
+		results[name] = r
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestMutant$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), mutantEnv+"="+name, storagetest.WaitTimeoutEnv+"=5s")
+			r.out, r.err = cmd.CombinedOutput()
+		})
+	}
+	wg.Wait()
+	for name, cases := range mutants {
+		t.Run(name, func(t *testing.T) {
+			r := results[name]
+			if r.err == nil {
+				t.Fatalf("all cases passed against mutant %s:\n%s", name, r.out)
+			}
+			for _, c := range cases {
+				if !strings.Contains(string(r.out), "--- FAIL: TestMutant/"+c+" ") {
+					t.Errorf("case %s did not fail against mutant %s", c, name)
+				}
+			}
+			if t.Failed() {
+				t.Logf("child output:\n%s", r.out)
+			}
+		})
+	}
+}
+
+// mutated is a storage.Interface with one feature removed.
+type mutated struct {
+	storage.Interface
+	mode string
+}
+
+func (m *mutated) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
+	if m.mode == "create-ignores-ttl" {
+		ttl = 0
+	}
+	return m.Interface.Create(ctx, key, obj, out, ttl)
+}
+
+func (m *mutated) Get(ctx context.Context, key string, opts storage.GetOptions, obj runtime.Object) error {
+	if m.mode == "get-ignores-rv" {
+		opts.ResourceVersion = ""
+	}
+	return m.Interface.Get(ctx, key, opts, obj)
+}
+
+func (m *mutated) GetList(ctx context.Context, key string, opts storage.ListOptions, list runtime.Object) error {
+	switch m.mode {
+	case "list-ignores-exact":
+		opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+	case "list-ignores-limit":
+		opts.Predicate.Limit = 0
+	case "list-ignores-selectors":
+		opts.Predicate.Label, opts.Predicate.Field = nil, nil
+	case "list-ignores-continue":
+		opts.Predicate.Continue = ""
+	}
+	return m.Interface.GetList(ctx, key, opts, list)
+}
+
+func (m *mutated) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
+	pre *storage.Preconditions, tryUpdate storage.UpdateFunc, cached runtime.Object) error {
+	switch m.mode {
+	case "update-ignores-conditions":
+		pre = nil
+	case "update-ignores-ttl":
+		inner := tryUpdate
+		tryUpdate = func(in runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			out, _, err := inner(in, res)
+			return out, nil, err
+		}
+	}
+	return m.Interface.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, tryUpdate, cached)
+}
+
+func (m *mutated) Delete(ctx context.Context, key string, out runtime.Object, pre *storage.Preconditions,
+	validate storage.ValidateObjectFunc, cached runtime.Object, opts storage.DeleteOptions) error {
+	if m.mode == "delete-ignores-conditions" {
+		pre, validate = nil, storage.ValidateAllObjectFunc
+	}
+	return m.Interface.Delete(ctx, key, out, pre, validate, cached, opts)
+}
+
+func (m *mutated) Stats(ctx context.Context) (storage.Stats, error) {
+	st, err := m.Interface.Stats(ctx)
+	if m.mode == "stats-zero" {
+		st.ObjectCount = 0
+	}
+	return st, err
+}
+
+func (m *mutated) GetCurrentResourceVersion(ctx context.Context) (uint64, error) {
+	rv, err := m.Interface.GetCurrentResourceVersion(ctx)
+	if m.mode == "current-rv-stale" && rv > 1 {
+		rv--
+	}
+	return rv, err
+}
+
+func (m *mutated) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	var drop func(watch.Event) bool
+	switch m.mode {
+	case "watch-ignores-rv":
+		opts.ResourceVersion = ""
+	case "watch-ignores-selectors":
+		opts.Predicate.Label, opts.Predicate.Field = nil, nil
+	case "watch-no-initial-events":
+		opts.SendInitialEvents = nil
+		if opts.ResourceVersion == "0" {
+			opts.ResourceVersion = ""
+		}
+	case "watch-drops-bookmarks":
+		drop = func(ev watch.Event) bool { return ev.Type == watch.Bookmark }
+	case "watch-drops-deletes":
+		drop = func(ev watch.Event) bool { return ev.Type == watch.Deleted }
+	}
+	w, err := m.Interface.Watch(ctx, key, opts)
+	if err != nil || drop == nil {
+		return w, err
+	}
+	return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) { return ev, !drop(ev) }), nil
+}
