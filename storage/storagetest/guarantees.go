@@ -71,7 +71,7 @@ type GuaranteeOptions struct {
 	// the clock when the flag is unset. The seed is logged, and printed again
 	// on failure.
 	Seed uint64
-	// Writes is the number of successful write attempts; 0 means 600 (4000 long).
+	// Writes is the number of write attempts; 0 means 500 (4000 long).
 	Writes int
 	// Writers is the number of concurrent writers; 0 means 4 (8 long).
 	Writers int
@@ -91,8 +91,19 @@ type GuaranteeOptions struct {
 	// a complete correct stream instead of a 410 error (a cache that still
 	// holds the history may serve it).
 	AllowServingCompacted bool
+	// NoProgressRequests stops the run from calling Store.RequestWatchProgress
+	// while it writes; watchers then get only the bookmarks the store makes
+	// on its own. Use it only for a store known to break the bookmark promise
+	// on requested progress notifications, and say so.
+	NoProgressRequests bool
+	// LenientCompactionErrors accepts, from a watcher whose next revision
+	// etcd compacted away, an error event of any code (not only 410), even
+	// one that cuts the events of a revision in part. Use it only for a store
+	// known to report compaction that way (as Kubernetes' etcd3 store does
+	// when etcd sends an event without its previous value), and say so.
+	LenientCompactionErrors bool
 	// Timeout bounds the wait for every watcher to receive all its events
-	// once the writes are done; 0 means 30 s.
+	// once the writes are done; 0 means 60 s (3 min long).
 	Timeout time.Duration
 	// Long selects the soak defaults; the -guarantee.long flag also sets it.
 	Long bool
@@ -116,16 +127,16 @@ func (o GuaranteeOptions) withDefaults() GuaranteeOptions {
 			}
 		}
 	}
-	def(&o.Writes, 600, 4000)
+	def(&o.Writes, 500, 4000)
 	def(&o.Writers, 4, 8)
 	def(&o.Watchers, 200, 800)
 	def(&o.Resumes, max(1, o.Watchers/4), max(1, o.Watchers/4))
 	def(&o.GoneProbes, 5, 20)
 	def(&o.Keys, 30, 60)
 	if o.Timeout == 0 {
-		o.Timeout = 30 * time.Second
+		o.Timeout = time.Minute
 		if o.Long {
-			o.Timeout = 2 * time.Minute
+			o.Timeout = 3 * time.Minute
 		}
 	}
 	return o

@@ -27,6 +27,8 @@ type guaranteeRun struct {
 	startRev   uint64
 	compactRev atomic.Uint64 // set just before the compaction is issued
 	seq        atomic.Int64
+	// watchCtx is the context of every watch: it outlives the writers.
+	watchCtx context.Context
 
 	mu       sync.Mutex
 	watchers []*watchRun
@@ -49,6 +51,7 @@ func (r *guaranteeRun) run() {
 		t.Fatalf("resource prefix %q holds %d keys; RunWatchGuarantees needs it empty", prefix, resp.Count)
 	}
 	r.startRev = uint64(resp.Header.Revision)
+	r.watchCtx = ctx
 	r.log = newRVLog(r.startRev)
 
 	recCtx, stopRecord := context.WithCancel(clientv3.WithRequireLeader(ctx))
@@ -59,10 +62,15 @@ func (r *guaranteeRun) run() {
 
 	progCtx, stopProgress := context.WithCancel(ctx)
 	progDone := make(chan struct{})
-	go r.requestProgress(progCtx, progDone)
+	if r.opts.NoProgressRequests {
+		close(progDone)
+	} else {
+		go r.requestProgress(progCtx, progDone)
+	}
 	defer func() { stopProgress(); <-progDone }()
 
 	defer r.stopAll()
+	began := time.Now()
 	if !r.writeAndWatch(ctx) {
 		return
 	}
@@ -70,11 +78,14 @@ func (r *guaranteeRun) run() {
 	if !ok {
 		return
 	}
+	t.Logf("writes done in %v", time.Since(began).Round(time.Millisecond))
 	r.checkAll(ctx, r.snapshotWatchers(), revs, nil)
+	t.Logf("watchers checked after %v", time.Since(began).Round(time.Millisecond))
 	if t.Failed() {
 		return
 	}
 	r.resume(ctx, revs)
+	t.Logf("resumes checked after %v", time.Since(began).Round(time.Millisecond))
 }
 
 // requestProgress asks the store for progress notifications while the run
@@ -138,16 +149,13 @@ func (r *guaranteeRun) spawn(ctx context.Context) {
 		if !r.log.waitWrites(ctx, threshold) {
 			return
 		}
-		var lo uint64
-		if c := r.compactRev.Load(); c > 0 {
-			lo = c - 1
-		}
-		start, ok := r.log.pick(rng, lo, math.MaxUint64)
+		lo := r.compactRev.Load() // RVs at or after the compaction stay watchable
+		start, ok := r.log.pick(rng, lo, math.MaxUint64, true)
 		if !ok {
 			r.t.Errorf("no RV at or above %d to start a watcher from", lo)
 			return
 		}
-		if !r.startWatcher(ctx, randomSpec(rng, strconv.Itoa(i), start)) {
+		if !r.startWatcher(randomSpec(rng, strconv.Itoa(i), start)) {
 			return
 		}
 	}
@@ -156,8 +164,8 @@ func (r *guaranteeRun) spawn(ctx context.Context) {
 	}
 }
 
-func (r *guaranteeRun) startWatcher(ctx context.Context, spec watchSpec) bool {
-	w, err := startWatch(ctx, r.env, spec, &r.compactRev)
+func (r *guaranteeRun) startWatcher(spec watchSpec) bool {
+	w, err := startWatch(r.watchCtx, r.env, spec, &r.compactRev)
 	if err != nil {
 		r.t.Errorf("%v", err)
 		return false
@@ -188,13 +196,13 @@ func (r *guaranteeRun) compact(ctx context.Context, rng *rand.Rand) bool {
 	}
 	r.t.Logf("compacted etcd at revision %d", c)
 	for i := range r.opts.GoneProbes {
-		start, ok := r.log.pick(rng, 0, c-2)
+		start, ok := r.log.pick(rng, 0, c-2, false)
 		if !ok {
 			return true
 		}
 		spec := randomSpec(rng, "gone-"+strconv.Itoa(i), start)
 		spec.goneRequired = !r.opts.AllowServingCompacted
-		if !r.startWatcher(ctx, spec) {
+		if !r.startWatcher(spec) {
 			return false
 		}
 	}
@@ -282,11 +290,13 @@ func (r *guaranteeRun) checkAll(ctx context.Context, ws []*watchRun, revs []trut
 	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
 	defer scancel()
 	failed := 0
+	byChecker := map[string]int{}
 	for i, w := range ws {
 		if err := w.stop(sctx); err != nil {
 			r.t.Error(err)
 		}
 		s := w.stream(expected[i])
+		s.lenientCompaction = r.opts.LenientCompactionErrors
 		s.goneRequired = w.spec.goneRequired && !s.endedGone()
 		v := checkStream(s)
 		if extra != nil {
@@ -296,6 +306,14 @@ func (r *guaranteeRun) checkAll(ctx context.Context, ws []*watchRun, revs []trut
 			continue
 		}
 		failed++
+		named := map[string]bool{}
+		for _, x := range v {
+			name, _, _ := strings.Cut(x, ":")
+			if !named[name] {
+				named[name] = true
+				byChecker[name]++
+			}
+		}
 		if failed <= 5 {
 			r.t.Errorf("%v (%d events, %d expected) violates:\n  %s\n  received: %s", w.spec, len(s.events),
 				len(s.expected), strings.Join(capList(v, 10), "\n  "), formatEvents(s.events, 40))
@@ -303,6 +321,9 @@ func (r *guaranteeRun) checkAll(ctx context.Context, ws []*watchRun, revs []trut
 	}
 	if failed > 5 {
 		r.t.Errorf("... and %d more watchers with violations", failed-5)
+	}
+	if failed > 0 {
+		r.t.Errorf("watchers failing each checker: %v", byChecker)
 	}
 	r.t.Logf("checked %d watchers: %d with violations", len(ws), failed)
 }
@@ -322,13 +343,14 @@ func (r *guaranteeRun) resume(ctx context.Context, revs []truthRevision) {
 		}
 		o := orig[i]
 		s := o.stream(nil)
+		s.lenientCompaction = r.opts.LenientCompactionErrors
 		if o.w == nil || s.endedGone() {
 			continue
 		}
 		from := pickSeen(rng, s, c)
 		spec := o.spec
 		spec.id, spec.start = "resume-"+o.spec.id, from
-		spec.goneRequired = c > 0 && from+1 < c && !r.opts.AllowServingCompacted
+		spec.goneRequired = c > 0 && from+2 <= c && !r.opts.AllowServingCompacted
 		w, err := startWatch(ctx, r.env, spec, &r.compactRev)
 		if err != nil {
 			r.t.Error(err)
@@ -341,7 +363,9 @@ func (r *guaranteeRun) resume(ctx context.Context, revs []truthRevision) {
 	r.mu.Unlock()
 	r.checkAll(ctx, resumed, revs, func(i int, s *stream) []string {
 		var out []string
-		for _, v := range checkResumable(origs[i].stream(nil), s, froms[i]) {
+		o := origs[i].stream(nil)
+		o.lenientCompaction = r.opts.LenientCompactionErrors
+		for _, v := range checkResumable(o, s, froms[i]) {
 			out = append(out, "checkResumable: "+v)
 		}
 		return out
@@ -359,7 +383,7 @@ func pickSeen(rng *rand.Rand, s *stream, c uint64) uint64 {
 	}
 	var kept []uint64
 	for _, rv := range seen {
-		if c == 0 || rv+1 >= c {
+		if c == 0 || rv >= c {
 			kept = append(kept, rv)
 		}
 	}
