@@ -47,7 +47,7 @@ type Case struct {
 func Cases() []Case {
 	var all []Case
 	for _, group := range [][]Case{
-		createCases, getCases, listCases, pagingCases, updateCases, deleteCases,
+		createCases, getCases, listCases, pagingCases, updateCases, deleteCases, rawCases,
 		miscCases, badInputCases, watchCases, watchInitialCases,
 	} {
 		all = append(all, group...)

@@ -24,22 +24,28 @@ const mutantEnv = "STORAGETEST_MUTANT"
 
 // mutants maps a removed feature to the cases that must detect it.
 var mutants = map[string][]string{
-	"create-ignores-ttl":         {"CreateWithTTL"},
-	"get-ignores-rv":             {"GetResourceVersionTooLarge", "GetMalformedResourceVersion"},
-	"list-ignores-exact":         {"ListExactOlder", "ListExactCompacted", "ListPagingAtExactResourceVersion"},
-	"list-ignores-limit":         {"ListPagination", "ListFilterWithLimitFillsPages", "ListRemainingItemCountNotSetWithFilter"},
-	"list-ignores-selectors":     {"ListLabelSelector", "ListFieldSelectorNodeName", "ListFieldSelectorName"},
-	"list-ignores-continue":      {"ListContinueAcrossWrites", "ListContinueInvalidToken", "ListContinueAfterCompaction"},
-	"update-ignores-conditions":  {"UpdatePreconditionUIDFails", "UpdatePreconditionResourceVersionFails"},
-	"update-ignores-ttl":         {"UpdateSetsTTL", "UpdateClearsTTL"},
-	"delete-ignores-conditions":  {"DeletePreconditionUIDFails", "DeleteValidationRejects"},
-	"stats-zero":                 {"StatsCountsObjects"},
-	"watch-ignores-rv":           {"WatchFromResourceVersionIsExclusive", "WatchFromResourceVersionReplaysDelete", "WatchTooOldResourceVersion"},
-	"watch-ignores-selectors":    {"WatchLabelSelectorTransitions", "WatchFieldSelectorTransitions", "WatchSendInitialEventsWithSelector"},
-	"watch-drops-bookmarks":      {"WatchProgressNotifyBookmark", "WatchSendInitialEventsEmpty"},
-	"watch-no-initial-events":    {"WatchSendInitialEventsConsistent", "WatchFromZeroSendsInitialState"},
-	"watch-drops-deletes":        {"WatchFromZeroThenDelete", "WatchDeleteEventCarriesDeletionRevision"},
-	"current-rv-stale":           {"CurrentResourceVersionMonotonic", "CurrentResourceVersionIsGlobal"},
+	"create-ignores-ttl":        {"CreateWithTTL"},
+	"get-ignores-rv":            {"GetResourceVersionTooLarge", "GetMalformedResourceVersion"},
+	"list-ignores-exact":        {"ListExactOlder", "ListExactCompacted", "ListPagingAtExactResourceVersion"},
+	"list-ignores-limit":        {"ListPagination", "ListFilterWithLimitFillsPages", "ListRemainingItemCountNotSetWithFilter"},
+	"list-ignores-selectors":    {"ListLabelSelector", "ListFieldSelectorNodeName", "ListFieldSelectorName"},
+	"list-ignores-continue":     {"ListContinueAcrossWrites", "ListContinueInvalidToken", "ListContinueAfterCompaction"},
+	"update-ignores-conditions": {"UpdatePreconditionUIDFails", "UpdatePreconditionResourceVersionFails"},
+	"update-ignores-ttl":        {"UpdateSetsTTL", "UpdateClearsTTL"},
+	"delete-ignores-conditions": {"DeletePreconditionUIDFails", "DeleteValidationRejects"},
+	"stats-zero":                {"StatsCountsObjects"},
+	"watch-ignores-rv":          {"WatchFromResourceVersionIsExclusive", "WatchFromResourceVersionReplaysDelete", "WatchTooOldResourceVersion"},
+	"watch-ignores-selectors":   {"WatchLabelSelectorTransitions", "WatchFieldSelectorTransitions", "WatchSendInitialEventsWithSelector"},
+	"watch-drops-bookmarks":     {"WatchProgressNotifyBookmark", "WatchSendInitialEventsEmpty"},
+	"watch-no-initial-events":   {"WatchSendInitialEventsConsistent", "WatchFromZeroSendsInitialState"},
+	"watch-drops-deletes":       {"WatchFromZeroThenDelete", "WatchDeleteEventCarriesDeletionRevision"},
+	"current-rv-stale":          {"CurrentResourceVersionMonotonic", "CurrentResourceVersionIsGlobal"},
+	"create-out-unset":          {"CreateBasic"},
+	"get-always-not-found":      {"GetIgnoreNotFoundExisting", "GetResourceVersionUnsetIsLatest"},
+	"update-never-creates":      {"UpdateIgnoreNotFoundCreates"},
+	"list-never-recursive":      {"ListRecursive", "ListNamespaceScoped", "ListRecursiveSiblingPrefix"},
+	"watch-always-recursive":    {"WatchNonRecursiveSingleKey"},
+	"watch-stop-noop":           {"WatchStopClosesChannel"},
 }
 
 // TestMutant runs in the child process: the cases of one mutant against
@@ -113,15 +119,21 @@ type mutated struct {
 }
 
 func (m *mutated) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
-	if m.mode == "create-ignores-ttl" {
+	switch m.mode {
+	case "create-ignores-ttl":
 		ttl = 0
+	case "create-out-unset":
+		out = nil
 	}
 	return m.Interface.Create(ctx, key, obj, out, ttl)
 }
 
 func (m *mutated) Get(ctx context.Context, key string, opts storage.GetOptions, obj runtime.Object) error {
-	if m.mode == "get-ignores-rv" {
+	switch m.mode {
+	case "get-ignores-rv":
 		opts.ResourceVersion = ""
+	case "get-always-not-found":
+		return storage.NewNotFoundError(key, 0)
 	}
 	return m.Interface.Get(ctx, key, opts, obj)
 }
@@ -136,6 +148,8 @@ func (m *mutated) GetList(ctx context.Context, key string, opts storage.ListOpti
 		opts.Predicate.Label, opts.Predicate.Field = nil, nil
 	case "list-ignores-continue":
 		opts.Predicate.Continue = ""
+	case "list-never-recursive":
+		opts.Recursive = false
 	}
 	return m.Interface.GetList(ctx, key, opts, list)
 }
@@ -143,6 +157,8 @@ func (m *mutated) GetList(ctx context.Context, key string, opts storage.ListOpti
 func (m *mutated) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
 	pre *storage.Preconditions, tryUpdate storage.UpdateFunc, cached runtime.Object) error {
 	switch m.mode {
+	case "update-never-creates":
+		ignoreNotFound = false
 	case "update-ignores-conditions":
 		pre = nil
 	case "update-ignores-ttl":
@@ -195,10 +211,20 @@ func (m *mutated) Watch(ctx context.Context, key string, opts storage.ListOption
 		drop = func(ev watch.Event) bool { return ev.Type == watch.Bookmark }
 	case "watch-drops-deletes":
 		drop = func(ev watch.Event) bool { return ev.Type == watch.Deleted }
+	case "watch-always-recursive":
+		opts.Recursive = true
 	}
 	w, err := m.Interface.Watch(ctx, key, opts)
+	if err == nil && m.mode == "watch-stop-noop" {
+		return stopless{w}, nil
+	}
 	if err != nil || drop == nil {
 		return w, err
 	}
 	return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) { return ev, !drop(ev) }), nil
 }
+
+// stopless is a watch whose Stop does nothing.
+type stopless struct{ watch.Interface }
+
+func (stopless) Stop() {}

@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -166,4 +167,13 @@ func describe(obj runtime.Object) string {
 		return "<no metadata>"
 	}
 	return acc.GetNamespace() + "/" + acc.GetName() + "@" + acc.GetResourceVersion()
+}
+
+// setNested sets a field of an unstructured object.
+func setNested(obj runtime.Object, value any, path ...string) error {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("setNested: %T is not unstructured", obj)
+	}
+	return unstructured.SetNestedField(u.Object, value, path...)
 }

@@ -1,0 +1,108 @@
+package storagetest
+
+import (
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Cases that reach past the Interface: values written straight into etcd,
+// objects etcd refuses, and cached objects that no longer exist.
+var rawCases = []Case{
+	{"GetCorruptObject", testGetCorrupt},
+	{"ListCorruptObject", testListCorrupt},
+	{"DeleteCorruptObject", testDeleteCorrupt},
+	{"CreateObjectTooLarge", testCreateTooLarge},
+	{"UpdateCachedObjectAlreadyDeleted", testUpdateCachedDeleted},
+	{"DeleteCachedObjectAlreadyDeleted", testDeleteCachedDeleted},
+}
+
+// putCorrupt stores bytes no codec can decode at key, bypassing the store.
+func (e *Env) putCorrupt(t *testing.T, key string) {
+	t.Helper()
+	if _, err := e.Client.Put(ctx(t), e.EtcdPrefix+key, "\x00\x01 not an object"); err != nil {
+		t.Fatalf("raw put: %v", err)
+	}
+}
+
+func expectCorrupt(t *testing.T, op, key string, err error) {
+	t.Helper()
+	expectCode(t, op, err, storage.ErrCorruptObj)
+	if !strings.Contains(err.Error(), key) {
+		t.Fatalf("%s: error %q does not name the corrupt key %q", op, err, key)
+	}
+	if !apierrors.IsInternalError(err) {
+		t.Fatalf("%s: apierrors.IsInternalError(%v) is false", op, err)
+	}
+}
+
+func testGetCorrupt(t *testing.T, e *Env) {
+	key := e.key("ns", "bad")
+	e.putCorrupt(t, key)
+	expectCorrupt(t, "Get of a corrupt value", key, e.Store.Get(ctx(t), key, storage.GetOptions{}, e.empty()))
+}
+
+func testListCorrupt(t *testing.T, e *Env) {
+	e.mustCreate(t, "ns", "a", nil)
+	key := e.key("ns", "bad")
+	e.putCorrupt(t, key)
+	err := e.Store.GetList(ctx(t), e.ResourcePrefix, everything, e.emptyList())
+	expectCorrupt(t, "GetList over a corrupt value", key, err)
+}
+
+func testDeleteCorrupt(t *testing.T, e *Env) {
+	key := e.key("ns", "bad")
+	e.putCorrupt(t, key)
+	err := e.Store.Delete(ctx(t), key, e.empty(), nil, storage.ValidateAllObjectFunc, nil, storage.DeleteOptions{})
+	expectCorrupt(t, "Delete of a corrupt value", key, err)
+	if e.rawModRevision(t, key) == 0 {
+		t.Fatal("corrupt value deleted without IgnoreStoreReadError")
+	}
+	err = e.Store.Delete(ctx(t), key, e.empty(), nil, storage.ValidateAllObjectFunc, nil,
+		storage.DeleteOptions{IgnoreStoreReadError: true})
+	if err != nil {
+		t.Fatalf("Delete with IgnoreStoreReadError: %v", err)
+	}
+	if e.rawModRevision(t, key) != 0 {
+		t.Fatal("corrupt value still in etcd after Delete with IgnoreStoreReadError")
+	}
+}
+
+func testCreateTooLarge(t *testing.T, e *Env) {
+	obj := e.newObj("ns", "big", nil)
+	// Above etcd's default request limit (1.5 MiB), below the client's send limit (2 MiB).
+	data := strings.Repeat("x", 1700<<10)
+	switch o := obj.(type) {
+	case *testapi.Widget:
+		o.Spec.Data = data
+	default:
+		if err := setNested(obj, data, "spec", "data"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := e.Store.Create(ctx(t), e.key("ns", "big"), obj, e.empty(), 0)
+	expectOneOf(t, "Create of an object above etcd's request limit", err, storage.ErrRequestTooLarge, storage.ErrInvalidObj)
+	if !apierrors.IsRequestEntityTooLargeError(err) && !apierrors.IsInvalid(err) {
+		t.Fatalf("apierrors: %v is neither RequestEntityTooLarge nor Invalid", err)
+	}
+	e.expectNothingWritten(t)
+}
+
+func testUpdateCachedDeleted(t *testing.T, e *Env) {
+	cached := e.mustCreate(t, "ns", "a", nil)
+	e.mustDelete(t, e.key("ns", "a"))
+	err := e.Store.GuaranteedUpdate(ctx(t), e.key("ns", "a"), e.empty(), false, nil, increment(t), cached.DeepCopyObject())
+	expectCode(t, "GuaranteedUpdate with a cached object deleted meanwhile", err, storage.ErrNotFound)
+	e.expectNothingWritten(t)
+}
+
+func testDeleteCachedDeleted(t *testing.T, e *Env) {
+	cached := e.mustCreate(t, "ns", "a", nil)
+	e.mustDelete(t, e.key("ns", "a"))
+	_, err := e.deleteWith(t, e.key("ns", "a"), nil, nil, cached.DeepCopyObject())
+	expectCode(t, "Delete with a cached object deleted meanwhile", err, storage.ErrNotFound)
+}
