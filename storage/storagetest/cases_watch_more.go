@@ -1,0 +1,87 @@
+package storagetest
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+var watchMoreCases = []Case{
+	{"WatchFromZeroAfterCompaction", testWatchFromZeroCompacted},
+	{"WatchFromZeroSingleKey", testWatchFromZeroSingleKey},
+	{"WatchTTLExpiryDeletes", testWatchTTLExpiry},
+	{"WatchManyWatchersSameEvents", testWatchMany},
+	{"ListExactFutureResourceVersion", testListExactFuture},
+}
+
+func testWatchFromZeroCompacted(t *testing.T, e *Env) {
+	e.mustCreate(t, "ns", "a", nil)
+	e.mustBump(t, e.key("ns", "a"))
+	a3 := e.mustBump(t, e.key("ns", "a"))
+	e.compact(t)
+	w := e.mustWatch(t, e.ResourcePrefix, allOpts("0"))
+	w.converge(map[string]int64{"ns/a": rvOf(t, a3)})
+	a4 := e.mustBump(t, e.key("ns", "a"))
+	w.expectAt(watch.Modified, "ns", "a", rvOf(t, a4))
+}
+
+func testWatchFromZeroSingleKey(t *testing.T, e *Env) {
+	a := e.mustCreate(t, "ns", "a", nil)
+	e.mustCreate(t, "ns", "ab", nil)
+	w := e.mustWatch(t, e.key("ns", "a"), storage.ListOptions{ResourceVersion: "0", Predicate: storage.Everything})
+	w.converge(map[string]int64{"ns/a": rvOf(t, a)})
+	e.mustBump(t, e.key("ns", "ab"))
+	a2 := e.mustBump(t, e.key("ns", "a"))
+	w.expectAt(watch.Modified, "ns", "a", rvOf(t, a2))
+}
+
+func testWatchTTLExpiry(t *testing.T, e *Env) {
+	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvString(e.etcdRev(t))))
+	key := e.key("ns", "ttl")
+	out := e.empty()
+	if err := e.Store.Create(ctx(t), key, e.newObj("ns", "ttl", nil), out, 1); err != nil {
+		t.Fatalf("Create with ttl: %v", err)
+	}
+	w.expectAt(watch.Added, "ns", "ttl", rvOf(t, out))
+	ev := w.expect(watch.Deleted, "ns", "ttl")
+	if rvOf(t, ev.Object) <= rvOf(t, out) {
+		t.Fatalf("DELETED on expiry at RV %d, not after the create at %d", rvOf(t, ev.Object), rvOf(t, out))
+	}
+}
+
+func testWatchMany(t *testing.T, e *Env) {
+	from := rvString(e.etcdRev(t))
+	var ws []*watcher
+	for range 5 {
+		ws = append(ws, e.mustWatch(t, e.ResourcePrefix, allOpts(from)))
+	}
+	var want []int64
+	for i := range 10 {
+		name := fmt.Sprintf("o%d", i%3)
+		var obj runtime.Object
+		if i < 3 {
+			obj = e.mustCreate(t, "ns", name, nil)
+		} else {
+			obj = e.mustBump(t, e.key("ns", name))
+		}
+		want = append(want, rvOf(t, obj))
+	}
+	for n, w := range ws {
+		for i, rv := range want {
+			ev := w.nextObject()
+			if ev.Type == watch.Error || rvOf(t, ev.Object) != rv {
+				t.Fatalf("watcher %d event %d: %s %s, want RV %d", n, i, ev.Type, describeEvent(ev), rv)
+			}
+		}
+	}
+}
+
+func testListExactFuture(t *testing.T, e *Env) {
+	e.mustCreate(t, "ns", "a", nil)
+	err := e.Store.GetList(ctx(t), e.ResourcePrefix, exactOpts(e.etcdRev(t)+1000), e.emptyList())
+	expectCode(t, "Exact list at a future RV", err, storage.ErrTooLargeResourceVersion)
+}
