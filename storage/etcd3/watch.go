@@ -178,12 +178,12 @@ func (w *watcher) handle(wres clientv3.WatchResponse) bool {
 		return false
 	}
 	if wres.Created {
-		w.createdRev = wres.Header.Revision
+		w.createdRev = wres.Header.GetRevision()
 		return true
 	}
 	if wres.IsProgressNotify() {
-		if w.progress && w.pred.AllowWatchBookmarks && w.progressTrustworthy(wres.Header.Revision) {
-			return w.sendBookmark(wres.Header.Revision, false)
+		if w.progress && w.pred.AllowWatchBookmarks && w.progressTrustworthy(wres.Header.GetRevision()) {
+			return w.sendBookmark(wres.Header.GetRevision(), false)
 		}
 		return true
 	}
