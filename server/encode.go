@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -114,17 +113,15 @@ func encodeEvent(ev watch.Event, r *resource) ([]byte, error) {
 			obj = bookmarkObject(o, r)
 		}
 	}
-	body, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(body)+len(ev.Type)+24)
+	b := make([]byte, 0, 1024)
 	b = append(b, `{"type":"`...)
 	b = append(b, ev.Type...)
 	b = append(b, `","object":`...)
-	b = append(b, body...)
-	b = append(b, "}\n"...)
-	return b, nil
+	b, err := appendJSON(b, obj)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, "}\n"...), nil
 }
 
 func bookmarkObject(o runtime.Object, r *resource) map[string]any {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"encoding/json"
 	"net/http"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,14 +48,17 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 // connection is then aborted so the client sees a truncated response,
 // never a well-formed short list.
 func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r *resource, list *unstructured.UnstructuredList) {
-	meta, err := json.Marshal(list.Object["metadata"])
+	meta, err := appendJSON(nil, list.Object["metadata"])
+	if string(meta) == "null" {
+		meta = []byte("{}")
+	}
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
 	var first []byte
 	if len(list.Items) > 0 {
-		if first, err = encodeObject(&list.Items[0], r); err != nil {
+		if first, err = appendObject(nil, &list.Items[0], r); err != nil {
 			s.writeError(w, req, err)
 			return
 		}
@@ -67,22 +69,22 @@ func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r *resource
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, listFlushBytes)
 	bw.WriteString(`{"apiVersion":`)
-	writeQuoted(bw, r.gvString)
+	bw.Write(appendString(nil, r.gvString))
 	bw.WriteString(`,"kind":`)
-	writeQuoted(bw, r.listKind)
+	bw.Write(appendString(nil, r.listKind))
 	bw.WriteString(`,"metadata":`)
 	bw.Write(meta)
 	bw.WriteString(`,"items":[`)
+	scratch := first
 	for i := range list.Items {
-		b := first
 		if i > 0 {
-			if b, err = encodeObject(&list.Items[i], r); err != nil {
+			if scratch, err = appendObject(scratch[:0], &list.Items[i], r); err != nil {
 				s.log.Error("list item cannot be encoded; aborting response", "err", err)
 				panic(http.ErrAbortHandler)
 			}
 			bw.WriteByte(',')
 		}
-		bw.Write(b)
+		bw.Write(scratch)
 	}
 	bw.WriteString("]}\n")
 	if err := bw.Flush(); err != nil {
@@ -90,19 +92,14 @@ func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r *resource
 	}
 }
 
-func writeQuoted(bw *bufio.Writer, s string) {
-	b, _ := json.Marshal(s)
-	bw.Write(b)
-}
-
-// encodeObject encodes an unstructured object, filling apiVersion and kind
-// when the stored object lacks them.
-func encodeObject(u *unstructured.Unstructured, r *resource) ([]byte, error) {
+// appendObject appends the encoding of an unstructured object to b,
+// filling apiVersion and kind when the stored object lacks them.
+func appendObject(b []byte, u *unstructured.Unstructured, r *resource) ([]byte, error) {
 	obj := u.Object
 	if _, ok := obj["kind"]; !ok || obj["apiVersion"] == nil {
 		obj = withTypeMeta(obj, r)
 	}
-	return json.Marshal(obj)
+	return appendJSON(b, obj)
 }
 
 // withTypeMeta returns a shallow copy of obj with apiVersion and kind set.

@@ -52,7 +52,7 @@ func (s *Server) serveObjectWatch(w http.ResponseWriter, req *http.Request, t ta
 
 // writeObject writes one object.
 func (s *Server) writeObject(w http.ResponseWriter, req *http.Request, code int, r *resource, u *unstructured.Unstructured) {
-	b, err := encodeObject(u, r)
+	b, err := appendObject(nil, u, r)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
