@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// fanoutE is the number of updates of FANOUT, FANOUT-SEL and SLOW.
+const fanoutE = 2000
+
+func everything(int) storage.SelectionPredicate {
+	return storage.SelectionPredicate{GetAttrs: testapi.GetAttrs}
+}
+
+// BenchmarkFanout is FANOUT: W watchers of everything, E updates.
+func BenchmarkFanout(b *testing.B) {
+	f := getFixture(b)
+	for _, w := range []int{10, 100, 1000} {
+		for _, src := range f.sources() {
+			b.Run(fmt.Sprintf("N=%d/W=%d/E=%d/source=%s", f.n, w, fanoutE, src.name), func(b *testing.B) {
+				p := watchPlan{W: w, E: fanoutE, Objects: f.n, Pred: everything,
+					Want: func(int) int { return fanoutE }}
+				reportFanout(b, f, src, p)
+			})
+		}
+	}
+}
+
+// BenchmarkFanoutSelector is FANOUT-SEL: 1,000 watchers, each on its own
+// object by metadata.name, E updates spread over those objects.
+func BenchmarkFanoutSelector(b *testing.B) {
+	f := getFixture(b)
+	const w = 1000
+	objects := min(w, f.n)
+	for _, src := range f.sources() {
+		b.Run(fmt.Sprintf("N=%d/W=%d/E=%d/source=%s", f.n, w, fanoutE, src.name), func(b *testing.B) {
+			p := watchPlan{W: objects, E: fanoutE, Objects: objects,
+				Pred: func(i int) storage.SelectionPredicate {
+					return storage.SelectionPredicate{GetAttrs: testapi.GetAttrs,
+						Field: fields.OneTermEqualSelector("metadata.name", Name(i))}
+				},
+				Want: func(i int) int { return fanoutE/objects + btoi(i < fanoutE%objects) }}
+			reportFanout(b, f, src, p)
+		})
+	}
+}
+
+func btoi(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+func reportFanout(b *testing.B, f *fixture, src source, p watchPlan) {
+	var res watchResult
+	b.ReportAllocs()
+	for b.Loop() {
+		res = runWatchPlan(b, f, src, p)
+	}
+	b.ReportMetric(float64(res.delivered)/res.elapsed.Seconds(), "events/s")
+	b.ReportMetric(Ms(Percentile(res.fast.latencies, 50)), "p50-ms")
+	b.ReportMetric(Ms(Percentile(res.fast.latencies, 99)), "p99-ms")
+	b.ReportMetric(float64(res.watches), "etcd-watches")
+	b.ReportMetric(float64(res.fast.ended), "ended")
+}
+
+// BenchmarkSlow is SLOW: 100 watchers, 10 of them sleep 5 ms per event.
+func BenchmarkSlow(b *testing.B) {
+	f := getFixture(b)
+	for _, src := range f.sources() {
+		b.Run(fmt.Sprintf("N=%d/W=100/slow=10/E=%d/source=%s", f.n, fanoutE, src.name), func(b *testing.B) {
+			p := watchPlan{W: 100, E: fanoutE, Objects: f.n, Pred: everything,
+				Want:      func(int) int { return fanoutE },
+				Slow:      func(i int) bool { return i < 10 },
+				SlowDelay: 5 * time.Millisecond}
+			var res watchResult
+			for b.Loop() {
+				res = runWatchPlan(b, f, src, p)
+			}
+			b.ReportMetric(float64(res.fast.ended), "fast-ended")
+			b.ReportMetric(float64(res.slow.ended), "slow-ended")
+			b.ReportMetric(Ms(Percentile(res.fast.latencies, 99)), "fast-p99-ms")
+			b.ReportMetric(res.fast.done.Seconds(), "fast-s")
+			b.ReportMetric(res.slow.done.Seconds(), "slow-s")
+		})
+	}
+}
