@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -127,6 +128,10 @@ func (c *Compactor) Compact(ctx context.Context) (int64, error) {
 		return 0, nil
 	}
 	if _, err := c.client.Compact(ctx, target); err != nil {
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			// Someone compacted further already: nothing to do.
+			return 0, nil
+		}
 		return 0, err
 	}
 	c.compacted = target
