@@ -24,6 +24,9 @@ import (
 var etcdServer *embedtest.Server
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "serve" {
+		os.Exit(serveChild())
+	}
 	etcdServer = embedtest.MustStartServer(embedtest.Options{})
 	code := m.Run()
 	etcdServer.Close()
