@@ -146,6 +146,7 @@ func TestStatusCodes(t *testing.T) {
 		{"malformed DeleteOptions", "DELETE", item, "application/json", `{"preconditions":`, 400, metav1.StatusReasonBadRequest},
 		{"unknown resource", "GET", apiBase + "/namespaces/default/gizmos", "", nil, 404, metav1.StatusReasonNotFound},
 		{"unknown path", "GET", "/api/v1/pods", "", nil, 404, metav1.StatusReasonNotFound},
+		{"bad watch flag on item", "GET", item + "?watch=maybe", "", nil, 400, metav1.StatusReasonBadRequest},
 		{"subresource", "GET", item + "/status", "", nil, 404, metav1.StatusReasonNotFound},
 		{"unknown group", "GET", "/apis/nope.example.com", "", nil, 404, metav1.StatusReasonNotFound},
 		{"unknown version", "GET", "/apis/demo.listwatch.dev/v9", "", nil, 404, metav1.StatusReasonNotFound},
@@ -250,6 +251,11 @@ func TestDiscovery(t *testing.T) {
 	require.Equal(t, "Widget", w.Kind)
 	require.ElementsMatch(t, []string{"create", "delete", "get", "list", "patch", "update", "watch"}, []string(w.Verbs))
 	require.False(t, rl.APIResources[1].Namespaced)
+
+	var legacy metav1.APIVersions
+	decodeInto(t, f.do(http.MethodGet, "/api", "", nil), &legacy)
+	require.Equal(t, "APIVersions", legacy.Kind)
+	require.Empty(t, legacy.Versions)
 
 	var v map[string]string
 	decodeInto(t, f.do(http.MethodGet, "/version", "", nil), &v)

@@ -17,7 +17,7 @@ import (
 //
 // The cacher hands the same object pointer to every watcher an event is
 // dispatched to, so the first watcher to reach an event encodes it and
-// the others find the line by (object pointer, event type). The cache
+// the others find the line by (object pointer, event type, resource). The cache
 // holds the last size events in a ring; an entry keeps its object
 // reachable, so a pointer cannot be reused for another object while its
 // entry exists. Watchers further behind than size events, and stores that
@@ -39,6 +39,7 @@ type encodeCache struct {
 type cacheKey struct {
 	obj runtime.Object
 	typ watch.EventType
+	res *resource // the encoding may fill in the resource's kind
 }
 
 // encodedEvent is one event line, encoded once by whoever gets it first.
@@ -63,7 +64,7 @@ func (c *encodeCache) line(ev watch.Event, r *resource) ([]byte, error) {
 	if c == nil || ev.Type == watch.Bookmark || ev.Type == watch.Error || !isPointer(ev.Object) {
 		return encodeEvent(ev, r)
 	}
-	k := cacheKey{obj: ev.Object, typ: ev.Type}
+	k := cacheKey{obj: ev.Object, typ: ev.Type, res: r}
 	c.mu.Lock()
 	e := c.entries[k]
 	if e == nil {

@@ -19,7 +19,12 @@ import (
 // serveGet answers GET on one object; ?watch=true watches just that object.
 func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
 	q := req.URL.Query()
-	if watch, _ := parseBool(q, "watch"); watch {
+	watch, err := parseBool(q, "watch")
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	if watch {
 		s.serveObjectWatch(w, req, t)
 		return
 	}

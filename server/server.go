@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -88,6 +89,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case len(parts) == 1 && parts[0] == "version":
 		s.serveDiscovery(w, req, s.versionInfo)
+	case len(parts) == 1 && parts[0] == "api":
+		// No legacy core group: an empty APIVersions tells discovery
+		// clients so without an error.
+		s.serveDiscovery(w, req, func() (any, error) {
+			return &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{}}, nil
+		})
 	case len(parts) >= 1 && parts[0] == "apis" && len(parts) <= 3:
 		s.serveAPIs(w, req, parts[1:])
 	case len(parts) >= 4 && parts[0] == "apis":
