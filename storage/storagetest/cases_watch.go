@@ -68,7 +68,9 @@ func (w *watcher) converge(want map[string]int64) {
 		switch {
 		case !ok:
 			w.t.Fatalf("unexpected %s %s", ev.Type, describe(ev.Object))
-		case rv <= seen[n]:
+		case rv == seen[n]:
+			w.t.Fatalf("%s %s delivered twice (already seen at RV %d)", ev.Type, describe(ev.Object), seen[n])
+		case rv < seen[n]:
 			w.t.Fatalf("%s %s after an event for it at RV %d: RVs went back", ev.Type, describe(ev.Object), seen[n])
 		case seen[n] == 0 && ev.Type != watch.Added:
 			w.t.Fatalf("first event of %s is %s, want ADDED", n, ev.Type)

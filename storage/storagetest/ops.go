@@ -74,6 +74,7 @@ func (e *Env) mustList(t *testing.T, key string, opts storage.ListOptions) runti
 	if err := e.Store.GetList(ctx(t), key, opts, list); err != nil {
 		t.Fatalf("GetList %s %+v: %v", key, opts, err)
 	}
+	checkListInvariants(t, list)
 	return list
 }
 
@@ -214,4 +215,24 @@ func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 	c, cancel := context.WithCancel(ctx(t))
 	t.Cleanup(cancel)
 	return c, cancel
+}
+
+// checkListInvariants fails t when a list is not a state at its own RV:
+// every item must be at or below the list's resourceVersion, and keys must
+// be in order without duplicates.
+func checkListInvariants(t *testing.T, list runtime.Object) {
+	t.Helper()
+	lrv := listRV(t, list)
+	prev := ""
+	for _, it := range items(t, list) {
+		if rv := rvOf(t, it); rv > lrv {
+			t.Fatalf("list at RV %d holds %s, written later", lrv, describe(it))
+		}
+		acc := accessor(t, it)
+		k := acc.GetNamespace() + "/" + acc.GetName()
+		if k <= prev {
+			t.Fatalf("list items out of key order or duplicated: %s after %s", k, prev)
+		}
+		prev = k
+	}
 }
