@@ -18,8 +18,14 @@ type Cache struct {
 	defs []indexDef
 
 	mu sync.RWMutex
-	// rv is the newest revision the cache reflects (events or progress).
+	// rv is the newest revision the cache is known to hold completely: no
+	// event at or below it can arrive any more. It advances with progress
+	// notifications and, when an event of a newer revision arrives, to the
+	// revision before it (a revision's events are applied one by one).
 	rv uint64
+	// latest is the RV of the newest event applied (its revision may still
+	// be incomplete).
+	latest uint64
 	// liveFrom is the RV of the newest applied event (or of the list): the
 	// live state is the state of every RV in [liveFrom, rv].
 	liveFrom uint64
@@ -27,6 +33,9 @@ type Cache struct {
 	liveSnapshotted bool
 	// oldest is the lowest RV r for which every event after r is in the ring.
 	oldest uint64
+	// compacted is the storage's compaction revision: state and events
+	// before it are treated as gone, as the storage would.
+	compacted uint64
 	// ready is false until the first Replace.
 	ready bool
 	live  *state
@@ -87,17 +96,19 @@ func (c *Cache) Replace(objs []runtime.Object, rv uint64) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.live, c.liveFrom, c.liveSnapshotted = st, rv, false
+	c.live, c.liveFrom, c.liveSnapshotted, c.latest = st, rv, false, rv
 	c.snaps.reset()
 	c.ring.reset()
-	c.oldest = rv
+	c.oldest = max(rv, c.compacted-min(c.compacted, 1))
 	c.ready = true
 	c.advanceLocked(rv, true)
 	return nil
 }
 
 // Apply records an Added, Modified or Deleted event of obj at rv and
-// returns it. rv must not be lower than the cache's RV.
+// returns it. rv must be above RV() and not below the newest event's RV.
+// Applying the same key at the same RV again (a watch resumed in the middle
+// of a revision) is ignored: the result is nil without error.
 func (c *Cache) Apply(typ watch.EventType, obj runtime.Object, rv uint64) (*Event, error) {
 	el, err := c.element(obj)
 	if err != nil {
@@ -106,12 +117,17 @@ func (c *Cache) Apply(typ watch.EventType, obj runtime.Object, rv uint64) (*Even
 	el.RV = rv
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if rv < c.rv || rv == 0 {
-		return nil, fmt.Errorf("watchcache: event at RV %d older than the cache RV %d", rv, c.rv)
-	}
 	ev := &Event{Type: typ, RV: rv, Cur: el, Time: c.cfg.Clock.Now()}
 	if prev, ok := c.live.get(el.Key); ok {
+		if prev.RV == rv && rv == c.latest {
+			return nil, nil
+		}
 		ev.Prev = prev
+	} else if typ == watch.Deleted && rv == c.latest && c.deletedAtLocked(el.Key, rv) {
+		return nil, nil
+	}
+	if rv <= c.rv || rv < c.latest {
+		return nil, fmt.Errorf("watchcache: event at RV %d is not after the cache RV %d (newest event %d)", rv, c.rv, c.latest)
 	}
 	if err := c.fixTypeLocked(ev); err != nil {
 		return nil, err
@@ -128,8 +144,24 @@ func (c *Cache) Apply(typ watch.EventType, obj runtime.Object, rv uint64) (*Even
 		c.live.put(el)
 	}
 	c.recordLocked(ev)
-	c.advanceLocked(rv, false)
+	c.latest = rv
+	c.advanceLocked(rv-1, false)
 	return ev, nil
+}
+
+// deletedAtLocked reports whether the ring's newest revision rv already
+// holds a deletion of key.
+func (c *Cache) deletedAtLocked(key string, rv uint64) bool {
+	for i := c.ring.n - 1; i >= 0; i-- {
+		e := c.ring.at(i)
+		if e.RV != rv {
+			return false
+		}
+		if e.Type == watch.Deleted && e.Key() == key {
+			return true
+		}
+	}
+	return false
 }
 
 // fixTypeLocked reconciles the event type with the state: an update of an
@@ -162,8 +194,8 @@ func (c *Cache) recordLocked(ev *Event) {
 	}
 }
 
-// UpdateRV advances the cache's RV to rv without an event (a progress
-// notification). Lower RVs are ignored.
+// UpdateRV records that every event up to rv has been applied (a progress
+// notification) and advances RV() to rv. Lower RVs are ignored.
 func (c *Cache) UpdateRV(rv uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -177,6 +209,21 @@ func (c *Cache) advanceLocked(rv uint64, force bool) {
 	c.rv = rv
 	close(c.changed)
 	c.changed = make(chan struct{})
+}
+
+// Compact records that the storage compacted its history at rev: from
+// then on EventsSince(r) with r+1 < rev and List(r, Exact) with r < rev
+// fail with a *TooOldError, as the storage would, and older snapshots are
+// dropped.
+func (c *Cache) Compact(rev uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev <= c.compacted {
+		return
+	}
+	c.compacted = rev
+	c.oldest = max(c.oldest, rev-1)
+	c.snaps.trim(rev)
 }
 
 // RV returns the cache's current RV and whether it is ready.

@@ -22,6 +22,7 @@ func Example() {
 	c, _ := watchcache.New(watchcache.Config{KeyFunc: keyOf})
 	_ = c.Replace([]runtime.Object{testapi.Make("ns", "a", nil)}, 10)
 	_, _ = c.Apply(watch.Added, testapi.Make("ns", "b", nil), 11)
+	c.UpdateRV(11) // a progress notification: revision 11 is complete
 
 	evs, rv, _ := c.EventsSince(10, 0)
 	fmt.Println(len(evs), evs[0].Type, evs[0].Key(), rv)

@@ -91,6 +91,16 @@ func (c *Cache) stateAt(rv uint64, match Match) (*state, uint64, error) {
 	if rv > c.rv {
 		return nil, 0, storage.NewTooLargeResourceVersionError(int64(rv), int64(c.rv), 1)
 	}
+	if match == Exact && rv < c.compacted {
+		return nil, 0, &TooOldError{Requested: rv, Oldest: c.compacted}
+	}
+	if match == NotOlderThan && c.liveFrom > c.rv {
+		// The live state holds a revision whose events may not all have
+		// arrived: serve the state before it, which is complete.
+		if st, ok := c.snaps.at(c.rv); ok {
+			return st, c.rv, nil
+		}
+	}
 	if match == NotOlderThan || rv >= c.liveFrom {
 		return c.liveCloneLocked(), c.rvFor(match, rv), nil
 	}

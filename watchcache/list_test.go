@@ -27,6 +27,7 @@ func listFixture(t *testing.T) *Cache {
 	mustApply(t, c, "add", widget("ns1", "d", 11, map[string]string{"app": "x"}), 11)
 	mustApply(t, c, "del", widget("ns1", "a", 12, map[string]string{"app": "x"}), 12)
 	mustApply(t, c, "mod", widget("ns2", "a", 13, map[string]string{"app": "y"}), 13)
+	c.UpdateRV(13) // progress: revision 13 is complete
 	return c
 }
 
