@@ -38,14 +38,7 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 	read := func() (*objState, error) {
 		return s.readState(ctx, key, etcdKey, out, false, opts.IgnoreStoreReadError)
 	}
-	var st *objState
-	current := false
-	if cachedExistingObject != nil {
-		st, err = s.stateFromObject(key, cachedExistingObject)
-	} else {
-		st, err = read()
-		current = true
-	}
+	st, current, err := s.initialState(key, cachedExistingObject, read)
 	if err != nil {
 		return err
 	}
@@ -59,39 +52,41 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 				checkErr = validateDeletion(ctx, st.obj)
 			}
 			if checkErr != nil {
-				if current {
-					return checkErr
-				}
-				cachedRev := st.rev
-				if st, err = read(); err != nil {
+				if st, err = recheck(st, current, checkErr, read); err != nil {
 					return err
 				}
 				current = true
-				if st.rev == cachedRev {
-					return checkErr
-				}
 				continue
 			}
 		}
-		resp, err := s.client.KV.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(etcdKey), "=", st.rev)).
-			Then(clientv3.OpDelete(etcdKey)).
-			Else(clientv3.OpGet(etcdKey)).
-			Commit()
-		if err != nil {
-			return s.interpret(ctx, err, key, 0, "delete")
+		done, next, err := s.deleteCAS(ctx, key, etcdKey, st, out, opts)
+		if err != nil || done {
+			return err
 		}
-		if !resp.Succeeded {
-			if st, err = s.stateFromTxn(ctx, key, etcdKey, resp, out, false, opts.IgnoreStoreReadError); err != nil {
-				return err
-			}
-			current = true
-			continue
-		}
-		if st.corrupt != nil {
-			s.logger.Warn("deleted a corrupt object", "key", key, "error", st.corrupt)
-			return nil
-		}
-		return s.decodeInto(etcdKey, st.data, out, resp.Header.Revision)
+		st, current = next, true
 	}
+}
+
+// deleteCAS deletes etcdKey if its mod revision is still st.rev. It
+// reports done after a successful delete (out filled), or the fresh state
+// on conflict.
+func (s *Store) deleteCAS(ctx context.Context, key, etcdKey string, st *objState, out runtime.Object,
+	opts storage.DeleteOptions) (bool, *objState, error) {
+	resp, err := s.client.KV.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(etcdKey), "=", st.rev)).
+		Then(clientv3.OpDelete(etcdKey)).
+		Else(clientv3.OpGet(etcdKey)).
+		Commit()
+	if err != nil {
+		return false, nil, s.interpret(ctx, err, key, 0, "delete")
+	}
+	if !resp.Succeeded {
+		next, err := s.stateFromTxn(ctx, key, etcdKey, resp, out, false, opts.IgnoreStoreReadError)
+		return false, next, err
+	}
+	if st.corrupt != nil {
+		s.logger.Warn("deleted a corrupt object", "key", key, "error", st.corrupt)
+		return true, nil, nil
+	}
+	return true, nil, s.decodeInto(etcdKey, st.data, out, resp.Header.Revision)
 }

@@ -151,6 +151,24 @@ func (s *Store) appendKV(ctx context.Context, app *listAppender, kv *mvccpb.KeyV
 	return nil
 }
 
+// appendKVs decodes and appends the matching items of resp until the page
+// is full (pred.Limit, if any). It returns the last key evaluated and
+// whether it stopped because the page was full with keys left in resp.
+func (s *Store) appendKVs(ctx context.Context, app *listAppender, resp *clientv3.GetResponse,
+	pred storage.SelectionPredicate, lastKey string) (string, bool, error) {
+	for i, kv := range resp.Kvs {
+		if pred.Limit > 0 && int64(app.len()) >= pred.Limit {
+			return lastKey, true, nil
+		}
+		lastKey = string(kv.Key)
+		if err := s.appendKV(ctx, app, kv, pred); err != nil {
+			return lastKey, false, err
+		}
+		resp.Kvs[i] = nil // let the decoded value's bytes go early
+	}
+	return lastKey, false, nil
+}
+
 // listRange serves a recursive list: a range over keyPrefix starting at
 // plan.startKey, pinned to one revision, paginated by pred.Limit.
 func (s *Store) listRange(ctx context.Context, key, keyPrefix string, plan listPlan, pred storage.SelectionPredicate,
@@ -183,21 +201,14 @@ func (s *Store) listRange(ctx context.Context, key, keyPrefix string, plan listP
 			}
 			withRev = resp.Header.Revision
 		}
-		hasMore = resp.More
 		if len(resp.Kvs) == 0 && resp.More {
 			return errors.New("etcd3: etcd returned no keys but reported more")
 		}
-		for i, kv := range resp.Kvs {
-			if paging && int64(app.len()) >= limit {
-				hasMore = true
-				break
-			}
-			lastKey = string(kv.Key)
-			if err := s.appendKV(ctx, app, kv, pred); err != nil {
-				return err
-			}
-			resp.Kvs[i] = nil
+		var full bool
+		if lastKey, full, err = s.appendKVs(ctx, app, resp, pred, lastKey); err != nil {
+			return err
 		}
+		hasMore = resp.More || full
 		if !hasMore || !paging || int64(app.len()) >= limit {
 			break
 		}
@@ -213,15 +224,24 @@ func (s *Store) listRange(ctx context.Context, key, keyPrefix string, plan listP
 	if !hasMore {
 		return s.versioner.UpdateList(listObj, uint64(withRev), "", nil)
 	}
-	next, err := encodeContinue(lastKey+"\x00", keyPrefix, withRev)
+	return s.finishPage(listObj, keyPrefix, lastKey, withRev, pred, resp.Count)
+}
+
+// finishPage sets the list's RV and the continue token that resumes after
+// lastKey. remainingItemCount is set only for an empty predicate, where
+// count (the keys the last range found from its start) minus the page is
+// exact: such a page was filled by a single range.
+func (s *Store) finishPage(listObj runtime.Object, keyPrefix, lastKey string, rev int64,
+	pred storage.SelectionPredicate, count int64) error {
+	next, err := encodeContinue(lastKey+"\x00", keyPrefix, rev)
 	if err != nil {
 		return fmt.Errorf("etcd3: encoding continue token: %w", err)
 	}
 	if pred.Empty() {
-		remaining := resp.Count - limit
-		return s.versioner.UpdateList(listObj, uint64(withRev), next, &remaining)
+		remaining := count - pred.Limit
+		return s.versioner.UpdateList(listObj, uint64(rev), next, &remaining)
 	}
-	return s.versioner.UpdateList(listObj, uint64(withRev), next, nil)
+	return s.versioner.UpdateList(listObj, uint64(rev), next, nil)
 }
 
 // listError maps a range error; a compacted continue token gets a 410 whose

@@ -108,3 +108,32 @@ func (s *Store) stateFromObject(key string, cached runtime.Object) (*objState, e
 	}
 	return &objState{obj: obj, rev: int64(rv), data: data, meta: storage.ResponseMeta{ResourceVersion: rv}}, nil
 }
+
+// initialState is the state an update or delete starts from: the cached
+// object when given (not known to be current), else a fresh read.
+func (s *Store) initialState(key string, cached runtime.Object, read func() (*objState, error)) (*objState, bool, error) {
+	if cached != nil {
+		st, err := s.stateFromObject(key, cached)
+		return st, false, err
+	}
+	st, err := read()
+	return st, true, err
+}
+
+// recheck handles a check (precondition, validation, tryUpdate) that failed
+// with checkErr on st. If st was read fresh, or a fresh read shows the same
+// revision, checkErr stands and is returned. Otherwise st was stale and the
+// fresh state is returned to retry with.
+func recheck(st *objState, current bool, checkErr error, read func() (*objState, error)) (*objState, error) {
+	if current {
+		return nil, checkErr
+	}
+	fresh, err := read()
+	if err != nil {
+		return nil, err
+	}
+	if fresh.rev == st.rev {
+		return nil, checkErr
+	}
+	return fresh, nil
+}

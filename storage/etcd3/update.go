@@ -33,14 +33,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 		return ctxError(ctx, "update")
 	}
 	u := &updater{s: s, ctx: ctx, key: key, etcdKey: etcdKey, dest: destination, ignoreNotFound: ignoreNotFound}
-	var st *objState
-	current := false
-	if cachedExistingObject != nil {
-		st, err = s.stateFromObject(key, cachedExistingObject)
-	} else {
-		st, err = u.read()
-		current = true
-	}
+	st, current, err := s.initialState(key, cachedExistingObject, u.read)
 	if err != nil {
 		return err
 	}
@@ -48,29 +41,12 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 		if err := ctx.Err(); err != nil {
 			return ctxError(ctx, "update")
 		}
-		if err := preconditions.Check(key, st.obj); err != nil {
-			if current {
-				return err
-			}
-			if st, err = u.read(); err != nil {
-				return err
-			}
-			current = true
-			continue
-		}
-		out, ttl, updErr := u.apply(st, tryUpdate)
-		if updErr != nil {
-			if current {
-				return updErr
-			}
-			cachedRev := st.rev
-			if st, err = u.read(); err != nil {
+		out, ttl, checkErr := u.apply(st, preconditions, tryUpdate)
+		if checkErr != nil {
+			if st, err = recheck(st, current, checkErr, u.read); err != nil {
 				return err
 			}
 			current = true
-			if st.rev == cachedRev {
-				return updErr
-			}
 			continue
 		}
 		data, err := s.encode(key, out)
@@ -109,9 +85,13 @@ func (u *updater) read() (*objState, error) {
 	return u.s.readState(u.ctx, u.key, u.etcdKey, u.dest, u.ignoreNotFound, false)
 }
 
-// apply runs tryUpdate and prepares its result for storage. The TTL is nil
+// apply checks the preconditions, runs tryUpdate and prepares its result
+// for storage. The TTL is nil
 // when the current lease (if any) is to be kept.
-func (u *updater) apply(st *objState, tryUpdate storage.UpdateFunc) (runtime.Object, *uint64, error) {
+func (u *updater) apply(st *objState, preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc) (runtime.Object, *uint64, error) {
+	if err := preconditions.Check(u.key, st.obj); err != nil {
+		return nil, nil, err
+	}
 	out, ttl, err := tryUpdate(st.obj, st.meta)
 	if err != nil {
 		return nil, nil, err
