@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -20,6 +21,7 @@ var pagingCases = []Case{
 	{"ListContinueInvalidToken", testListContinueInvalid},
 	{"ListContinueWithResourceVersion", testListContinueWithRV},
 	{"ListContinueAfterCompaction", testListContinueCompacted},
+	{"ListContinueAfterCompactionFreshToken", testListContinueCompactedHint},
 	{"ListFilterWithLimitFillsPages", testListFilterWithLimit},
 	{"ListRareMatchFillsPage", testListRareMatch},
 	{"ListRemainingItemCountNotSetWithFilter", testListRemainingWithFilter},
@@ -250,5 +252,34 @@ func testListRemainingWithFilter(t *testing.T, e *Env) {
 	unfiltered := e.page(t, e.ResourcePrefix, everything, 1, "")
 	if _, r := listMeta(t, unfiltered); r == nil || *r != 5 {
 		t.Fatalf("unfiltered first page remainingItemCount %v, want 5", r)
+	}
+}
+
+func testListContinueCompactedHint(t *testing.T, e *Env) {
+	createN(t, e, "ns", 3, nil)
+	first := e.page(t, e.ResourcePrefix, everything, 1, "")
+	token, _ := listMeta(t, first)
+	e.mustBump(t, e.key("ns", "o01"))
+	e.mustDelete(t, e.key("ns", "o00"))
+	e.compact(t)
+	opts := everything
+	opts.Predicate.Limit = 1
+	opts.Predicate.Continue = token
+	err := e.Store.GetList(ctx(t), e.ResourcePrefix, opts, e.emptyList())
+	var se *storage.Error
+	if !errors.As(err, &se) || se.Code != storage.CodeGone || se.Continue == "" {
+		t.Fatalf("continue after compaction returned %v; want a *storage.Error 410 carrying a fresh Continue token", err)
+	}
+	if st := se.Status(); st.ListMeta.Continue != se.Continue {
+		t.Fatalf("Status() carries continue %q, the error %q", st.ListMeta.Continue, se.Continue)
+	}
+	// The fresh token resumes after the last key served, at the latest state.
+	next := e.page(t, e.ResourcePrefix, everything, 1, se.Continue)
+	checkNames(t, next, "ns/o01")
+	if replicas(t, items(t, next)[0]) != 1 {
+		t.Fatalf("page from the fresh token shows %s without the update made before compaction", describe(items(t, next)[0]))
+	}
+	if listRV(t, next) <= listRV(t, first) {
+		t.Fatalf("page from the fresh token at RV %d, not newer than the compacted list's %d", listRV(t, next), listRV(t, first))
 	}
 }
