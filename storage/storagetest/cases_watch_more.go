@@ -3,6 +3,7 @@ package storagetest
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -16,6 +17,8 @@ var watchMoreCases = []Case{
 	{"WatchTTLExpiryDeletes", testWatchTTLExpiry},
 	{"WatchManyWatchersSameEvents", testWatchMany},
 	{"ListExactFutureResourceVersion", testListExactFuture},
+	{"WatchBookmarkFollowsEarlierEvents", testWatchBookmarkPromise},
+	{"ListNamespaceScopedPaging", testListNamespacePaging},
 }
 
 func testWatchFromZeroCompacted(t *testing.T, e *Env) {
@@ -84,4 +87,74 @@ func testListExactFuture(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
 	err := e.Store.GetList(ctx(t), e.ResourcePrefix, exactOpts(e.etcdRev(t)+1000), e.emptyList())
 	expectCode(t, "Exact list at a future RV", err, storage.ErrTooLargeResourceVersion)
+}
+
+// testWatchBookmarkPromise checks that a BOOKMARK at RV r comes after every
+// event at or below r, and that bookmark RVs never go back.
+func testWatchBookmarkPromise(t *testing.T, e *Env) {
+	opts := allOpts(rvString(e.etcdRev(t)))
+	opts.ProgressNotify = true
+	opts.Predicate.AllowWatchBookmarks = true
+	w := e.mustWatch(t, e.ResourcePrefix, opts)
+	var rvs []int64
+	for i := range 5 {
+		rvs = append(rvs, rvOf(t, e.mustCreate(t, "ns", fmt.Sprintf("o%d", i), nil)))
+	}
+	last := rvs[len(rvs)-1]
+	seen := map[int64]bool{}
+	var lastBookmark int64
+	deadline := time.Now().Add(waitTimeout)
+	for time.Now().Before(deadline) {
+		if err := e.Store.RequestWatchProgress(ctx(t)); err != nil {
+			t.Fatalf("RequestWatchProgress: %v", err)
+		}
+		select {
+		case ev, ok := <-w.w.ResultChan():
+			if !ok {
+				t.Fatal("watch closed")
+			}
+			rv := rvOf(t, ev.Object)
+			switch ev.Type {
+			case watch.Bookmark:
+				if rv < lastBookmark {
+					t.Fatalf("BOOKMARK at %d after one at %d", rv, lastBookmark)
+				}
+				lastBookmark = rv
+				for _, w := range rvs {
+					if w <= rv && !seen[w] {
+						t.Fatalf("BOOKMARK at %d before the event at %d", rv, w)
+					}
+				}
+				if rv >= last {
+					return
+				}
+			case watch.Added:
+				if rv <= lastBookmark {
+					t.Fatalf("ADDED %s after a BOOKMARK at %d", describe(ev.Object), lastBookmark)
+				}
+				seen[rv] = true
+			default:
+				t.Fatalf("unexpected %s %s", ev.Type, describeEvent(ev))
+			}
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no BOOKMARK at or after RV %d within %v (saw %d of %d events)", last, waitTimeout, len(seen), len(rvs))
+}
+
+func testListNamespacePaging(t *testing.T, e *Env) {
+	createN(t, e, "ns1", 3, nil)
+	createN(t, e, "ns2", 2, nil)
+	createN(t, e, "ns10", 2, nil)
+	first := e.page(t, e.nsKey("ns1"), everything, 2, "")
+	checkNames(t, first, "ns1/o00", "ns1/o01")
+	token, remaining := listMeta(t, first)
+	if remaining == nil || *remaining != 1 {
+		t.Fatalf("remainingItemCount %v in namespace ns1, want 1", remaining)
+	}
+	second := e.page(t, e.nsKey("ns1"), everything, 2, token)
+	checkNames(t, second, "ns1/o02")
+	if tok, _ := listMeta(t, second); tok != "" {
+		t.Fatalf("continue token %q after the last item of ns1", tok)
+	}
 }
