@@ -36,7 +36,7 @@ var mutants = map[string][]string{
 	"stats-zero":                {"StatsCountsObjects"},
 	"watch-ignores-rv":          {"WatchFromResourceVersionIsExclusive", "WatchFromResourceVersionReplaysDelete", "WatchTooOldResourceVersion"},
 	"watch-ignores-selectors":   {"WatchLabelSelectorTransitions", "WatchFieldSelectorTransitions", "WatchSendInitialEventsWithSelector"},
-	"watch-drops-bookmarks":     {"WatchProgressNotifyBookmark", "WatchSendInitialEventsEmpty"},
+	"watch-drops-bookmarks":     {"WatchProgressNotifyBookmark", "WatchSendInitialEventsEmpty", "WatchBookmarkFollowsEarlierEvents"},
 	"watch-no-initial-events":   {"WatchSendInitialEventsConsistent", "WatchFromZeroSendsInitialState"},
 	"watch-drops-deletes":       {"WatchFromZeroThenDelete", "WatchDeleteEventCarriesDeletionRevision"},
 	"current-rv-stale":          {"CurrentResourceVersionMonotonic", "CurrentResourceVersionIsGlobal"},
