@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,8 +24,8 @@ type Server struct {
 	closeOnce sync.Once
 	// closing is closed by Close; every watch stream ends when it is.
 	closing chan struct{}
-	// watches counts running watch handlers, so Close can wait for them.
-	watches sync.WaitGroup
+	// activeWatches counts the watch streams being served.
+	activeWatches atomic.Int64
 }
 
 // resource is a registered Resource with derived values.

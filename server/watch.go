@@ -65,6 +65,8 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 		_ = rc.Flush()
 		return
 	}
+	s.activeWatches.Add(1)
+	defer s.activeWatches.Add(-1)
 	rc := startStream(w)
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	s.pump(ctx, w, rc, src, t.res)
@@ -110,13 +112,14 @@ func (s *Server) pump(ctx context.Context, w http.ResponseWriter, rc *http.Respo
 		stop()
 		<-readerDone
 	}()
+	dl := &deadline{timeout: s.cfg.WriteTimeout}
 	for {
 		select {
 		case line, ok := <-queue:
 			if !ok || overflow.Load() {
 				return
 			}
-			if !s.writeBatch(w, rc, line, queue, &overflow) {
+			if !s.writeBatch(w, rc, dl, line, queue, &overflow) {
 				return
 			}
 		case <-ctx.Done():
@@ -129,8 +132,9 @@ func (s *Server) pump(ctx context.Context, w http.ResponseWriter, rc *http.Respo
 
 // writeBatch writes line and every line already queued, then flushes
 // under WriteTimeout. It reports whether the stream may go on.
-func (s *Server) writeBatch(w http.ResponseWriter, rc *http.ResponseController, line []byte, queue <-chan []byte, overflow *atomic.Bool) bool {
-	_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+func (s *Server) writeBatch(w http.ResponseWriter, rc *http.ResponseController, dl *deadline, line []byte,
+	queue <-chan []byte, overflow *atomic.Bool) bool {
+	dl.extend(rc)
 	if _, err := w.Write(line); err != nil {
 		return false
 	}
@@ -195,4 +199,21 @@ func (s *Server) readEvents(src watch.Interface, r *resource, queue chan<- []byt
 			return false
 		}
 	}
+}
+
+// deadline keeps a connection's write deadline between 0.9 and 1 times
+// timeout ahead of every write, moving it at most every timeout/10 (moving
+// it costs a timer update per call).
+type deadline struct {
+	timeout time.Duration
+	next    time.Time // when to move it again
+}
+
+func (d *deadline) extend(rc *http.ResponseController) {
+	now := time.Now()
+	if now.Before(d.next) {
+		return
+	}
+	_ = rc.SetWriteDeadline(now.Add(d.timeout))
+	d.next = now.Add(d.timeout / 10)
 }

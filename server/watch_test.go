@@ -3,15 +3,19 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/listwatch/listwatch/internal/testapi"
 )
 
 // wireEvent is one decoded frame of a watch stream.
@@ -269,4 +273,29 @@ func TestListenDefaultsToLoopback(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	require.True(t, l.Addr().(*net.TCPAddr).IP.IsLoopback())
+}
+
+// TestStalledClientIsCutOff opens a watch on a raw connection that never
+// reads: once the socket buffers are full, WriteTimeout ends the stream
+// and releases its storage watch.
+func TestStalledClientIsCutOff(t *testing.T) {
+	f := newFixture(t, func(c *Config) {
+		c.WriteTimeout = 300 * time.Millisecond
+		c.SlowWatcherTimeout = time.Minute
+	})
+	conn, err := net.Dial("tcp", f.ts.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("GET " + apiBase + "/namespaces/ns/widgets?watch=true HTTP/1.1\r\nHost: x\r\n\r\n"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return f.srv.activeWatches.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+
+	ctx := testCtx(t)
+	pad := strings.Repeat("x", 200<<10)
+	for i := 0; f.srv.activeWatches.Load() == 1; i++ {
+		require.Less(t, i, 500, "the stalled watch was never cut off")
+		u := testapi.MakeUnstructured("ns", fmt.Sprintf("big-%d", i), nil)
+		u.Object["spec"] = map[string]any{"data": pad}
+		require.NoError(t, f.widgets.Create(ctx, "/widgets/ns/"+u.GetName(), u, nil, 0))
+	}
 }
