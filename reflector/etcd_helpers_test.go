@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/internal/testapi"
@@ -32,7 +34,17 @@ func testCtx(t testing.TB) context.Context {
 // newEtcdStore returns an etcd3 Widget store under the test's own prefix.
 func newEtcdStore(t testing.TB) *etcd3.Store {
 	t.Helper()
-	s, err := etcd3.New(etcd3.Config{Client: etcdServer.Client, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
+	return newEtcdStoreWithClient(t, etcdServer.Client)
+}
+
+// newEtcdStoreWithClient is newEtcdStore over a given etcd client.
+func newEtcdStoreWithClient(t testing.TB, cli *clientv3.Client) *etcd3.Store {
+	t.Helper()
+	// Start empty even when the test runs again (-count) on the shared etcd.
+	if _, err := etcdServer.Client.Delete(testCtx(t), embedtest.Prefix(t), clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+	s, err := etcd3.New(etcd3.Config{Client: cli, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
 		NewListFunc: testapi.NewWidgetList, Prefix: embedtest.Prefix(t), ResourcePrefix: widgetsPrefix})
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +81,16 @@ func backends(t *testing.T) map[string]func(t *testing.T) (writer, reader storag
 			return s, s
 		},
 		"cacher": func(t *testing.T) (storage.Interface, storage.Interface) {
-			s := newEtcdStore(t)
+			// The cacher gets its own client, hence its own etcd watch
+			// stream: etcd answers a progress request only when every
+			// watch on the stream is synced, and the cacher's consistent
+			// reads wait for that answer.
+			cli, err := embedtest.NewClient(etcdServer.Endpoints)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cli.Close() })
+			s := newEtcdStoreWithClient(t, cli)
 			return s, newCacher(t, s)
 		},
 	}
@@ -264,15 +285,28 @@ func (l *countingLW) holdWatches() (wait func(t *testing.T), release func()) {
 	return wait, release
 }
 
-// breakWatches stops every watch opened so far: their result channels
-// close, as when a connection drops or a server ends a watch.
-func (l *countingLW) breakWatches() {
-	l.mu.Lock()
-	open := l.open
-	l.open = nil
-	l.mu.Unlock()
-	for _, w := range open {
-		w.Stop()
+// breakWatches waits until a watch is open, then stops every watch opened
+// so far: their result channels close, as when a connection drops or a
+// server ends a watch.
+func (l *countingLW) breakWatches(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		l.mu.Lock()
+		open := l.open
+		if len(open) > 0 {
+			l.open = nil
+			l.mu.Unlock()
+			for _, w := range open {
+				w.Stop()
+			}
+			return
+		}
+		l.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("no open watch to break")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

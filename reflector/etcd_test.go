@@ -79,7 +79,7 @@ func TestEtcdInformerResumesAfterWatchBreakWithoutRelist(t *testing.T) {
 				}
 				must(t, bump(t, writer, "ns", fmt.Sprintf("r%d-0", round)))
 				waitConverged(t, writer, map[string]func() map[string]string{"handler": mirror.snapshot})
-				lw.breakWatches()
+				lw.breakWatches(t)
 				// Writes while no watch is open must arrive through the resumed watch.
 				must(t, remove(t, writer, "ns", fmt.Sprintf("r%d-1", round)))
 			}
@@ -112,8 +112,9 @@ func TestEtcdInformerRelistsOnceAfterCompaction(t *testing.T) {
 	eventually(t, "synced", inf.HasSynced)
 	waitConverged(t, writer, map[string]func() map[string]string{"handler": mirror.snapshot})
 
+	waitOpen(t, lw)
 	waitHeld, release := lw.holdWatches()
-	lw.breakWatches()
+	lw.breakWatches(t)
 	waitHeld(t)
 	// While the informer cannot watch: deletions, an update, a creation,
 	// then a compaction past the informer's RV.
@@ -148,7 +149,13 @@ func TestEtcdInformerWatchListMode(t *testing.T) {
 			for i := 0; i < 30; i++ {
 				create(t, writer, "ns", fmt.Sprintf("o%02d", i))
 			}
-			inf, lw := runEtcdInformer(t, reader, WithWatchList(true))
+			// A consistent list through the reader first: the cacher's
+			// consistent watch-list start then needs no waiting.
+			if got := etcdState(t, reader); len(got) != 30 {
+				t.Fatalf("reader lists %d objects", len(got))
+			}
+			inf, lw := runEtcdInformer(t, reader, WithWatchList(true),
+				WithWatchErrorHandler(func(err error) { t.Logf("watch error: %v", err) }))
 			mirror := newMirror()
 			_, err := inf.AddEventHandler(mirror)
 			must(t, err)
@@ -306,4 +313,13 @@ func TestStorageListerWatcherTranslatesOptions(t *testing.T) {
 	if d := time.Since(start); d < 900*time.Millisecond || d > 10*time.Second {
 		t.Fatalf("watch with a 1s timeout ended after %v", d)
 	}
+}
+
+// waitOpen waits until lw has an open watch.
+func waitOpen(t *testing.T, lw *countingLW) {
+	eventually(t, "an open watch", func() bool {
+		lw.mu.Lock()
+		defer lw.mu.Unlock()
+		return len(lw.open) > 0
+	})
 }
