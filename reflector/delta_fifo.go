@@ -81,6 +81,11 @@ func NewDeltaFIFO[T Object](opts DeltaFIFOOptions[T]) *DeltaFIFO[T] {
 	return f
 }
 
+// Transformer returns the FIFO's transform (nil if none). The reflector
+// applies it to the objects it buffers during a watch-list, so that the
+// temporary store holds transformed (usually smaller) objects.
+func (f *DeltaFIFO[T]) Transformer() TransformFunc[T] { return f.transform }
+
 // Add queues an Added delta.
 func (f *DeltaFIFO[T]) Add(obj T) error { return f.queueAction(Added, obj) }
 

@@ -2,6 +2,11 @@ package reflector
 
 import (
 	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -304,5 +309,66 @@ func TestNewReflectorValidates(t *testing.T) {
 	}
 	if _, err := NewReflector(ReflectorConfig[*testapi.Widget]{ListerWatcher: newScriptedLW()}); err == nil {
 		t.Fatal("missing Store accepted")
+	}
+}
+
+func TestReflectorWatchListAppliesStoreTransformWhileBuffering(t *testing.T) {
+	lw := newScriptedLW()
+	seen := make(chan string, 10)
+	fifo := NewDeltaFIFO(DeltaFIFOOptions[*testapi.Widget]{Transform: func(w *testapi.Widget) (*testapi.Widget, error) {
+		if w.Spec.Data != "" {
+			seen <- w.Name
+			w.Spec.Data = ""
+		}
+		return w, nil
+	}})
+	runReflector(t, lw, fifo, func(c *ReflectorConfig[*testapi.Widget]) { c.UseWatchList = true })
+	w, _ := lw.expectWatch(t, nil)
+	big := widget("ns", "a", "4", nil)
+	big.Spec.Data = strings.Repeat("x", 1000)
+	w.send(t, watch.Added, big)
+	w.send(t, watch.Bookmark, bookmark("5", false)) // handled after "a" was buffered
+	select {
+	case n := <-seen:
+		if n != "a" {
+			t.Fatalf("transformed %q", n)
+		}
+	default:
+		t.Fatal("object buffered untransformed before the initial-events-end bookmark")
+	}
+	w.send(t, watch.Bookmark, bookmark("6", true))
+	eventually(t, "replace", func() bool { return fifo.Len() == 1 })
+}
+
+func TestErrorClassification(t *testing.T) {
+	cases := []struct {
+		name                     string
+		err                      error
+		expired, tooLarge, retry bool
+	}{
+		{"storage gone", fmt.Errorf("wrapped: %w", storage.NewGoneError(3, 9)), true, false, false},
+		{"api expired", apierrors.NewResourceExpired("old"), true, false, false},
+		{"api gone", apierrors.NewGone("gone"), true, false, false},
+		{"storage too large", storage.NewTooLargeResourceVersionError(9, 3, 1), false, true, true},
+		{"429", apierrors.NewTooManyRequests("slow", 1), false, false, true},
+		{"storage not ready", &storage.Error{Code: storage.CodeNotReady}, false, false, true},
+		{"503", apierrors.NewServiceUnavailable("down"), false, false, true},
+		{"storage unreachable", &storage.Error{Code: storage.CodeUnreachable}, false, false, true},
+		{"connection refused", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, false, false, true},
+		{"internal", apierrors.NewInternalError(errors.New("x")), false, false, false},
+		{"message only", errors.New("too old resource version"), false, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := isExpired(tc.err); got != tc.expired {
+				t.Errorf("isExpired = %v", got)
+			}
+			if got := isTooLargeResourceVersion(tc.err); got != tc.tooLarge {
+				t.Errorf("isTooLargeResourceVersion = %v", got)
+			}
+			if got := isRetriable(tc.err); got != tc.retry {
+				t.Errorf("isRetriable = %v", got)
+			}
+		})
 	}
 }

@@ -53,6 +53,10 @@ func (r *Reflector[T]) noteUnavailable(err error) {
 // collectInitialEvents reads w until the initial-events-end bookmark.
 func (r *Reflector[T]) collectInitialEvents(ctx context.Context, w watch.Interface) (string, []T, error) {
 	temp := newCache[T](nil, nil)
+	var transform TransformFunc[T]
+	if ts, ok := r.cfg.Store.(interface{ Transformer() TransformFunc[T] }); ok {
+		transform = ts.Transformer()
+	}
 	for {
 		var ev watch.Event
 		var ok bool
@@ -75,6 +79,12 @@ func (r *Reflector[T]) collectInitialEvents(ctx context.Context, w watch.Interfa
 			obj, ok := ev.Object.(T)
 			if !ok || isNil(obj) {
 				return "", nil, fmt.Errorf("watch-list event %s with object %T, want %T", ev.Type, ev.Object, *new(T))
+			}
+			if transform != nil && ev.Type != watch.Deleted {
+				var err error
+				if obj, err = transform(obj); err != nil {
+					return "", nil, fmt.Errorf("transforming a watch-list object: %w", err)
+				}
 			}
 			if ev.Type == watch.Deleted {
 				err := temp.Delete(obj)
