@@ -17,6 +17,9 @@ type watchPlan struct {
 	W, E, Objects int
 	// Pred is watcher i's predicate.
 	Pred func(i int) storage.SelectionPredicate
+	// Key is the key watcher i watches and whether recursively; nil means
+	// the whole resource.
+	Key func(i int) (key string, recursive bool)
 	// Want is how many events watcher i must receive.
 	Want func(i int) int
 	// Slow reports whether watcher i sleeps SlowDelay per event.
@@ -59,8 +62,12 @@ func runWatchPlan(b *testing.B, f *fixture, src source, p watchPlan) watchResult
 	before := src.backend.Counts()
 	states := make([]*watcherState, p.W)
 	for i := range p.W {
-		w, err := src.s.Watch(ctx, resourcePrefix, storage.ListOptions{
-			ResourceVersion: rv, Recursive: true, Predicate: p.Pred(i)})
+		key, recursive := resourcePrefix, true
+		if p.Key != nil {
+			key, recursive = p.Key(i)
+		}
+		w, err := src.s.Watch(ctx, key, storage.ListOptions{
+			ResourceVersion: rv, Recursive: recursive, Predicate: p.Pred(i)})
 		if err != nil {
 			b.Fatalf("watch %d: %v", i, err)
 		}
