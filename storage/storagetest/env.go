@@ -83,8 +83,11 @@ func RunCases(t *testing.T, newEnv func(t *testing.T) *Env, names ...string) {
 func runCase(t *testing.T, c Case, newEnv func(t *testing.T) *Env) {
 	t.Run(c.Name, func(t *testing.T) {
 		env := newEnv(t)
-		if env == nil || env.Store == nil {
-			t.Fatal("storagetest: newEnv returned no store")
+		if env == nil || env.Store == nil || env.Client == nil {
+			t.Fatal("storagetest: newEnv returned no store or no etcd client")
+		}
+		if n := env.rawKeys(t); n != 0 {
+			t.Fatalf("storagetest: the store's etcd prefix %q already holds %d keys; each case needs an empty one", env.EtcdPrefix, n)
 		}
 		c.Run(t, env)
 	})

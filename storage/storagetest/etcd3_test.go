@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage/etcd3"
@@ -17,6 +19,10 @@ func newEtcd3Env(unstructured bool) func(t *testing.T) *storagetest.Env {
 	return func(t *testing.T) *storagetest.Env {
 		skipKnownStoreBug(t)
 		prefix := embedtest.Prefix(t)
+		// Start empty even when -count reruns a case on the same prefix.
+		if _, err := etcd.Client.Delete(t.Context(), prefix, clientv3.WithPrefix()); err != nil {
+			t.Fatalf("clearing %s: %v", prefix, err)
+		}
 		cfg := etcd3.Config{
 			Client:         etcd.Client,
 			Codec:          testapi.Codec,
