@@ -115,8 +115,11 @@ func startBenchInformer(b *testing.B, s storage.Interface) (inf *SharedIndexInfo
 }
 
 func BenchmarkInformer(b *testing.B) {
-	for _, n := range []int{10000} {
+	for _, n := range []int{10000, 50000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			if n > 10000 && testing.Short() {
+				b.Skip("scaling size skipped in -short mode")
+			}
 			store := newEtcdStore(b)
 			loadBench(b, store, n)
 			c := newCacher(b, store)
