@@ -24,5 +24,22 @@
 // only where the contract requires that nothing happens.
 //
 // Every case can fail: each checks an observable effect of the feature it
-// names, so a store lacking the feature does not pass.
+// names, so a store lacking the feature does not pass. mutants_test.go
+// checks this for a sample: it wraps the etcd3 store in mutants that each
+// remove one feature (TTL, Exact lists, limits, selectors, preconditions,
+// bookmarks, initial events, ...) and requires the cases that cover the
+// feature to fail against them.
+//
+// Case groups (see Cases for the names): Create, Get, List (recursion,
+// prefixes, every RV mode, selectors), paging (limit, continue, pinned RV,
+// compaction, filtered pages), GuaranteedUpdate (conflicts, cached objects,
+// preconditions, no-op writes, TTL), Delete, raw-etcd cases (corrupt values,
+// objects etcd refuses), stats and current RV, bad input (malformed RVs and
+// keys: typed ErrInvalidArgument, nothing written), and Watch (every start
+// RV, initial events and their end bookmark, selector transitions,
+// progress bookmarks, cancellation, 410 after compaction, ordering).
+//
+// Each case starts by checking that the store's etcd prefix is empty. Waits
+// are bounded by 15 s, or by the duration in the environment variable named
+// by WaitTimeoutEnv.
 package storagetest
