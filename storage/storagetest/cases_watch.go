@@ -219,6 +219,11 @@ func testWatchFieldTransitions(t *testing.T, e *Env) {
 	setNodeName(t, obj, "n1")
 	s := e.mustCreateObj(t, obj)
 	w.expectAt(watch.Added, "ns", "sentinel", rvOf(t, s))
+	e.mustDelete(t, e.key("ns", "sentinel")) // matching object deleted
+	ev := w.expect(watch.Deleted, "ns", "sentinel")
+	if rvOf(t, ev.Object) <= rvOf(t, s) {
+		t.Fatalf("DELETED at RV %d, not after the create at %d", rvOf(t, ev.Object), rvOf(t, s))
+	}
 }
 
 func testWatchProgressNotify(t *testing.T, e *Env) {
