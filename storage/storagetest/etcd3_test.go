@@ -83,5 +83,7 @@ func TestConformanceEtcd3Unstructured(t *testing.T) {
 		"UpdateIgnoreNotFoundCreates", "DeleteBasic", "DeleteConflictRetriesValidation",
 		"WatchFromZeroSendsInitialState", "WatchFromResourceVersionReplaysDelete",
 		"WatchLabelSelectorTransitions", "WatchProgressNotifyBookmark", "WatchSendInitialEventsConsistent",
+		"ListContinueAcrossWrites", "UpdateNoOpOnStaleCachedObjectWrites", "UpdateIgnoresResourceVersionInResult",
+		"WatchFieldSelectorTransitions", "DeleteStaleCachedObject", "GetCorruptObject", "CreateObjectTooLarge",
 	)
 }
