@@ -13,6 +13,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // guaranteeRun is the state of one RunWatchGuarantees call.
@@ -291,6 +292,7 @@ func (r *guaranteeRun) checkAll(ctx context.Context, ws []*watchRun, revs []trut
 	defer scancel()
 	failed := 0
 	byChecker := map[string]int{}
+	var events, bookmarks, gone int
 	for i, w := range ws {
 		if err := w.stop(sctx); err != nil {
 			r.t.Error(err)
@@ -298,6 +300,17 @@ func (r *guaranteeRun) checkAll(ctx context.Context, ws []*watchRun, revs []trut
 		s := w.stream(expected[i])
 		s.lenientCompaction = r.opts.LenientCompactionErrors
 		s.goneRequired = w.spec.goneRequired && !s.endedGone()
+		for _, e := range s.events {
+			switch {
+			case e.isData():
+				events++
+			case e.Type == watch.Bookmark:
+				bookmarks++
+			}
+		}
+		if s.endedGone() {
+			gone++
+		}
 		v := checkStream(s)
 		if extra != nil {
 			v = append(v, extra(i, s)...)
@@ -325,7 +338,8 @@ func (r *guaranteeRun) checkAll(ctx context.Context, ws []*watchRun, revs []trut
 	if failed > 0 {
 		r.t.Errorf("watchers failing each checker: %v", byChecker)
 	}
-	r.t.Logf("checked %d watchers: %d with violations", len(ws), failed)
+	r.t.Logf("checked %d watchers (%d events, %d bookmarks, %d ended by compaction): %d with violations",
+		len(ws), events, bookmarks, gone, failed)
 }
 
 // resume re-watches a sample of the watchers from an RV each saw and checks
