@@ -208,7 +208,7 @@ func runReflector(t *testing.T, lw ListerWatcher, store ReflectorStore[*testapi.
 	t.Helper()
 	errs := make(chan error, 100)
 	cfg := ReflectorConfig[*testapi.Widget]{
-		ListerWatcher: lw, Store: store, Backoff: fastBackoff,
+		ListerWatcher: lw, Store: store, Backoff: fastBackoff, NoFullJitter: true,
 		WatchErrorHandler: func(err error) {
 			select {
 			case errs <- err:

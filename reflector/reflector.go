@@ -35,8 +35,9 @@ const (
 )
 
 // DefaultBackoff is the backoff between failed list/watch attempts: 800ms
-// doubling to 30s, each delay jittered by up to 100%.
-var DefaultBackoff = wait.Backoff{Duration: 800 * time.Millisecond, Factor: 2, Jitter: 1, Steps: 1 << 30, Cap: 30 * time.Second}
+// doubling up to 30s. The reflector draws each actual delay uniformly from
+// [0, delay] ("full jitter") unless ReflectorConfig.NoFullJitter is set.
+var DefaultBackoff = wait.Backoff{Duration: 800 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 30 * time.Second}
 
 // ReflectorConfig configures a Reflector.
 type ReflectorConfig[T Object] struct {
@@ -56,6 +57,10 @@ type ReflectorConfig[T Object] struct {
 	ShouldResync func() bool
 	// Backoff paces retries after errors; the zero value means DefaultBackoff.
 	Backoff wait.Backoff
+	// NoFullJitter uses Backoff's delays as they are (with Backoff.Jitter's
+	// own multiplicative jitter, if any) instead of drawing each delay
+	// uniformly from [0, delay].
+	NoFullJitter bool
 	// BackoffResetAfter resets the backoff after this long without
 	// errors; 0 means DefaultBackoffResetAfter.
 	BackoffResetAfter time.Duration
@@ -117,11 +122,22 @@ func NewReflector[T Object](cfg ReflectorConfig[T]) (*Reflector[T], error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Reflector[T]{
-		cfg:   cfg,
-		log:   log.With("reflector", cfg.Name),
-		delay: cfg.Backoff.DelayWithReset(clock.RealClock{}, cfg.BackoffResetAfter),
-	}, nil
+	delay := cfg.Backoff.DelayWithReset(clock.RealClock{}, cfg.BackoffResetAfter)
+	if !cfg.NoFullJitter {
+		delay = fullJitter(delay)
+	}
+	return &Reflector[T]{cfg: cfg, log: log.With("reflector", cfg.Name), delay: delay}, nil
+}
+
+// fullJitter draws each delay of next uniformly from [0, delay].
+func fullJitter(next wait.DelayFunc) wait.DelayFunc {
+	return func() time.Duration {
+		d := next()
+		if d <= 0 {
+			return 0
+		}
+		return rand.N(d + 1)
+	}
 }
 
 // Run lists and watches until ctx is done, backing off between failed

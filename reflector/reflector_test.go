@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -370,5 +371,26 @@ func TestErrorClassification(t *testing.T) {
 				t.Errorf("isRetriable = %v", got)
 			}
 		})
+	}
+}
+
+func TestReflectorFullJitterStaysWithinExponentialBound(t *testing.T) {
+	r, err := NewReflector(ReflectorConfig[*testapi.Widget]{ListerWatcher: newScriptedLW(), Store: newRecStore(),
+		Backoff: wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 100, Cap: 800 * time.Millisecond}})
+	must(t, err)
+	bound := 100 * time.Millisecond
+	distinct := map[time.Duration]bool{}
+	for i := 0; i < 40; i++ {
+		d := r.delay()
+		if d < 0 || d > bound {
+			t.Fatalf("delay %d = %v outside [0, %v]", i, d, bound)
+		}
+		distinct[d] = true
+		if bound < 800*time.Millisecond {
+			bound *= 2
+		}
+	}
+	if len(distinct) < 20 {
+		t.Fatalf("only %d distinct delays: not jittered", len(distinct))
 	}
 }
