@@ -271,6 +271,29 @@ func (r *guaranteeRun) stopAll() {
 // extra, when non-nil, adds violations for a watcher (the resume check).
 func (r *guaranteeRun) checkAll(ctx context.Context, ws []*watchRun, revs []truthRevision,
 	extra func(i int, s *stream) []string) {
+	expected := r.waitComplete(ctx, ws, revs)
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var rep report
+	for i, w := range ws {
+		if err := w.stop(sctx); err != nil {
+			r.t.Error(err)
+		}
+		s := w.stream(expected[i])
+		s.lenientCompaction = r.opts.LenientCompactionErrors
+		s.goneRequired = w.spec.goneRequired && !s.endedGone()
+		v := checkStream(s)
+		if extra != nil {
+			v = append(v, extra(i, s)...)
+		}
+		rep.add(r.t, w.spec, s, v)
+	}
+	rep.finish(r.t, len(ws))
+}
+
+// waitComplete computes each watcher's expected stream and waits (bounded
+// by opts.Timeout) until each has seen its last expected RV or ended.
+func (r *guaranteeRun) waitComplete(ctx context.Context, ws []*watchRun, revs []truthRevision) [][]expectedEvent {
 	wctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
 	expected := make([][]expectedEvent, len(ws))
@@ -288,123 +311,59 @@ func (r *guaranteeRun) checkAll(ctx context.Context, ws []*watchRun, revs []trut
 	if stalled > 0 {
 		r.t.Errorf("%d watchers did not receive all their events within %v", stalled, r.opts.Timeout)
 	}
-	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
-	defer scancel()
-	failed := 0
-	byChecker := map[string]int{}
-	var events, bookmarks, gone int
-	for i, w := range ws {
-		if err := w.stop(sctx); err != nil {
-			r.t.Error(err)
-		}
-		s := w.stream(expected[i])
-		s.lenientCompaction = r.opts.LenientCompactionErrors
-		s.goneRequired = w.spec.goneRequired && !s.endedGone()
-		for _, e := range s.events {
-			switch {
-			case e.isData():
-				events++
-			case e.Type == watch.Bookmark:
-				bookmarks++
-			}
-		}
-		if s.endedGone() {
-			gone++
-		}
-		v := checkStream(s)
-		if extra != nil {
-			v = append(v, extra(i, s)...)
-		}
-		if len(v) == 0 {
-			continue
-		}
-		failed++
-		named := map[string]bool{}
-		for _, x := range v {
-			name, _, _ := strings.Cut(x, ":")
-			if !named[name] {
-				named[name] = true
-				byChecker[name]++
-			}
-		}
-		if failed <= 5 {
-			r.t.Errorf("%v (%d events, %d expected) violates:\n  %s\n  received: %s", w.spec, len(s.events),
-				len(s.expected), strings.Join(capList(v, 10), "\n  "), formatEvents(s.events, 40))
-		}
-	}
-	if failed > 5 {
-		r.t.Errorf("... and %d more watchers with violations", failed-5)
-	}
-	if failed > 0 {
-		r.t.Errorf("watchers failing each checker: %v", byChecker)
-	}
-	r.t.Logf("checked %d watchers (%d events, %d bookmarks, %d ended by compaction): %d with violations",
-		len(ws), events, bookmarks, gone, failed)
+	return expected
 }
 
-// resume re-watches a sample of the watchers from an RV each saw and checks
-// that the new stream is the old one's suffix.
-func (r *guaranteeRun) resume(ctx context.Context, revs []truthRevision) {
-	rng := newRand(r.opts.Seed, 2)
-	orig := r.snapshotWatchers()
-	c := r.compactRev.Load()
-	var origs []*watchRun
-	var resumed []*watchRun
-	var froms []uint64
-	for _, i := range rng.Perm(len(orig)) {
-		if len(resumed) == r.opts.Resumes {
-			break
-		}
-		o := orig[i]
-		s := o.stream(nil)
-		s.lenientCompaction = r.opts.LenientCompactionErrors
-		if o.w == nil || s.endedGone() {
-			continue
-		}
-		from := pickSeen(rng, s, c)
-		spec := o.spec
-		spec.id, spec.start = "resume-"+o.spec.id, from
-		spec.goneRequired = c > 0 && from+2 <= c && !r.opts.AllowServingCompacted
-		w, err := startWatch(ctx, r.env, spec, &r.compactRev)
-		if err != nil {
-			r.t.Error(err)
-			return
-		}
-		origs, resumed, froms = append(origs, o), append(resumed, w), append(froms, from)
-	}
-	r.mu.Lock()
-	r.watchers = append(r.watchers, resumed...)
-	r.mu.Unlock()
-	r.checkAll(ctx, resumed, revs, func(i int, s *stream) []string {
-		var out []string
-		o := origs[i].stream(nil)
-		o.lenientCompaction = r.opts.LenientCompactionErrors
-		for _, v := range checkResumable(o, s, froms[i]) {
-			out = append(out, "checkResumable: "+v)
-		}
-		return out
-	})
+// report tallies the checked streams and reports the first violations.
+type report struct {
+	failed, events, bookmarks, gone int
+	byChecker                       map[string]int
 }
 
-// pickSeen picks an RV the watcher saw (its start, an event's or a
-// bookmark's), preferring ones the compaction at c kept.
-func pickSeen(rng *rand.Rand, s *stream, c uint64) uint64 {
-	seen := []uint64{s.start}
+// maxReported is how many failing watchers are printed in full.
+const maxReported = 5
+
+func (rep *report) add(t *testing.T, spec watchSpec, s *stream, v []string) {
 	for _, e := range s.events {
-		if e.RV > 0 {
-			seen = append(seen, e.RV)
+		switch {
+		case e.isData():
+			rep.events++
+		case e.Type == watch.Bookmark:
+			rep.bookmarks++
 		}
 	}
-	var kept []uint64
-	for _, rv := range seen {
-		if c == 0 || rv >= c {
-			kept = append(kept, rv)
+	if s.endedGone() {
+		rep.gone++
+	}
+	if len(v) == 0 {
+		return
+	}
+	rep.failed++
+	if rep.byChecker == nil {
+		rep.byChecker = map[string]int{}
+	}
+	named := map[string]bool{}
+	for _, x := range v {
+		if name, _, _ := strings.Cut(x, ":"); !named[name] {
+			named[name] = true
+			rep.byChecker[name]++
 		}
 	}
-	if len(kept) > 0 {
-		seen = kept
+	if rep.failed <= maxReported {
+		t.Errorf("%v (%d events, %d expected) violates:\n  %s\n  received: %s", spec, len(s.events),
+			len(s.expected), strings.Join(capList(v, 10), "\n  "), formatEvents(s.events, 40))
 	}
-	return seen[rng.IntN(len(seen))]
+}
+
+func (rep *report) finish(t *testing.T, watchers int) {
+	if rep.failed > maxReported {
+		t.Errorf("... and %d more watchers with violations", rep.failed-maxReported)
+	}
+	if rep.failed > 0 {
+		t.Errorf("watchers failing each checker: %v", rep.byChecker)
+	}
+	t.Logf("checked %d watchers (%d events, %d bookmarks, %d ended by compaction): %d with violations",
+		watchers, rep.events, rep.bookmarks, rep.gone, rep.failed)
 }
 
 func capList(v []string, n int) []string {
