@@ -216,6 +216,10 @@ func (e GuaranteeEnv) compact(ctx context.Context, rev int64) error {
 // checkUnique, checkAtomic, checkBookmarkable, checkReliable, checkTermination
 // and checkResumable.
 //
+// A 410 may come as an error event carrying a *metav1.Status with code 410
+// (the contract's way) or as a Watch error matching storage.ErrGone; both
+// count as "the watch ended with 410".
+//
 // The run compacts etcd's whole keyspace: do not run it in parallel with
 // tests that need old revisions. It is bounded (well under a minute with the
 // defaults) and reproducible in its choices from the seed, which it logs.
