@@ -114,8 +114,9 @@ type Config struct {
 	// a client that does not read for that long is disconnected. 0 means
 	// DefaultWriteTimeout.
 	WriteTimeout time.Duration
-	// MaxWatchTimeout caps timeoutSeconds and is the length of watches that
-	// give none. 0 means DefaultMaxWatchTimeout.
+	// MaxWatchTimeout caps timeoutSeconds; a watch that gives none lasts a
+	// random time between MaxWatchTimeout/2 and MaxWatchTimeout, so that
+	// reconnections spread out. 0 means DefaultMaxWatchTimeout.
 	MaxWatchTimeout time.Duration
 	// EncodeCacheSize is how many encoded watch events are remembered, by
 	// object identity, so that watchers receiving the same event object share

@@ -138,3 +138,13 @@ func mustJSON(tb testing.TB, u *unstructured.Unstructured) []byte {
 	require.NoError(tb, err)
 	return b
 }
+
+func TestWatchTimeout(t *testing.T) {
+	require.Equal(t, 5*time.Second, watchTimeout(5*time.Second, time.Minute))
+	require.Equal(t, time.Minute, watchTimeout(time.Hour, time.Minute))
+	for range 100 {
+		d := watchTimeout(0, time.Minute)
+		require.GreaterOrEqual(t, d, 30*time.Second)
+		require.LessOrEqual(t, d, time.Minute)
+	}
+}

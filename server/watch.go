@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -28,7 +29,8 @@ import (
 // flushed at once.
 //
 // The stream also ends, cleanly, at timeoutSeconds (capped by
-// MaxWatchTimeout), when the client goes away, when the storage watch ends
+// MaxWatchTimeout; a random time between half of it and all of it when
+// the client gives none), when the client goes away, when the storage watch ends
 // (after its ERROR event, if any), and when the Server is closed.
 func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, p *listParams) {
 	select {
@@ -41,10 +43,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 		s.writeError(w, req, err)
 		return
 	}
-	timeout := s.cfg.MaxWatchTimeout
-	if p.timeout > 0 && p.timeout < timeout {
-		timeout = p.timeout
-	}
+	timeout := watchTimeout(p.timeout, s.cfg.MaxWatchTimeout)
 	ctx, cancel := context.WithTimeout(req.Context(), timeout)
 	defer cancel()
 	opts := storage.ListOptions{
@@ -70,6 +69,16 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 	rc := startStream(w)
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	s.pump(ctx, w, rc, src, t.res)
+}
+
+// watchTimeout is how long a watch lasts: the requested timeoutSeconds
+// capped at limit or, when none was requested, a random duration in
+// [limit/2, limit) so that clients' reconnections spread out.
+func watchTimeout(requested, limit time.Duration) time.Duration {
+	if requested > 0 {
+		return min(requested, limit)
+	}
+	return limit/2 + rand.N(limit/2+1)
 }
 
 func isGone(err error) bool {
