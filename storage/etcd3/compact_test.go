@@ -14,7 +14,7 @@ import (
 // round earlier, so the latest round's history survives.
 func TestCompactorTwoInstances(t *testing.T) {
 	ctx := testCtx(t)
-	key := "/" + t.Name() + "/compact_rev_key"
+	key := uniquePrefix(t) + "compact_rev_key"
 	a, err := NewCompactor(CompactorConfig{Client: etcdServer.Client, Interval: time.Hour, Key: key})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func storageListAt(t *testing.T, s *Store, rev int64) error {
 }
 
 func TestCompactorRunStopsWithContext(t *testing.T) {
-	c, err := NewCompactor(CompactorConfig{Client: etcdServer.Client, Interval: 5 * time.Millisecond, Key: "/" + t.Name() + "/key"})
+	c, err := NewCompactor(CompactorConfig{Client: etcdServer.Client, Interval: 5 * time.Millisecond, Key: uniquePrefix(t) + "key"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +35,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// prefixSeq makes prefixes unique across repeated runs (-count) against
+// the one etcd.
+var prefixSeq atomic.Int64
+
+// uniquePrefix returns an etcd prefix unique to this test invocation.
+func uniquePrefix(t testing.TB) string {
+	return embedtest.Prefix(t) + strconv.FormatInt(prefixSeq.Add(1), 10) + "/"
+}
+
 // testCtx returns a context bounded for one test.
 func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -49,7 +60,7 @@ func newTestStore(t testing.TB, mod ...func(*Config)) *Store {
 		Codec:          testapi.Codec,
 		NewFunc:        testapi.NewWidget,
 		NewListFunc:    testapi.NewWidgetList,
-		Prefix:         embedtest.Prefix(t),
+		Prefix:         uniquePrefix(t),
 		ResourcePrefix: "/widgets",
 		Logger:         slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}

@@ -240,11 +240,19 @@ func (s *Store) GetCurrentResourceVersion(ctx context.Context) (uint64, error) {
 }
 
 // RequestWatchProgress implements storage.Interface. It asks etcd for a
-// progress notification on the watch stream shared by this client's watches
-// (all opened with clientv3.WithRequireLeader on a context without other
-// gRPC metadata, which is the stream this request targets).
+// progress notification on the gRPC watch stream that the store's watches
+// share (see watchStreamContext); etcd answers once every watch on that
+// stream has caught up. Watches opened with ProgressNotify and bookmarks
+// allowed turn the answer into a BOOKMARK. Without open watches it does
+// nothing (a request would only open an idle stream).
 func (s *Store) RequestWatchProgress(ctx context.Context) error {
-	if err := s.client.RequestProgress(clientv3.WithRequireLeader(ctx)); err != nil {
+	s.mu.Lock()
+	idle := len(s.watchers) == 0
+	s.mu.Unlock()
+	if idle {
+		return nil
+	}
+	if err := s.client.RequestProgress(watchStreamContext(ctx)); err != nil {
 		return s.interpret(ctx, err, "", 0, "request watch progress")
 	}
 	return nil

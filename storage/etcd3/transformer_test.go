@@ -27,7 +27,7 @@ func secret(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
 
 func TestAESGCMEndToEnd(t *testing.T) {
 	ctx := testCtx(t)
-	prefix := "/" + t.Name() + "/"
+	prefix := uniquePrefix(t)
 	k1 := value.AESGCMKey{Name: "k1", Secret: secret(1)}
 	s := aesStore(t, prefix, k1)
 	in := widget("a", nil)

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/storage"
@@ -44,7 +45,7 @@ func (s *Store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	}
 	w := &watcher{
 		s: s, key: key, etcdKey: etcdKey, recursive: opts.Recursive, pred: opts.Predicate,
-		progress: opts.ProgressNotify, startRev: int64(rv),
+		progress: opts.ProgressNotify, startRev: int64(rv), historyEnd: -1,
 		result: make(chan watch.Event, s.watchBuffer), done: make(chan struct{}),
 	}
 	sie := opts.SendInitialEvents
@@ -61,13 +62,23 @@ func (s *Store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 		w.startRev = int64(cur)
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	w.ctx, w.cancel = clientv3.WithRequireLeader(wctx), cancel
+	w.ctx, w.cancel = watchStreamContext(wctx), cancel
 	if err := s.register(w); err != nil {
 		cancel()
 		return nil, err
 	}
 	go w.run()
 	return w, nil
+}
+
+// watchStreamContext returns ctx with exactly the gRPC metadata every
+// watch of the store carries (require-leader, nothing from the caller).
+// clientv3 multiplexes watches whose contexts carry equal metadata onto one
+// gRPC stream, and a progress request only reaches the watches of the
+// stream its own context selects: so RequestWatchProgress uses the same
+// metadata to reach all of them.
+func watchStreamContext(ctx context.Context) context.Context {
+	return clientv3.WithRequireLeader(metadata.NewOutgoingContext(ctx, metadata.MD{}))
 }
 
 func (s *Store) register(w *watcher) error {
@@ -106,6 +117,10 @@ type watcher struct {
 	// createdRev is etcd's revision when it registered the watch (from the
 	// creation response). Owned by run.
 	createdRev int64
+	// historyEnd is the revision of the last event in the watched range at
+	// or before createdRev (0: none after startRev), -1 while unknown; see
+	// progressTrustworthy. Owned by run.
+	historyEnd int64
 
 	ctx    context.Context    // cancelled by Stop, Store.Close or the caller
 	cancel context.CancelFunc // cancels ctx
@@ -199,23 +214,6 @@ func (w *watcher) handle(wres clientv3.WatchResponse) bool {
 		w.lastRV = e.Kv.ModRevision
 	}
 	return true
-}
-
-// progressTrustworthy reports whether a progress notification at rev may
-// become a bookmark. etcd broadcasts the answer to a progress request to
-// every watch of the gRPC stream, and its server may deliver an answer
-// computed just before this watch was registered right after this watch's
-// creation response: such a stale notification (rev <= createdRev) would
-// promise events the watch has not yet caught up with from history. So
-// while the watch may still be catching up (lastRV < createdRev) only
-// notifications newer than the creation are trusted. The cost is that a
-// watch that needed history and sees no event may miss a bookmark at
-// exactly createdRev; the next write anywhere in etcd lifts that.
-func (w *watcher) progressTrustworthy(rev int64) bool {
-	if rev < w.lastRV {
-		return false
-	}
-	return w.lastRV >= w.createdRev || rev > w.createdRev
 }
 
 // send delivers ev unless the watch is stopped first.

@@ -8,48 +8,79 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
 )
 
-// TestProgressFromBeforeRegistrationIsIgnored feeds the watch loop the
-// sequence etcd can produce: the creation response, then a progress answer
-// computed before the watch was registered (older than the history the
-// watch still has to replay). No bookmark may come out of it; a later
-// progress notification newer than the registration does become one.
-func TestProgressFromBeforeRegistrationIsIgnored(t *testing.T) {
-	s := newTestStore(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pred := storage.Everything
-	pred.AllowWatchBookmarks = true
-	w := &watcher{s: s, key: "/widgets", pred: pred, progress: true, startRev: 10, lastRV: 10,
-		ctx: ctx, cancel: cancel, result: make(chan watch.Event, 10), done: make(chan struct{})}
-	resp := func(rev int64, created bool) clientv3.WatchResponse {
-		return clientv3.WatchResponse{Header: &pb.ResponseHeader{Revision: rev}, Created: created}
-	}
-	for _, r := range []clientv3.WatchResponse{resp(50, true), resp(40, false), resp(50, false)} {
+func progressResp(rev int64, created bool) clientv3.WatchResponse {
+	return clientv3.WatchResponse{Header: &pb.ResponseHeader{Revision: rev}, Created: created}
+}
+
+// bookmarksOut feeds responses to w.handle and returns the RVs of the
+// bookmarks it produced.
+func bookmarksOut(t *testing.T, w *watcher, resps ...clientv3.WatchResponse) []int64 {
+	t.Helper()
+	var out []int64
+	for _, r := range resps {
 		if !w.handle(r) {
 			t.Fatal("handle ended the watch")
 		}
+		for len(w.result) > 0 {
+			ev := <-w.result
+			if ev.Type != watch.Bookmark {
+				t.Fatalf("unexpected %s event", ev.Type)
+			}
+			out = append(out, int64(rvOf(t, ev.Object)))
+		}
 	}
-	if n := len(w.result); n != 0 {
-		t.Fatalf("%d bookmarks from progress at or before the registration revision", n)
+	return out
+}
+
+// TestProgressFromBeforeRegistrationIsIgnored feeds the watch loop what etcd
+// can produce for a watch that replays history: its creation response, then
+// progress answers computed before it was registered. None may become a
+// bookmark while events of the replay are still to come.
+func TestProgressFromBeforeRegistrationIsIgnored(t *testing.T) {
+	s := newTestStore(t)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	a := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	upd := updateTo(t, s, "/widgets/ns/a", func(w *testapi.Widget) { w.Spec.Replicas = 1 })
+	other := newTestStore(t, func(c *Config) { c.ResourcePrefix = "/others" })
+	o := mustCreate(t, other, "/others/x", widget("x", nil))
+	start, updRV, created := int64(rvOf(t, a)), int64(rvOf(t, upd)), int64(rvOf(t, o))
+
+	pred := storage.Everything
+	pred.AllowWatchBookmarks = true
+	newW := func() *watcher {
+		ek, _ := s.prepareRecursiveKey("/widgets")
+		return &watcher{s: s, key: "/widgets", etcdKey: ek, recursive: true, pred: pred, progress: true,
+			startRev: start, lastRV: start, historyEnd: -1, ctx: ctx, cancel: cancel,
+			result: make(chan watch.Event, 10), done: make(chan struct{})}
 	}
-	if !w.handle(resp(51, false)) {
-		t.Fatal("handle ended the watch")
+	w := newW()
+	// Before the replay delivered the update: nothing at or below createdRev.
+	if got := bookmarksOut(t, w, progressResp(created, true), progressResp(created-1, false), progressResp(created, false)); len(got) != 0 {
+		t.Fatalf("bookmarks %v while the event at %d is still to come", got, updRV)
 	}
-	ev := <-w.result
-	if ev.Type != watch.Bookmark || rvOf(t, ev.Object) != 51 {
-		t.Fatalf("got %s at %d, want BOOKMARK at 51", ev.Type, rvOf(t, ev.Object))
+	// Once the replay delivered it, the same notification is true.
+	w.lastRV = updRV
+	if got := bookmarksOut(t, w, progressResp(created, false), progressResp(created+1, false)); len(got) != 2 || got[0] != created {
+		t.Fatalf("bookmarks %v, want [%d %d]", got, created, created+1)
 	}
-	// A watch starting at or after its registration trusts every progress
-	// notification that does not go back in time.
-	w2 := &watcher{s: s, key: "/widgets", pred: pred, progress: true, startRev: 50, lastRV: 50,
-		ctx: ctx, cancel: cancel, result: make(chan watch.Event, 10), done: make(chan struct{})}
-	for _, r := range []clientv3.WatchResponse{resp(50, true), resp(49, false), resp(50, false)} {
-		w2.handle(r)
+
+	// With nothing to replay in the watched range, a notification at the
+	// registration revision is true at once.
+	w = newW()
+	w.startRev, w.lastRV = updRV, updRV
+	if got := bookmarksOut(t, w, progressResp(created, true), progressResp(created, false)); len(got) != 1 {
+		t.Fatalf("bookmarks %v, want one at %d", got, created)
 	}
-	if n := len(w2.result); n != 1 {
-		t.Fatalf("%d bookmarks, want 1 (at 50)", n)
+	// A watch starting at its registration revision trusts notifications
+	// that do not go back in time.
+	w = newW()
+	w.startRev, w.lastRV = created, created
+	if got := bookmarksOut(t, w, progressResp(created, true), progressResp(created-1, false), progressResp(created, false)); len(got) != 1 {
+		t.Fatalf("bookmarks %v, want one at %d", got, created)
 	}
 }
