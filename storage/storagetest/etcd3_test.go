@@ -57,7 +57,6 @@ func newEtcd3Env(unstructured bool) func(t *testing.T) *storagetest.Env {
 // skipped so the tree stays green; set STORAGETEST_RUN_KNOWN_FAILURES=1 to
 // run them. Remove an entry as soon as the store is fixed.
 var knownStoreBugs = map[string]string{
-	"ListExactWithoutResourceVersion": "Exact list without an RV is not rejected",
 }
 
 func skipKnownStoreBug(t *testing.T) {
