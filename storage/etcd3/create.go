@@ -2,7 +2,10 @@ package etcd3
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -36,20 +39,9 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	if err != nil {
 		return err
 	}
-	var opts []clientv3.OpOption
-	if ttl > 0 {
-		id, err := s.leases.lease(ctx, int64(ttl))
-		if err != nil {
-			return s.interpret(ctx, err, key, 0, "create: granting lease")
-		}
-		opts = append(opts, clientv3.WithLease(id))
-	}
-	resp, err := s.client.KV.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(etcdKey), "=", 0)).
-		Then(clientv3.OpPut(etcdKey, string(stored), opts...)).
-		Commit()
+	resp, err := s.createTxn(ctx, key, etcdKey, stored, ttl)
 	if err != nil {
-		return s.interpret(ctx, err, key, 0, "create")
+		return err
 	}
 	if !resp.Succeeded {
 		return storage.NewKeyExistsError(key, 0)
@@ -58,4 +50,32 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 		return s.decodeInto(etcdKey, data, out, resp.Header.Revision)
 	}
 	return nil
+}
+
+// createTxn puts stored at etcdKey if the key does not exist, with a lease
+// when ttl > 0. A lease that vanished from etcd is replaced once.
+func (s *Store) createTxn(ctx context.Context, key, etcdKey string, stored []byte, ttl uint64) (*clientv3.TxnResponse, error) {
+	for attempt := 0; ; attempt++ {
+		var opts []clientv3.OpOption
+		var id clientv3.LeaseID
+		if ttl > 0 {
+			var err error
+			if id, err = s.leases.lease(ctx, int64(ttl)); err != nil {
+				return nil, s.interpret(ctx, err, key, 0, "create: granting lease")
+			}
+			opts = append(opts, clientv3.WithLease(id))
+		}
+		resp, err := s.client.KV.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(etcdKey), "=", 0)).
+			Then(clientv3.OpPut(etcdKey, string(stored), opts...)).
+			Commit()
+		if err != nil && id != 0 && attempt == 0 && errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			s.leases.forget(id)
+			continue
+		}
+		if err != nil {
+			return nil, s.interpret(ctx, err, key, 0, "create")
+		}
+		return resp, nil
+	}
 }

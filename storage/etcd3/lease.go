@@ -62,3 +62,13 @@ func (l *leaseManager) lease(ctx context.Context, ttlSeconds int64) (clientv3.Le
 	l.attached = 1
 	return resp.ID, nil
 }
+
+// forget drops id as the lease to reuse, after etcd reported it gone (for
+// example revoked by someone else), so the next write gets a fresh grant.
+func (l *leaseManager) forget(id clientv3.LeaseID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.id == id {
+		l.id, l.expires, l.attached = 0, time.Time{}, 0
+	}
+}

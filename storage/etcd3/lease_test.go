@@ -196,3 +196,40 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 		t.Fatalf("replicas %d, want %d", got.Spec.Replicas, workers*each)
 	}
 }
+
+// TestRevokedLeaseIsReplaced revokes the shared lease behind the store's
+// back: the next writes with a TTL get a fresh lease instead of failing.
+func TestRevokedLeaseIsReplaced(t *testing.T) {
+	s := newTestStore(t)
+	ctx := testCtx(t)
+	if err := s.Create(ctx, "/widgets/ns/a", widget("a", nil), nil, 600); err != nil {
+		t.Fatal(err)
+	}
+	id := rawGet(t, s, "/widgets/ns/a").Kvs[0].Lease
+	if _, err := etcdServer.Client.Revoke(ctx, clientv3.LeaseID(id)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, "/widgets/ns/b", widget("b", nil), nil, 600); err != nil {
+		t.Fatalf("create after the lease was revoked: %v", err)
+	}
+	if l := rawGet(t, s, "/widgets/ns/b").Kvs[0].Lease; l == 0 || l == id {
+		t.Fatalf("new key got lease %d (revoked %d)", l, id)
+	}
+	if _, err := etcdServer.Client.Revoke(ctx, clientv3.LeaseID(rawGet(t, s, "/widgets/ns/b").Kvs[0].Lease)); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "/widgets/ns/c", widget("c", nil))
+	ttl := uint64(600)
+	err := s.GuaranteedUpdate(ctx, "/widgets/ns/c", &testapi.Widget{}, false, nil,
+		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			w := in.(*testapi.Widget)
+			w.Spec.Replicas++
+			return w, &ttl, nil
+		}, nil)
+	if err != nil {
+		t.Fatalf("update after the lease was revoked: %v", err)
+	}
+	if l := rawGet(t, s, "/widgets/ns/c").Kvs[0].Lease; l == 0 {
+		t.Fatal("updated key has no lease")
+	}
+}

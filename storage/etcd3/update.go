@@ -3,7 +3,10 @@ package etcd3
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/conversion"
@@ -68,7 +71,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 		if err != nil || done {
 			return err
 		}
-		st, current = next, true
+		if next != st { // a conflict: go on from the state etcd returned
+			st, current = next, true
+		}
 	}
 }
 
@@ -79,6 +84,7 @@ type updater struct {
 	key, etcdKey   string
 	dest           runtime.Object
 	ignoreNotFound bool
+	leaseRetried   bool // a vanished lease was replaced once already
 }
 
 func (u *updater) read() (*objState, error) {
@@ -114,10 +120,10 @@ func (u *updater) write(st *objState, data []byte, ttl *uint64) (bool, *objState
 		return false, nil, err
 	}
 	var opts []clientv3.OpOption
+	var id clientv3.LeaseID
 	switch {
 	case ttl != nil && *ttl > 0:
-		id, err := s.leases.lease(u.ctx, int64(*ttl))
-		if err != nil {
+		if id, err = s.leases.lease(u.ctx, int64(*ttl)); err != nil {
 			return false, nil, s.interpret(u.ctx, err, u.key, 0, "update: granting lease")
 		}
 		opts = append(opts, clientv3.WithLease(id))
@@ -129,6 +135,13 @@ func (u *updater) write(st *objState, data []byte, ttl *uint64) (bool, *objState
 		Then(clientv3.OpPut(u.etcdKey, string(stored), opts...)).
 		Else(clientv3.OpGet(u.etcdKey)).
 		Commit()
+	if err != nil && id != 0 && errors.Is(err, rpctypes.ErrLeaseNotFound) && !u.leaseRetried {
+		// The shared lease vanished (revoked by someone else): retry the
+		// same state with a fresh one.
+		s.leases.forget(id)
+		u.leaseRetried = true
+		return false, st, nil
+	}
 	if err != nil {
 		return false, nil, s.interpret(u.ctx, err, u.key, 0, "update")
 	}
