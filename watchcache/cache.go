@@ -99,7 +99,7 @@ func (c *Cache) Replace(objs []runtime.Object, rv uint64) error {
 	c.live, c.liveFrom, c.liveSnapshotted, c.latest = st, rv, false, rv
 	c.snaps.reset()
 	c.ring.reset()
-	c.oldest = max(rv, c.compacted-min(c.compacted, 1))
+	c.oldest = rv
 	c.ready = true
 	c.advanceLocked(rv, true)
 	return nil
@@ -212,9 +212,9 @@ func (c *Cache) advanceLocked(rv uint64, force bool) {
 }
 
 // Compact records that the storage compacted its history at rev: from
-// then on EventsSince(r) with r+1 < rev and List(r, Exact) with r < rev
-// fail with a *TooOldError, as the storage would, and older snapshots are
-// dropped.
+// then on List(r, Exact) with r < rev fails with a *TooOldError, as the
+// storage would, and older snapshots are dropped. The event history is
+// kept: whoever serves watches decides whether to replay it (see Compacted).
 func (c *Cache) Compact(rev uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -222,8 +222,15 @@ func (c *Cache) Compact(rev uint64) {
 		return
 	}
 	c.compacted = rev
-	c.oldest = max(c.oldest, rev-1)
 	c.snaps.trim(rev)
+}
+
+// Compacted returns the storage's compaction revision as last recorded by
+// Compact, 0 if none.
+func (c *Cache) Compacted() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.compacted
 }
 
 // RV returns the cache's current RV and whether it is ready.

@@ -1,0 +1,168 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/watchcache"
+)
+
+// Cacher is a storage.Interface served from a watch cache. Create it with
+// New, start it with Run.
+//
+// Concurrency: dispatchMu serializes "apply an event to the cache, then
+// queue it to the live watchers" (the reflector goroutine), periodic
+// bookmarks, and watchers joining or leaving live dispatch; it guards reg.
+// Lock order: dispatchMu, then the cache's internal lock. runMu guards the
+// run state and every wg.Add, so that no goroutine starts after Run began
+// waiting for them.
+type Cacher struct {
+	cfg    Config
+	store  storage.Interface
+	cache  *watchcache.Cache
+	log    *slog.Logger
+	prefix string // ResourcePrefix + "/": the key of the whole resource
+
+	dispatchMu sync.Mutex
+	reg        *registry
+
+	// catchUpSlots is a semaphore of MaxCatchUpStreams storage watches.
+	catchUpSlots chan struct{}
+	// progressWanted asks the progress loop for a progress request now.
+	progressWanted chan struct{}
+
+	runMu   sync.Mutex
+	runCtx  context.Context // set by Run; ends every watcher
+	started bool
+	stopped bool
+	wg      sync.WaitGroup // watcher goroutines
+}
+
+var _ storage.Interface = (*Cacher)(nil)
+
+// New validates cfg, fills its defaults and returns a Cacher that serves
+// nothing until Run has listed the resource.
+func New(cfg Config) (*Cacher, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cache, err := watchcache.New(cfg.cacheConfig())
+	if err != nil {
+		return nil, err
+	}
+	c := &Cacher{cfg: cfg, store: cfg.Storage, cache: cache, log: cfg.Logger,
+		prefix:         cfg.ResourcePrefix + "/",
+		reg:            newRegistry(cfg),
+		catchUpSlots:   make(chan struct{}, cfg.MaxCatchUpStreams),
+		progressWanted: make(chan struct{}, 1),
+	}
+	return c, nil
+}
+
+// ErrAlreadyStarted is returned by a second call to Run.
+var ErrAlreadyStarted = errors.New("cacher: Run called twice")
+
+// Run feeds the cache until ctx ends, then stops every watcher and returns
+// once all goroutines of the cacher have exited. It returns nil after a
+// clean shutdown.
+func (c *Cacher) Run(ctx context.Context) error {
+	c.runMu.Lock()
+	if c.started {
+		c.runMu.Unlock()
+		return ErrAlreadyStarted
+	}
+	c.started, c.runCtx = true, ctx
+	c.runMu.Unlock()
+
+	var own sync.WaitGroup
+	own.Go(func() { c.reflect(ctx) })
+	own.Go(func() { c.progressLoop(ctx) })
+	own.Go(func() { c.bookmarkLoop(ctx) })
+	<-ctx.Done()
+	own.Wait()
+	c.runMu.Lock()
+	c.stopped = true
+	c.runMu.Unlock()
+	c.wg.Wait()
+	return nil
+}
+
+// startWatcher runs fn in a goroutine owned by Run, with a context that
+// ends with Run's. It fails when Run has not started or has stopped.
+func (c *Cacher) startWatcher(reqCtx context.Context, fn func(ctx context.Context)) (context.CancelFunc, error) {
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	if !c.started || c.stopped || c.runCtx.Err() != nil {
+		return nil, &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "cacher is not running"}
+	}
+	ctx, cancel := context.WithCancel(c.runCtx)
+	stop := context.AfterFunc(reqCtx, cancel)
+	c.wg.Go(func() {
+		defer stop()
+		defer cancel()
+		fn(ctx)
+	})
+	return cancel, nil
+}
+
+// WaitReady blocks until the first list has been loaded or ctx ends.
+func (c *Cacher) WaitReady(ctx context.Context) error {
+	return c.cache.WaitUntilFresh(ctx, 0)
+}
+
+// ReadinessCheck implements storage.Interface.
+func (c *Cacher) ReadinessCheck() error {
+	if _, ready := c.cache.RV(); !ready {
+		return &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "watch cache is initializing"}
+	}
+	return nil
+}
+
+// Versioner implements storage.Interface.
+func (c *Cacher) Versioner() storage.Versioner { return c.cfg.Versioner }
+
+// Create implements storage.Interface; it writes to the storage.
+func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
+	return c.store.Create(ctx, key, obj, out, ttl)
+}
+
+// Delete implements storage.Interface; it writes to the storage.
+func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
+	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
+	return c.store.Delete(ctx, key, out, preconditions, validateDeletion, cachedExistingObject, opts)
+}
+
+// GuaranteedUpdate implements storage.Interface; it writes to the storage.
+func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
+	return c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject)
+}
+
+// Stats implements storage.Interface: the storage's count.
+func (c *Cacher) Stats(ctx context.Context) (storage.Stats, error) { return c.store.Stats(ctx) }
+
+// RequestWatchProgress implements storage.Interface.
+func (c *Cacher) RequestWatchProgress(ctx context.Context) error {
+	return c.store.RequestWatchProgress(ctx)
+}
+
+// GetCurrentResourceVersion implements storage.Interface (a storage quorum read).
+func (c *Cacher) GetCurrentResourceVersion(ctx context.Context) (uint64, error) {
+	return c.store.GetCurrentResourceVersion(ctx)
+}
+
+// NotifyCompacted tells the cacher that the storage compacted its history
+// at rev (for example from the etcd3 Compactor): lists at an exact RV below
+// rev and watches from an RV below rev-1 are then answered by the storage,
+// which reports 410 Gone, rather than from the cache's older state.
+func (c *Cacher) NotifyCompacted(rev int64) {
+	if rev > 0 {
+		c.cache.Compact(uint64(rev))
+	}
+}

@@ -1,0 +1,209 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/watchcache"
+)
+
+// catchUp replays history after pos, from the cache or, when the cache no
+// longer holds it, from the storage, until the watcher has joined live
+// dispatch (true) or ended (false).
+func (w *watcher) catchUp(ctx context.Context) bool {
+	for ctx.Err() == nil {
+		evs, _, err := w.c.cache.EventsSince(w.pos, w.c.cfg.CatchUpBatch)
+		switch {
+		case errors.Is(err, storage.ErrGone):
+			if !w.catchUpFromStorage(ctx) {
+				return false
+			}
+			continue
+		case err != nil:
+			w.fail(ctx, err, "cache")
+			return false
+		case w.allHandled(evs):
+			if w.tryJoin() {
+				return true
+			}
+			continue
+		}
+		for _, ev := range evs {
+			if !w.deliver(ctx, ev) {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+func (w *watcher) allHandled(evs []*watchcache.Event) bool {
+	for _, ev := range evs {
+		if !w.handled(ev.RV, ev.Key()) {
+			return false
+		}
+	}
+	return true
+}
+
+// tryJoin registers the watcher for live dispatch if the cache holds no
+// event it has not handled; holding dispatchMu, none can slip in between.
+func (w *watcher) tryJoin() bool {
+	w.c.dispatchMu.Lock()
+	defer w.c.dispatchMu.Unlock()
+	evs, _, err := w.c.cache.EventsSince(w.pos, len(w.revSeen)+1)
+	if err != nil || !w.allHandled(evs) {
+		return false
+	}
+	w.c.reg.add(w)
+	return true
+}
+
+// catchUpFromStorage replays etcd's history after pos through a storage
+// watch until the cache can take over (true), or the watch ends with an
+// error event, such as 410 when etcd compacted pos (false). A storage watch
+// that just closes returns true: the caller resumes from pos.
+func (w *watcher) catchUpFromStorage(ctx context.Context) bool {
+	if !w.plan.slotHeld {
+		if !w.c.acquireSlot(ctx, 0) {
+			return false
+		}
+		w.plan.slotHeld = true
+	}
+	defer func() {
+		w.c.releaseSlot(w.plan.slotHeld)
+		w.plan.slotHeld = false
+	}()
+	pred := w.pred
+	pred.AllowWatchBookmarks = true
+	opts := storage.ListOptions{ResourceVersion: strconv.FormatUint(w.pos, 10), Recursive: w.recursive,
+		Predicate: pred, ProgressNotify: true}
+	initial := w.plan.storageInitial
+	if initial {
+		t := true
+		opts.SendInitialEvents = &t
+		w.plan.storageInitial = false
+	}
+	sw, err := w.c.store.Watch(ctx, w.key, opts)
+	if err != nil {
+		w.fail(ctx, err, "storage")
+		return false
+	}
+	defer sw.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case ev, ok := <-sw.ResultChan():
+			if !ok {
+				return w.pauseBeforeResume(ctx)
+			}
+			done, keep := w.handleStorageEvent(ctx, ev, &initial)
+			if done || !keep {
+				return keep
+			}
+		}
+	}
+}
+
+// handleStorageEvent processes one event of a catch-up stream. done means
+// the cache can take over (keep) or the watch ended (!keep).
+func (w *watcher) handleStorageEvent(ctx context.Context, ev watch.Event, initial *bool) (done, keep bool) {
+	rv := w.c.objectRV(ev.Object)
+	switch ev.Type {
+	case watch.Error:
+		w.c.cfg.Metrics.WatcherTerminated("storage")
+		w.send(ctx, ev, w.lastSent)
+		return true, false
+	case watch.Bookmark:
+		if *initial {
+			if !isInitialEnd(ev) {
+				return false, true
+			}
+			*initial = false
+			w.pos = rv
+			if w.bookmarks {
+				return false, w.send(ctx, ev, rv)
+			}
+			return false, true
+		}
+		if rv < w.pos {
+			return false, true
+		}
+		w.pos = rv
+		if w.bookmarks && rv >= w.lastSent && !w.send(ctx, ev, rv) {
+			return true, false
+		}
+		return w.cacheHolds(rv), true
+	}
+	if *initial {
+		return false, w.send(ctx, ev, 0)
+	}
+	key, err := w.c.cfg.KeyFunc(ev.Object)
+	if err != nil {
+		w.fail(ctx, err, "storage")
+		return true, false
+	}
+	if w.handled(rv, key) {
+		return false, true
+	}
+	if w.cacheHolds(rv - 1) {
+		w.pos = max(w.pos, rv-1)
+		return true, true
+	}
+	w.markHandled(rv, key)
+	return false, w.send(ctx, ev, rv)
+}
+
+// cacheHolds reports whether the cache can replay every event after rv.
+func (w *watcher) cacheHolds(rv uint64) bool { return w.c.cache.Oldest() <= rv }
+
+// pauseBeforeResume waits briefly before a closed storage watch is resumed.
+func (w *watcher) pauseBeforeResume(ctx context.Context) bool {
+	t := time.NewTimer(100 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func isInitialEnd(ev watch.Event) bool {
+	a, err := meta.Accessor(ev.Object)
+	return err == nil && a.GetAnnotations()[storage.InitialEventsAnnotationKey] == "true"
+}
+
+// acquireSlot takes a catch-up stream slot, waiting at most timeout (0:
+// until ctx ends).
+func (c *Cacher) acquireSlot(ctx context.Context, timeout time.Duration) bool {
+	select {
+	case c.catchUpSlots <- struct{}{}:
+		return true
+	default:
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	select {
+	case c.catchUpSlots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (c *Cacher) releaseSlot(held bool) {
+	if held {
+		<-c.catchUpSlots
+	}
+}

@@ -1,0 +1,163 @@
+package cacher
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/watchcache"
+)
+
+// Defaults of the zero-valued limits of Config.
+const (
+	DefaultWatcherBufferSize     = 100
+	DefaultMaxCatchUpStreams     = 16
+	DefaultCatchUpWaitTimeout    = 5 * time.Second
+	DefaultReadyWaitTimeout      = 3 * time.Second
+	DefaultFreshWaitTimeout      = 3 * time.Second
+	DefaultConsistentReadTimeout = 3 * time.Second
+	DefaultBookmarkInterval      = time.Minute
+	DefaultProgressInterval      = time.Second
+	DefaultCatchUpBatch          = 256
+)
+
+// Config configures a Cacher. Storage, ResourcePrefix, NewFunc and
+// NewListFunc are required; every other zero value means the documented default.
+type Config struct {
+	// Storage is the store the cache is fed from and writes go to.
+	Storage storage.Interface
+	// ResourcePrefix is the key prefix of the resource, such as "/widgets".
+	ResourcePrefix string
+	// NewFunc and NewListFunc return an empty object and list of the resource.
+	NewFunc, NewListFunc func() runtime.Object
+	// KeyFunc maps an object to its key; nil means
+	// ResourcePrefix/<namespace>/<name> (ResourcePrefix/<name> without namespace).
+	KeyFunc func(obj runtime.Object) (string, error)
+	// GetAttrs extracts label and field sets; nil means storage.DefaultAttrs.
+	GetAttrs storage.AttrFunc
+	// IndexLabels and IndexFields name labels and fields whose exact values
+	// index both cached objects (for selector lists) and watchers (for dispatch).
+	// metadata.name and metadata.namespace are always indexed for dispatch.
+	IndexLabels, IndexFields []string
+	// Versioner reads and writes RVs; nil means Storage.Versioner().
+	Versioner storage.Versioner
+	// Clock is the time source; nil means the real clock.
+	Clock clock.WithTicker
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+	// Metrics receives measurements; nil means no-op (see NewPrometheusMetrics).
+	Metrics Metrics
+
+	// HistoryWindow is the span of events the cache tries to keep (0: watchcache.DefaultWindow).
+	HistoryWindow time.Duration
+	// HistoryMinCapacity and HistoryMaxCapacity bound the event buffer
+	// (0: watchcache.DefaultMinCapacity / DefaultMaxCapacity).
+	HistoryMinCapacity, HistoryMaxCapacity int
+	// MaxSnapshots bounds the past states kept for exact lists and paging (0: watchcache.DefaultMaxSnapshots).
+	MaxSnapshots int
+	// WatcherBufferSize is each watcher's queue of live events; a watcher
+	// whose queue is full leaves live dispatch and catches up from history (0: 100).
+	WatcherBufferSize int
+	// MaxCatchUpStreams bounds concurrent storage watches used to catch
+	// watchers up from etcd's history (0: 16).
+	MaxCatchUpStreams int
+	// CatchUpWaitTimeout is how long a new watch waits for a catch-up
+	// stream before failing with ErrTooManyRequests (0: 5 s).
+	CatchUpWaitTimeout time.Duration
+	// CatchUpBatch is how many events a catching-up watcher copies from the cache at a time (0: 256).
+	CatchUpBatch int
+	// ReadyWaitTimeout is how long reads and watches wait for the first list (0: 3 s).
+	ReadyWaitTimeout time.Duration
+	// FreshWaitTimeout is how long a read or watch at RV N waits for the
+	// cache to reach N before a too-large-RV error (0: 3 s).
+	FreshWaitTimeout time.Duration
+	// ConsistentReadTimeout is how long a consistent read (RV "") waits for
+	// the cache before it is served by the storage (0: 3 s).
+	ConsistentReadTimeout time.Duration
+	// BookmarkInterval is how often watchers that allow bookmarks get one (0: 1 min).
+	BookmarkInterval time.Duration
+	// ProgressInterval is how often the cacher asks the storage for a
+	// progress notification so the cache RV advances without writes (0: 1 s).
+	ProgressInterval time.Duration
+}
+
+func (c Config) withDefaults() (Config, error) {
+	var errs []error
+	if c.Storage == nil {
+		errs = append(errs, errors.New("Storage is required"))
+	}
+	if c.ResourcePrefix == "" || !strings.HasPrefix(c.ResourcePrefix, "/") {
+		errs = append(errs, fmt.Errorf("ResourcePrefix %q must start with /", c.ResourcePrefix))
+	}
+	if c.NewFunc == nil || c.NewListFunc == nil {
+		errs = append(errs, errors.New("NewFunc and NewListFunc are required"))
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("cacher: invalid config: %w", errors.Join(errs...))
+	}
+	c.ResourcePrefix = strings.TrimSuffix(c.ResourcePrefix, "/")
+	if c.KeyFunc == nil {
+		c.KeyFunc = defaultKeyFunc(c.ResourcePrefix)
+	}
+	if c.GetAttrs == nil {
+		c.GetAttrs = storage.DefaultAttrs
+	}
+	if c.Versioner == nil {
+		c.Versioner = c.Storage.Versioner()
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Metrics == nil {
+		c.Metrics = NoopMetrics{}
+	}
+	setDefault(&c.WatcherBufferSize, DefaultWatcherBufferSize)
+	setDefault(&c.MaxCatchUpStreams, DefaultMaxCatchUpStreams)
+	setDefault(&c.CatchUpBatch, DefaultCatchUpBatch)
+	setDefault(&c.CatchUpWaitTimeout, DefaultCatchUpWaitTimeout)
+	setDefault(&c.ReadyWaitTimeout, DefaultReadyWaitTimeout)
+	setDefault(&c.FreshWaitTimeout, DefaultFreshWaitTimeout)
+	setDefault(&c.ConsistentReadTimeout, DefaultConsistentReadTimeout)
+	setDefault(&c.BookmarkInterval, DefaultBookmarkInterval)
+	setDefault(&c.ProgressInterval, DefaultProgressInterval)
+	return c, nil
+}
+
+func setDefault[T int | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+func (c Config) cacheConfig() watchcache.Config {
+	return watchcache.Config{KeyFunc: c.KeyFunc, GetAttrs: c.GetAttrs, Versioner: c.Versioner,
+		IndexLabels: c.IndexLabels, IndexFields: c.IndexFields, Window: c.HistoryWindow,
+		MinCapacity: c.HistoryMinCapacity, MaxCapacity: c.HistoryMaxCapacity,
+		MaxSnapshots: c.MaxSnapshots, Clock: c.Clock}
+}
+
+func defaultKeyFunc(prefix string) func(runtime.Object) (string, error) {
+	return func(obj runtime.Object) (string, error) {
+		a, err := meta.Accessor(obj)
+		if err != nil {
+			return "", err
+		}
+		if a.GetName() == "" {
+			return "", errors.New("object has no name")
+		}
+		if ns := a.GetNamespace(); ns != "" {
+			return prefix + "/" + ns + "/" + a.GetName(), nil
+		}
+		return prefix + "/" + a.GetName(), nil
+	}
+}

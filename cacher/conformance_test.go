@@ -1,0 +1,55 @@
+package cacher_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage/storagetest"
+)
+
+func newCacherEnv(unstructured bool) func(t *testing.T) *storagetest.Env {
+	return func(t *testing.T) *storagetest.Env {
+		prefix := embedtest.Prefix(t)
+		store := newStore(t, prefix, unstructured)
+		c := startCacher(t, store, func(cfg *cacher.Config) {
+			if unstructured {
+				cfg.NewFunc, cfg.NewListFunc = testapi.NewUnstructured, testapi.NewUnstructuredList
+			}
+		})
+		return &storagetest.Env{
+			Store:          c,
+			ResourcePrefix: "/widgets",
+			Client:         etcd.Client,
+			EtcdPrefix:     etcdPrefix(t),
+			Compact: func(ctx context.Context, rev int64) error {
+				if err := etcd.Compact(ctx, rev); err != nil {
+					return err
+				}
+				c.NotifyCompacted(rev)
+				return nil
+			},
+			Unstructured: unstructured,
+		}
+	}
+}
+
+// TestConformance runs the whole storage conformance suite against the
+// cacher over an etcd3 store.
+func TestConformance(t *testing.T) {
+	storagetest.RunAll(t, newCacherEnv(false))
+}
+
+// TestConformanceUnstructured runs the cases whose encoding paths differ
+// for unstructured objects.
+func TestConformanceUnstructured(t *testing.T) {
+	storagetest.RunCases(t, newCacherEnv(true),
+		"CreateBasic", "GetResourceVersionUnsetIsLatest", "GetIgnoreNotFoundZeroesObject",
+		"ListRecursive", "ListExactOlder", "ListPagination", "ListFilterWithLimitFillsPages",
+		"ListFieldSelectorNodeName", "UpdateBasic", "DeleteBasic",
+		"WatchFromZeroSendsInitialState", "WatchFromResourceVersionReplaysDelete",
+		"WatchLabelSelectorTransitions", "WatchProgressNotifyBookmark", "WatchSendInitialEventsConsistent",
+	)
+}

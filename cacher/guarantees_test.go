@@ -1,0 +1,40 @@
+package cacher_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage/storagetest"
+)
+
+// TestWatchGuarantees runs the randomized checker of the six watch
+// guarantees against the cacher. The small history and watcher buffers
+// force catch-up from etcd and lagging watchers during the run. It compacts
+// etcd, so it must not run in parallel with other tests.
+func TestWatchGuarantees(t *testing.T) {
+	prefix := embedtest.Prefix(t)
+	store := newStore(t, prefix, false)
+	c := startCacher(t, store, func(cfg *cacher.Config) {
+		cfg.HistoryMinCapacity, cfg.HistoryMaxCapacity = 64, 128
+		cfg.WatcherBufferSize = 8
+	})
+	storagetest.RunWatchGuarantees(t, storagetest.GuaranteeEnv{
+		Store:          c,
+		Client:         etcd.Client,
+		EtcdPrefix:     prefix,
+		ResourcePrefix: "/widgets",
+		Codec:          testapi.Codec,
+		NewFunc:        testapi.NewWidget,
+		GetAttrs:       testapi.GetAttrs,
+		Compact: func(ctx context.Context, rev int64) error {
+			if err := etcd.Compact(ctx, rev); err != nil {
+				return err
+			}
+			c.NotifyCompacted(rev)
+			return nil
+		},
+	}, storagetest.GuaranteeOptions{})
+}

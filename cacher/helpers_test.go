@@ -1,0 +1,153 @@
+package cacher_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// countingStore counts the calls that reach the wrapped storage.
+type countingStore struct {
+	storage.Interface
+	watches, lists, gets, currentRVs atomic.Int64
+}
+
+func (s *countingStore) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	s.watches.Add(1)
+	return s.Interface.Watch(ctx, key, opts)
+}
+
+func (s *countingStore) GetList(ctx context.Context, key string, opts storage.ListOptions, obj runtime.Object) error {
+	s.lists.Add(1)
+	return s.Interface.GetList(ctx, key, opts, obj)
+}
+
+func (s *countingStore) Get(ctx context.Context, key string, opts storage.GetOptions, obj runtime.Object) error {
+	s.gets.Add(1)
+	return s.Interface.Get(ctx, key, opts, obj)
+}
+
+func (s *countingStore) GetCurrentResourceVersion(ctx context.Context) (uint64, error) {
+	s.currentRVs.Add(1)
+	return s.Interface.GetCurrentResourceVersion(ctx)
+}
+
+// countingMetrics counts lagging and terminated watchers.
+type countingMetrics struct {
+	cacher.NoopMetrics
+	lagged, terminated atomic.Int64
+}
+
+func (m *countingMetrics) WatcherLagged()           { m.lagged.Add(1) }
+func (m *countingMetrics) WatcherTerminated(string) { m.terminated.Add(1) }
+
+func key(ns, name string) string { return "/widgets/" + ns + "/" + name }
+
+// create stores ns/name through s and returns its RV.
+func create(t testing.TB, s storage.Interface, ns, name string, lbls map[string]string) uint64 {
+	t.Helper()
+	out := &testapi.Widget{}
+	if err := s.Create(testCtx(t), key(ns, name), testapi.Make(ns, name, lbls), out, 0); err != nil {
+		t.Fatalf("create %s/%s: %v", ns, name, err)
+	}
+	return rvOf(t, out)
+}
+
+// bump increments ns/name's replicas through s and returns the new RV.
+func bump(t testing.TB, s storage.Interface, ns, name string) uint64 {
+	t.Helper()
+	out := &testapi.Widget{}
+	err := s.GuaranteedUpdate(testCtx(t), key(ns, name), out, false, nil,
+		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			w := in.(*testapi.Widget).DeepCopy()
+			w.Spec.Replicas++
+			return w, nil, nil
+		}, nil)
+	if err != nil {
+		t.Fatalf("bump %s/%s: %v", ns, name, err)
+	}
+	return rvOf(t, out)
+}
+
+func rvOf(t testing.TB, obj runtime.Object) uint64 {
+	t.Helper()
+	a, err := meta.Accessor(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err := strconv.ParseUint(a.GetResourceVersion(), 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion %q: %v", a.GetResourceVersion(), err)
+	}
+	return rv
+}
+
+func rvString(rv uint64) string { return strconv.FormatUint(rv, 10) }
+
+// next returns the next non-bookmark event of w, failing after timeout.
+func next(t testing.TB, w watch.Interface, timeout time.Duration) watch.Event {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("watch closed")
+			}
+			if ev.Type != watch.Bookmark {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no event within %v", timeout)
+		}
+	}
+}
+
+// expectRVs reads len(want) change events and checks their RVs in order.
+func expectRVs(t testing.TB, w watch.Interface, want []uint64) {
+	t.Helper()
+	for i, rv := range want {
+		ev := next(t, w, 10*time.Second)
+		if ev.Type == watch.Error {
+			t.Fatalf("event %d: error %v", i, ev.Object)
+		}
+		if got := rvOf(t, ev.Object); got != rv {
+			t.Fatalf("event %d: %s at RV %d, want %d", i, ev.Type, got, rv)
+		}
+	}
+}
+
+func watchAll(t testing.TB, s storage.Interface, rv string) watch.Interface {
+	t.Helper()
+	w, err := s.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: rv, Recursive: true,
+		Predicate: storage.Everything})
+	if err != nil {
+		t.Fatalf("Watch from %q: %v", rv, err)
+	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
+func names(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("w%04d", i)
+	}
+	return out
+}
+
+type runtimeObject = runtime.Object
+
+func newWidget() runtime.Object     { return testapi.NewWidget() }
+func newWidgetList() runtime.Object { return testapi.NewWidgetList() }

@@ -1,0 +1,174 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/watchcache"
+)
+
+// waitReady waits at most ReadyWaitTimeout for the first list.
+func (c *Cacher) waitReady(ctx context.Context) error {
+	if _, ready := c.cache.RV(); ready {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ReadyWaitTimeout)
+	defer cancel()
+	return c.cache.WaitUntilFresh(ctx, 0)
+}
+
+// Get implements storage.Interface. RV "" reads the storage (linearizable);
+// any other RV is served from the cache once it has reached that RV.
+func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
+	if err := c.checkKey(key); err != nil {
+		return err
+	}
+	rv, err := c.cfg.Versioner.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return err
+	}
+	if opts.ResourceVersion == "" || c.waitReady(ctx) != nil {
+		return c.store.Get(ctx, key, opts, objPtr)
+	}
+	if err := c.waitFresh(ctx, rv, c.cfg.FreshWaitTimeout); err != nil {
+		return err
+	}
+	el, cur, ok, err := c.cache.Get(key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if opts.IgnoreNotFound {
+			return setZero(objPtr)
+		}
+		return storage.NewNotFoundError(key, int64(cur))
+	}
+	return copyInto(objPtr, el.Object)
+}
+
+// copyInto sets *dst to a deep copy of src; both must be pointers to the same type.
+func copyInto(dst, src runtime.Object) error {
+	out := reflect.ValueOf(dst)
+	in := reflect.ValueOf(src.DeepCopyObject())
+	if out.Kind() != reflect.Pointer || out.IsNil() || out.Type() != in.Type() {
+		return storage.NewInvalidObjError("", fmt.Sprintf("cannot decode %T into %T", src, dst))
+	}
+	out.Elem().Set(in.Elem())
+	return nil
+}
+
+func setZero(dst runtime.Object) error {
+	out := reflect.ValueOf(dst)
+	if out.Kind() != reflect.Pointer || out.IsNil() {
+		return storage.NewInvalidObjError("", fmt.Sprintf("cannot zero %T", dst))
+	}
+	out.Elem().Set(reflect.Zero(out.Elem().Type()))
+	return nil
+}
+
+// GetList implements storage.Interface. See the package doc for which RVs
+// are served from memory; the rest, and everything while the cache is not
+// ready, are served by the storage.
+func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+	if err := c.checkKey(key); err != nil {
+		return err
+	}
+	if opts.Predicate.Limit < 0 {
+		return storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
+	}
+	prefix := key
+	if opts.Recursive {
+		prefix = recursivePrefix(key)
+	}
+	plan, err := c.planList(prefix, opts)
+	if err != nil {
+		return err
+	}
+	if c.waitReady(ctx) != nil {
+		return c.listFromStorage(ctx, key, opts, listObj)
+	}
+	res, err := c.listFromCache(ctx, plan, c.cacheQuery(prefix, opts, plan))
+	if errors.Is(err, errDelegate) {
+		return c.listFromStorage(ctx, key, opts, listObj)
+	}
+	if err != nil {
+		return err
+	}
+	c.cfg.Metrics.ListServed("cache")
+	return c.fillList(listObj, prefix, opts, res)
+}
+
+var errDelegate = errors.New("cacher: delegate to storage")
+
+func (c *Cacher) listFromStorage(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+	c.cfg.Metrics.ListServed("storage")
+	return c.store.GetList(ctx, key, opts, listObj)
+}
+
+// listFromCache reads the cache as plan says; errDelegate means the storage
+// must answer (the cache no longer holds the RV, or a consistent read timed out).
+func (c *Cacher) listFromCache(ctx context.Context, plan listPlan, q watchcache.ListOptions) (watchcache.ListResult, error) {
+	switch {
+	case plan.exact > 0:
+		if err := c.waitFresh(ctx, plan.exact, c.cfg.FreshWaitTimeout); err != nil {
+			return watchcache.ListResult{}, err
+		}
+		res, err := c.cache.List(plan.exact, watchcache.Exact, q)
+		if errors.Is(err, storage.ErrGone) {
+			return res, errDelegate
+		}
+		return res, err
+	case plan.consistent:
+		cur, err := c.store.GetCurrentResourceVersion(ctx)
+		if err != nil {
+			return watchcache.ListResult{}, err
+		}
+		if err := c.waitFresh(ctx, cur, c.cfg.ConsistentReadTimeout); err != nil {
+			if ctx.Err() != nil {
+				return watchcache.ListResult{}, err
+			}
+			return watchcache.ListResult{}, errDelegate
+		}
+		return c.cache.List(cur, watchcache.NotOlderThan, q)
+	}
+	if err := c.waitFresh(ctx, plan.minRV, c.cfg.FreshWaitTimeout); err != nil {
+		return watchcache.ListResult{}, err
+	}
+	return c.cache.List(plan.minRV, watchcache.NotOlderThan, q)
+}
+
+func (c *Cacher) cacheQuery(prefix string, opts storage.ListOptions, plan listPlan) watchcache.ListOptions {
+	q := watchcache.ListOptions{Key: prefix, Recursive: opts.Recursive, StartKey: plan.startKey,
+		Limit: int(opts.Predicate.Limit), Index: c.listIndex(opts.Predicate)}
+	pred := opts.Predicate
+	if !pred.Empty() {
+		q.Filter = func(el *watchcache.Element) bool { return pred.MatchesObjectAttributes(el.Labels, el.Fields) }
+	} else {
+		q.CountRemaining = opts.Predicate.Limit > 0
+	}
+	return q
+}
+
+// fillList writes a cache page into listObj with its RV and continue token.
+func (c *Cacher) fillList(listObj runtime.Object, prefix string, opts storage.ListOptions, res watchcache.ListResult) error {
+	if err := setItems(listObj, res.Items); err != nil {
+		return err
+	}
+	if !res.More || !opts.Recursive {
+		return c.cfg.Versioner.UpdateList(listObj, res.RV, "", nil)
+	}
+	next, err := encodeContinue(res.NextKey, prefix, int64(res.RV))
+	if err != nil {
+		return fmt.Errorf("cacher: encoding continue token: %w", err)
+	}
+	var remaining *int64
+	if opts.Predicate.Empty() {
+		remaining = &res.Remaining
+	}
+	return c.cfg.Versioner.UpdateList(listObj, res.RV, next, remaining)
+}

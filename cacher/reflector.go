@@ -1,0 +1,244 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// errRelist asks the reflector to list again (the watch RV was compacted or
+// the cache could not apply an event).
+var errRelist = errors.New("cacher: relist needed")
+
+// listConfirmTimeout bounds how long a listing waits for its watch to show
+// a sign of life before it is applied anyway.
+const listConfirmTimeout = time.Second
+
+// listing is a list result not yet in the cache: it replaces the cache's
+// content once the watch that follows it is known to be established (its
+// first event or progress notification), so that a compaction racing with
+// the start of the watch is seen as a 410 before anyone relies on the list.
+type listing struct {
+	items []runtime.Object
+	rv    uint64
+}
+
+// reflect is the reflector goroutine: list, then watch from the list RV,
+// resuming a broken watch from the last complete RV and relisting only
+// when needed. It is the only writer of the cache.
+func (c *Cacher) reflect(ctx context.Context) {
+	b := backoff{min: 50 * time.Millisecond, max: 5 * time.Second}
+	var rv uint64
+	var pending *listing
+	relist := true
+	for ctx.Err() == nil {
+		if relist {
+			l, err := c.list(ctx)
+			if err != nil {
+				c.log.Warn("cacher: list failed", "prefix", c.prefix, "err", err)
+				b.wait(ctx)
+				continue
+			}
+			pending, rv, relist = l, l.rv, false
+		}
+		progressed, err := c.watchFrom(ctx, rv, &pending)
+		if ctx.Err() != nil {
+			return
+		}
+		// Resume from the last complete revision: the watch may have broken
+		// in the middle of one; the cache ignores the events it replays.
+		rv, _ = c.cache.RV()
+		if errors.Is(err, errRelist) || pending != nil {
+			relist = true
+		}
+		if progressed {
+			b.reset()
+		}
+		c.log.Info("cacher: watch ended, resuming", "prefix", c.prefix, "rv", rv, "relist", relist, "err", err)
+		b.wait(ctx)
+	}
+}
+
+// list reads the whole resource from the storage.
+func (c *Cacher) list(ctx context.Context) (*listing, error) {
+	listObj := c.cfg.NewListFunc()
+	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
+	if err := c.store.GetList(ctx, c.prefix, opts, listObj); err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(listObj)
+	if err != nil {
+		return nil, err
+	}
+	la, err := meta.ListAccessor(listObj)
+	if err != nil {
+		return nil, err
+	}
+	rv, err := c.cfg.Versioner.ParseResourceVersion(la.GetResourceVersion())
+	if err != nil {
+		return nil, err
+	}
+	return &listing{items: items, rv: rv}, nil
+}
+
+// replace makes l the cache's content; live watchers catch up from their
+// position (from etcd's history, as the cache's restarts at l.rv).
+func (c *Cacher) replace(l *listing) error {
+	c.dispatchMu.Lock()
+	defer c.dispatchMu.Unlock()
+	before, _ := c.cache.RV()
+	if err := c.cache.Replace(l.items, l.rv); err != nil {
+		return err
+	}
+	c.reg.lagAll(before)
+	c.cfg.Metrics.CacheResourceVersion(l.rv)
+	c.log.Info("cacher: listed", "prefix", c.prefix, "objects", len(l.items), "rv", l.rv)
+	return nil
+}
+
+// watchFrom applies the storage's events after rv until the watch breaks.
+// A pending listing is applied first, on the watch's first sign of life;
+// meanwhile progress notifications are requested to get one quickly. It
+// reports whether anything was applied.
+func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (bool, error) {
+	opts := storage.ListOptions{ResourceVersion: strconv.FormatUint(rv, 10), Recursive: true, ProgressNotify: true,
+		Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
+	w, err := c.store.Watch(ctx, c.prefix, opts)
+	if err != nil {
+		if errors.Is(err, storage.ErrGone) {
+			return false, fmt.Errorf("%w: %w", errRelist, err)
+		}
+		return false, err
+	}
+	defer w.Stop()
+	poke := time.NewTicker(50 * time.Millisecond)
+	defer poke.Stop()
+	c.wantProgress()
+	// Without a sign of life within listConfirmTimeout the listing is used
+	// anyway: a storage without progress notifications must work too.
+	confirmBy := time.Now().Add(listConfirmTimeout)
+	if *pending != nil {
+		// No write since the list: nothing can have been compacted after
+		// it (etcd also sends no progress for a watch ahead of its revision).
+		if cur, err := c.store.GetCurrentResourceVersion(ctx); err == nil && cur == (*pending).rv {
+			if err := c.replace(*pending); err != nil {
+				return false, fmt.Errorf("%w: %w", errRelist, err)
+			}
+			*pending = nil
+		}
+	}
+	progressed := false
+	for {
+		select {
+		case <-ctx.Done():
+			return progressed, ctx.Err()
+		case now := <-poke.C:
+			if *pending != nil && !now.Before(confirmBy) {
+				if err := c.replace(*pending); err != nil {
+					return progressed, fmt.Errorf("%w: %w", errRelist, err)
+				}
+				*pending = nil
+			}
+			if *pending != nil {
+				c.wantProgress()
+			}
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return progressed, errors.New("storage watch closed")
+			}
+			if *pending != nil && ev.Type != watch.Error {
+				if err := c.replace(*pending); err != nil {
+					return progressed, fmt.Errorf("%w: %w", errRelist, err)
+				}
+				*pending = nil
+			}
+			next, err := c.handleStorageEvent(ev, rv)
+			if err != nil {
+				return progressed, err
+			}
+			progressed = progressed || next > rv
+			rv = next
+		}
+	}
+}
+
+// handleStorageEvent applies one event of the reflector's watch and returns
+// the new RV.
+func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64) (uint64, error) {
+	switch ev.Type {
+	case watch.Error:
+		err := statusError(ev.Object)
+		if errors.Is(err, storage.ErrGone) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+			return rv, fmt.Errorf("%w: %w", errRelist, err)
+		}
+		return rv, err
+	case watch.Bookmark:
+		b, err := c.cfg.Versioner.ObjectResourceVersion(ev.Object)
+		if err != nil || b < rv {
+			return rv, nil
+		}
+		c.dispatchMu.Lock()
+		c.cache.UpdateRV(b)
+		c.reg.progressed(b)
+		c.dispatchMu.Unlock()
+		c.cfg.Metrics.CacheResourceVersion(b)
+		return b, nil
+	}
+	r, err := c.cfg.Versioner.ObjectResourceVersion(ev.Object)
+	if err != nil || r < rv {
+		return rv, fmt.Errorf("%w: event RV %d after %d: %v", errRelist, r, rv, err)
+	}
+	if err := c.applyAndDispatch(ev.Type, ev.Object, r); err != nil {
+		return rv, fmt.Errorf("%w: %w", errRelist, err)
+	}
+	return r, nil
+}
+
+// applyAndDispatch records an event in the cache and queues it to the live
+// watchers it may concern, atomically with respect to watchers joining.
+func (c *Cacher) applyAndDispatch(typ watch.EventType, obj runtime.Object, rv uint64) error {
+	c.dispatchMu.Lock()
+	defer c.dispatchMu.Unlock()
+	ev, err := c.cache.Apply(typ, obj, rv)
+	if err != nil || ev == nil {
+		return err
+	}
+	c.cfg.Metrics.EventReceived(c.reg.dispatch(ev))
+	c.cfg.Metrics.CacheResourceVersion(rv)
+	return nil
+}
+
+// statusError turns the object of an error event into an error.
+func statusError(obj runtime.Object) error {
+	if st, ok := obj.(*metav1.Status); ok {
+		return &apierrors.StatusError{ErrStatus: *st}
+	}
+	return fmt.Errorf("watch error event with %T", obj)
+}
+
+// backoff is a capped exponential delay.
+type backoff struct {
+	min, max, cur time.Duration
+}
+
+func (b *backoff) reset() { b.cur = 0 }
+
+func (b *backoff) wait(ctx context.Context) {
+	b.cur = min(max(b.cur*2, b.min), b.max)
+	t := time.NewTimer(b.cur)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -1,0 +1,246 @@
+package cacher
+
+import (
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/watchcache"
+)
+
+const (
+	nameField      = "metadata.name"
+	namespaceField = "metadata.namespace"
+)
+
+// watcherSet is a set of watchers.
+type watcherSet map[*watcher]struct{}
+
+// slot is where a live watcher is indexed: byKey (exact key), byPrefix
+// (recursive key prefix) or byIndex (an exact label or field value).
+type slot struct {
+	kind  slotKind
+	index string // byIndex: index name
+	value string // the key, prefix or index value
+}
+
+type slotKind int
+
+const (
+	slotKey slotKind = iota
+	slotPrefix
+	slotIndex
+)
+
+// dispatchIndex is one label or field whose exact value indexes watchers.
+type dispatchIndex struct {
+	name  string // watchcache.LabelIndex / FieldIndex name
+	label bool
+	attr  string
+}
+
+func (d dispatchIndex) valueOf(el *watchcache.Element) (string, bool) {
+	if d.label {
+		v, ok := el.Labels[d.attr]
+		return v, ok
+	}
+	v, ok := el.Fields[d.attr]
+	return v, ok
+}
+
+// registry holds the live watchers, indexed so that dispatching an event
+// visits only the watchers that may match it. Guarded by Cacher.dispatchMu;
+// every method must be called with it held.
+type registry struct {
+	all      watcherSet
+	progress watcherSet // live watchers that asked for storage progress bookmarks
+	byKey    map[string]watcherSet
+	byPrefix map[string]watcherSet
+	byIndex  map[string]map[string]watcherSet
+	indexes  []dispatchIndex // the most selective first
+	seq      uint64          // dispatch round, to visit a watcher once per event
+	visited  uint64          // watchers visited by dispatch, in total (cost measure)
+}
+
+func newRegistry(cfg Config) *registry {
+	r := &registry{all: watcherSet{}, progress: watcherSet{}, byKey: map[string]watcherSet{}, byPrefix: map[string]watcherSet{},
+		byIndex: map[string]map[string]watcherSet{}}
+	r.indexes = append(r.indexes, dispatchIndex{name: watchcache.FieldIndex(nameField), attr: nameField})
+	for _, f := range cfg.IndexFields {
+		if f != nameField && f != namespaceField {
+			r.indexes = append(r.indexes, dispatchIndex{name: watchcache.FieldIndex(f), attr: f})
+		}
+	}
+	for _, l := range cfg.IndexLabels {
+		r.indexes = append(r.indexes, dispatchIndex{name: watchcache.LabelIndex(l), label: true, attr: l})
+	}
+	r.indexes = append(r.indexes, dispatchIndex{name: watchcache.FieldIndex(namespaceField), attr: namespaceField})
+	return r
+}
+
+// slotFor picks the most selective place to index w.
+func (r *registry) slotFor(w *watcher) slot {
+	if !w.recursive {
+		return slot{kind: slotKey, value: w.key}
+	}
+	for _, d := range r.indexes {
+		var v string
+		var ok bool
+		if d.label {
+			if w.pred.Label != nil {
+				v, ok = w.pred.Label.RequiresExactMatch(d.attr)
+			}
+		} else if w.pred.Field != nil {
+			v, ok = w.pred.Field.RequiresExactMatch(d.attr)
+		}
+		if ok {
+			return slot{kind: slotIndex, index: d.name, value: v}
+		}
+	}
+	return slot{kind: slotPrefix, value: w.prefix}
+}
+
+func (r *registry) add(w *watcher) {
+	w.slot = r.slotFor(w)
+	r.all[w] = struct{}{}
+	if w.progressNotify && w.bookmarks {
+		r.progress[w] = struct{}{}
+	}
+	set := r.setFor(w.slot, true)
+	set[w] = struct{}{}
+}
+
+func (r *registry) remove(w *watcher) {
+	if _, ok := r.all[w]; !ok {
+		return
+	}
+	delete(r.all, w)
+	delete(r.progress, w)
+	set := r.setFor(w.slot, false)
+	delete(set, w)
+	if len(set) == 0 {
+		switch w.slot.kind {
+		case slotKey:
+			delete(r.byKey, w.slot.value)
+		case slotPrefix:
+			delete(r.byPrefix, w.slot.value)
+		case slotIndex:
+			delete(r.byIndex[w.slot.index], w.slot.value)
+		}
+	}
+}
+
+func (r *registry) setFor(s slot, create bool) watcherSet {
+	var m map[string]watcherSet
+	switch s.kind {
+	case slotKey:
+		m = r.byKey
+	case slotPrefix:
+		m = r.byPrefix
+	default:
+		m = r.byIndex[s.index]
+		if m == nil {
+			if !create {
+				return nil
+			}
+			m = map[string]watcherSet{}
+			r.byIndex[s.index] = m
+		}
+	}
+	set := m[s.value]
+	if set == nil && create {
+		set = watcherSet{}
+		m[s.value] = set
+	}
+	return set
+}
+
+// dispatch queues ev to every live watcher it concerns and returns how
+// many got it. A watcher whose queue is full leaves live dispatch.
+func (r *registry) dispatch(ev *watchcache.Event) int {
+	if len(r.all) == 0 {
+		return 0
+	}
+	r.seq++
+	n := 0
+	visit := func(set watcherSet) {
+		for w := range set {
+			if w.seq == r.seq {
+				continue
+			}
+			w.seq = r.seq
+			r.visited++
+			if !w.interested(ev) {
+				continue
+			}
+			if w.offer(ev) {
+				n++
+			} else {
+				r.lag(w, ev.RV-1)
+			}
+		}
+	}
+	key := ev.Key()
+	visit(r.byKey[key])
+	for i := 0; i < len(key); i++ {
+		if key[i] == '/' {
+			visit(r.byPrefix[key[:i+1]])
+		}
+	}
+	for _, d := range r.indexes {
+		m := r.byIndex[d.name]
+		if len(m) == 0 {
+			continue
+		}
+		if v, ok := d.valueOf(ev.Cur); ok {
+			visit(m[v])
+		}
+		if ev.Prev != nil && ev.Prev != ev.Cur {
+			if v, ok := d.valueOf(ev.Prev); ok {
+				visit(m[v])
+			}
+		}
+	}
+	return n
+}
+
+// lag takes w out of live dispatch: it has every event up to from queued
+// (or filtered out) and catches up from there.
+func (r *registry) lag(w *watcher, from uint64) {
+	r.remove(w)
+	w.lagFrom = from
+	select {
+	case w.lagged <- struct{}{}:
+	default:
+	}
+	w.c.cfg.Metrics.WatcherLagged()
+}
+
+// lagAll takes every live watcher out of live dispatch at from (the cache
+// was replaced after from).
+func (r *registry) lagAll(from uint64) {
+	for w := range r.all {
+		r.lag(w, from)
+	}
+}
+
+// bookmark queues a bookmark at rv to the live watchers that allow
+// bookmarks, skipping those whose queue is full.
+func (r *registry) bookmark(rv uint64) {
+	ev := &watchcache.Event{Type: watch.Bookmark, RV: rv}
+	for w := range r.all {
+		if w.bookmarks {
+			w.offer(ev)
+		}
+	}
+}
+
+// progressed queues a bookmark at rv, a storage progress notification, to
+// the live watchers that asked for them (ProgressNotify and bookmarks).
+func (r *registry) progressed(rv uint64) {
+	if len(r.progress) == 0 {
+		return
+	}
+	ev := &watchcache.Event{Type: watch.Bookmark, RV: rv}
+	for w := range r.progress {
+		w.offer(ev)
+	}
+}

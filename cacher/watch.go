@@ -1,0 +1,172 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/watchcache"
+)
+
+// watchPlan is where a new watch starts.
+type watchPlan struct {
+	pos            uint64        // deliver events after pos
+	initial        *initialState // initial events from the cache, if any
+	storageInitial bool          // initial events from the storage (SIE at an RV the cache lost)
+	storageFirst   bool          // start from the storage: the RV is compacted there (it answers 410)
+	slotHeld       bool          // a catch-up slot was taken for this watch
+}
+
+// initialState is the state a watch starts with.
+type initialState struct {
+	items    []*watchcache.Element
+	rv       uint64
+	annotate bool // end with the initial-events-end bookmark
+}
+
+// Watch implements storage.Interface. Start points follow the etcd3 store:
+// RV "" (or SendInitialEvents=false with "" or "0") starts after the
+// storage's current revision; RV "0" with SendInitialEvents unset first
+// sends the cache's state as ADDED; SendInitialEvents=true sends the state
+// at the start RV (consistent for "", the cache's for "0", exactly N for N)
+// and then the annotated bookmark; RV N delivers the events after N, from
+// the cache or, when older than its history, from etcd's.
+func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	if err := c.checkKey(key); err != nil {
+		return nil, err
+	}
+	rv, err := c.cfg.Versioner.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	w := c.newWatcher(key, opts)
+	if w.plan, err = c.planWatch(ctx, w, rv, opts); err != nil {
+		return nil, err
+	}
+	if w.plan.storageFirst || (w.plan.initial == nil && !w.cacheHolds(w.plan.pos)) {
+		if !c.acquireSlot(ctx, c.cfg.CatchUpWaitTimeout) {
+			return nil, &storage.Error{Code: storage.CodeTooManyRequests, RetryAfterSeconds: 1,
+				Msg: "too many watches catching up from etcd history"}
+		}
+		w.plan.slotHeld = true
+	}
+	cancel, err := c.startWatcher(ctx, w.run)
+	if err != nil {
+		c.releaseSlot(w.plan.slotHeld)
+		return nil, err
+	}
+	w.cancel = cancel
+	c.cfg.Metrics.WatchersChanged(1)
+	return w, nil
+}
+
+func (c *Cacher) newWatcher(key string, opts storage.ListOptions) *watcher {
+	w := &watcher{c: c, key: key, recursive: opts.Recursive, pred: opts.Predicate,
+		emptyPred: opts.Predicate.Empty(), bookmarks: opts.Predicate.AllowWatchBookmarks,
+		progressNotify: opts.ProgressNotify,
+		input:          make(chan *watchcache.Event, c.cfg.WatcherBufferSize),
+		lagged:         make(chan struct{}, 1), result: make(chan watch.Event, 16), done: make(chan struct{})}
+	if w.recursive {
+		w.prefix = recursivePrefix(key)
+	}
+	return w
+}
+
+// planWatch resolves the start of a watch.
+func (c *Cacher) planWatch(ctx context.Context, w *watcher, rv uint64, opts storage.ListOptions) (watchPlan, error) {
+	sie := opts.SendInitialEvents
+	switch {
+	case sie != nil && *sie:
+		return c.planInitial(ctx, w, rv, opts.ResourceVersion == "")
+	case sie == nil && opts.ResourceVersion == "0":
+		p, err := c.planInitial(ctx, w, 0, false)
+		if p.initial != nil {
+			p.initial.annotate = false
+		}
+		return p, err
+	case rv == 0:
+		cur, err := c.store.GetCurrentResourceVersion(ctx)
+		if err != nil {
+			return watchPlan{}, err
+		}
+		return watchPlan{pos: cur}, nil
+	}
+	// A client RV that etcd has compacted gets etcd's answer (410), even
+	// if the cache still holds the events after it.
+	if compacted := c.cache.Compacted(); rv+1 < compacted {
+		return watchPlan{pos: rv, storageFirst: true}, nil
+	}
+	return watchPlan{pos: rv}, nil
+}
+
+// planInitial takes the state a watch with initial events starts from:
+// consistent for RV "", the cache's current state for "0", exactly rv
+// otherwise (from the storage when the cache no longer has it).
+func (c *Cacher) planInitial(ctx context.Context, w *watcher, rv uint64, consistent bool) (watchPlan, error) {
+	match := watchcache.Exact
+	switch {
+	case consistent:
+		cur, err := c.store.GetCurrentResourceVersion(ctx)
+		if err != nil {
+			return watchPlan{}, err
+		}
+		if err := c.waitFresh(ctx, cur, c.cfg.ConsistentReadTimeout); err != nil {
+			if ctx.Err() != nil {
+				return watchPlan{}, err
+			}
+			// The cache lags: etcd serves the consistent initial state.
+			return watchPlan{storageInitial: true}, nil
+		}
+		rv, match = 0, watchcache.NotOlderThan
+	case rv == 0:
+		match = watchcache.NotOlderThan
+	default:
+		if err := c.waitFresh(ctx, rv, c.cfg.FreshWaitTimeout); err != nil {
+			return watchPlan{}, err
+		}
+	}
+	res, err := c.cache.List(rv, match, w.listOptions())
+	if errors.Is(err, storage.ErrGone) {
+		return watchPlan{pos: rv, storageInitial: true}, nil
+	}
+	if err != nil {
+		return watchPlan{}, err
+	}
+	return watchPlan{pos: res.RV, initial: &initialState{items: res.Items, rv: res.RV, annotate: true}}, nil
+}
+
+// listOptions selects the watcher's objects in the cache.
+func (w *watcher) listOptions() watchcache.ListOptions {
+	q := watchcache.ListOptions{Key: w.key, Recursive: w.recursive}
+	if w.recursive {
+		q.Key = w.prefix
+	}
+	if !w.emptyPred {
+		q.Filter = w.matches
+	}
+	q.Index = w.c.listIndex(w.pred)
+	return q
+}
+
+// errorStatus converts err to the Status of a watch error event.
+func errorStatus(err error) *metav1.Status {
+	var se *storage.Error
+	if errors.As(err, &se) {
+		st := se.Status()
+		return &st
+	}
+	var ae apierrors.APIStatus
+	if errors.As(err, &ae) {
+		st := ae.Status()
+		return &st
+	}
+	st := apierrors.NewInternalError(err).Status()
+	return &st
+}

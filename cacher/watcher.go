@@ -1,0 +1,279 @@
+package cacher
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/watchcache"
+)
+
+// watcher is one watch served by the cacher. Its goroutine (run) owns the
+// delivery state and is the only sender on result, which it closes when it
+// exits. The dispatcher (under Cacher.dispatchMu) writes only input,
+// lagged, lagFrom, seq and slot.
+type watcher struct {
+	c         *Cacher
+	key       string
+	recursive bool
+	prefix    string // key + "/" for recursive watches
+	pred      storage.SelectionPredicate
+	emptyPred bool
+	bookmarks bool // the client allows bookmarks
+	// progressNotify: the client asked for storage progress notifications.
+	progressNotify bool
+
+	// input is the queue of live events, filled without blocking by the
+	// dispatcher while the watcher is registered; never closed.
+	input chan *watchcache.Event
+	// lagged is signalled after the dispatcher removed the watcher because
+	// input was full (or the cache was replaced); lagFrom is then the RV up
+	// to which every concerning event has been queued.
+	lagged  chan struct{}
+	lagFrom uint64
+	seq     uint64 // dispatcher-owned dispatch round
+	slot    slot   // dispatcher-owned index position
+
+	// result carries events to the client; closed by run on exit.
+	result chan watch.Event
+	// done is closed by run after result.
+	done     chan struct{}
+	cancel   context.CancelFunc
+	stopOnce sync.Once
+
+	// Owned by run:
+	plan     watchPlan
+	pos      uint64 // every event with RV <= pos has been delivered or filtered out
+	lastSent uint64 // RV of the last event or bookmark sent
+	// revRV and revSeen are the keys handled at revision revRV (> pos),
+	// whose events may still be arriving: a revision's events are applied
+	// and dispatched one by one, so a watcher can join, lag or switch
+	// sources in the middle of one; replays skip what it already handled.
+	revRV   uint64
+	revSeen []string
+}
+
+// ResultChan implements watch.Interface.
+func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
+
+// Stop implements watch.Interface: it ends the watch and waits until the
+// result channel is closed. Safe to call more than once.
+func (w *watcher) Stop() {
+	w.stopOnce.Do(func() {
+		if w.cancel != nil {
+			w.cancel()
+		}
+	})
+	<-w.done
+}
+
+// interested reports whether ev is in w's key scope and matches its
+// predicate before or after the change. Called by the dispatcher.
+func (w *watcher) interested(ev *watchcache.Event) bool {
+	if !w.inScope(ev.Key()) {
+		return false
+	}
+	if w.emptyPred {
+		return true
+	}
+	return (ev.Type != watch.Deleted && w.matches(ev.Cur)) || (ev.Prev != nil && w.matches(ev.Prev))
+}
+
+func (w *watcher) inScope(key string) bool {
+	if w.recursive {
+		return strings.HasPrefix(key, w.prefix)
+	}
+	return key == w.key
+}
+
+func (w *watcher) matches(el *watchcache.Element) bool {
+	return w.emptyPred || w.pred.MatchesObjectAttributes(el.Labels, el.Fields)
+}
+
+// offer queues ev without blocking; false means the queue is full.
+func (w *watcher) offer(ev *watchcache.Event) bool {
+	select {
+	case w.input <- ev:
+		return true
+	default:
+		return false
+	}
+}
+
+// run is the watcher's goroutine: initial events, then alternately catching
+// up from history and following live dispatch.
+func (w *watcher) run(ctx context.Context) {
+	defer func() {
+		w.c.dispatchMu.Lock()
+		w.c.reg.remove(w)
+		w.c.dispatchMu.Unlock()
+		w.c.releaseSlot(w.plan.slotHeld)
+		close(w.result)
+		close(w.done)
+		w.c.cfg.Metrics.WatchersChanged(-1)
+	}()
+	w.pos = w.plan.pos
+	if w.plan.initial != nil && !w.sendInitial(ctx) {
+		return
+	}
+	if w.plan.storageFirst && !w.catchUpFromStorage(ctx) {
+		return
+	}
+	for w.catchUp(ctx) && w.live(ctx) {
+	}
+}
+
+// live follows live dispatch until the watcher lags (true) or ends (false).
+func (w *watcher) live(ctx context.Context) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case ev := <-w.input:
+			if !w.deliver(ctx, ev) {
+				return false
+			}
+		case <-w.lagged:
+			return w.drain(ctx)
+		}
+	}
+}
+
+// drain delivers what the dispatcher queued before it took the watcher out
+// of live dispatch; every event up to lagFrom is then handled.
+func (w *watcher) drain(ctx context.Context) bool {
+	for {
+		select {
+		case ev := <-w.input:
+			if !w.deliver(ctx, ev) {
+				return false
+			}
+		default:
+			w.pos = max(w.pos, w.lagFrom)
+			return true
+		}
+	}
+}
+
+// deliver converts ev for this watcher and sends it, unless it was handled
+// already or does not concern the watcher.
+func (w *watcher) deliver(ctx context.Context, ev *watchcache.Event) bool {
+	if ev.Type == watch.Bookmark {
+		if !w.bookmarks || ev.RV < w.lastSent || ev.RV < w.pos {
+			return true
+		}
+		return w.sendBookmark(ctx, ev.RV, false)
+	}
+	if w.handled(ev.RV, ev.Key()) {
+		return true
+	}
+	w.markHandled(ev.RV, ev.Key())
+	out, ok := w.convert(ev)
+	if !ok {
+		return true
+	}
+	return w.send(ctx, out, ev.RV)
+}
+
+// handled reports whether the change of key at rv was handled already.
+func (w *watcher) handled(rv uint64, key string) bool {
+	return rv <= w.pos || (rv == w.revRV && slices.Contains(w.revSeen, key))
+}
+
+// markHandled records the change of key at rv as handled; all revisions
+// before rv are then complete.
+func (w *watcher) markHandled(rv uint64, key string) {
+	if rv != w.revRV {
+		w.pos = max(w.pos, rv-1)
+		w.revRV, w.revSeen = rv, w.revSeen[:0]
+	}
+	w.revSeen = append(w.revSeen, key)
+}
+
+// convert derives the event this watcher sees from the change: a change
+// that makes an object (stop) match its predicate is an ADDED (DELETED).
+func (w *watcher) convert(ev *watchcache.Event) (watch.Event, bool) {
+	if !w.inScope(ev.Key()) {
+		return watch.Event{}, false
+	}
+	prevOK := ev.Prev != nil && w.matches(ev.Prev)
+	if ev.Type == watch.Deleted {
+		return watch.Event{Type: watch.Deleted, Object: ev.Cur.Object}, prevOK
+	}
+	curOK := w.matches(ev.Cur)
+	switch {
+	case curOK && prevOK:
+		return watch.Event{Type: watch.Modified, Object: ev.Cur.Object}, true
+	case curOK:
+		return watch.Event{Type: watch.Added, Object: ev.Cur.Object}, true
+	case prevOK:
+		obj := ev.Prev.Object.DeepCopyObject()
+		if err := w.c.cfg.Versioner.UpdateObject(obj, ev.RV); err != nil {
+			return watch.Event{}, false
+		}
+		return watch.Event{Type: watch.Deleted, Object: obj}, true
+	}
+	return watch.Event{}, false
+}
+
+func (w *watcher) send(ctx context.Context, ev watch.Event, rv uint64) bool {
+	select {
+	case w.result <- ev:
+		w.lastSent = max(w.lastSent, rv)
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (w *watcher) sendBookmark(ctx context.Context, rv uint64, initialEnd bool) bool {
+	obj := w.c.cfg.NewFunc()
+	if err := w.c.cfg.Versioner.UpdateObject(obj, rv); err != nil {
+		return true
+	}
+	if initialEnd {
+		if a, err := meta.Accessor(obj); err == nil {
+			a.SetAnnotations(map[string]string{storage.InitialEventsAnnotationKey: "true"})
+		}
+	}
+	return w.send(ctx, watch.Event{Type: watch.Bookmark, Object: obj}, rv)
+}
+
+// fail ends the watch with an error event for err.
+func (w *watcher) fail(ctx context.Context, err error, reason string) {
+	w.c.cfg.Metrics.WatcherTerminated(reason)
+	st := errorStatus(err)
+	w.send(ctx, watch.Event{Type: watch.Error, Object: st}, w.lastSent)
+}
+
+// sendInitial sends the initial state as ADDED events, then the
+// initial-events-end bookmark when asked for.
+func (w *watcher) sendInitial(ctx context.Context) bool {
+	init := w.plan.initial
+	w.plan.initial = nil
+	for _, el := range init.items {
+		if !w.send(ctx, watch.Event{Type: watch.Added, Object: el.Object}, 0) {
+			return false
+		}
+	}
+	w.pos = init.rv
+	if init.annotate && w.bookmarks {
+		return w.sendBookmark(ctx, init.rv, true)
+	}
+	return true
+}
+
+// objectRV reads an object's RV, 0 when it has none.
+func (c *Cacher) objectRV(obj runtime.Object) uint64 {
+	rv, err := c.cfg.Versioner.ObjectResourceVersion(obj)
+	if err != nil {
+		return 0
+	}
+	return rv
+}
