@@ -57,18 +57,13 @@ func (w *streamWatcher) run(ctx context.Context, body io.ReadCloser, decode func
 	defer close(w.result)
 	defer body.Close()
 	defer w.cancel()
-	dec := json.NewDecoder(body)
+	frames := newFrameReader(body)
 	for {
-		var f frame
-		if err := dec.Decode(&f); err != nil {
+		ev, err := frames.nextEvent(decode)
+		if err != nil {
 			if ctx.Err() == nil && !isStreamEnd(err) {
 				w.send(ctx, decodeFailure(fmt.Errorf("unable to decode an event from the watch stream: %w", err)))
 			}
-			return
-		}
-		ev, err := toEvent(f, decode)
-		if err != nil {
-			w.send(ctx, decodeFailure(err))
 			return
 		}
 		if !w.send(ctx, ev) {
@@ -87,22 +82,22 @@ func (w *streamWatcher) send(ctx context.Context, ev watch.Event) bool {
 }
 
 // toEvent converts a frame; ERROR frames carry a *metav1.Status.
-func toEvent(f frame, decode func([]byte) (runtime.Object, error)) (watch.Event, error) {
-	switch f.Type {
+func toEvent(f rawFrame, decode func([]byte) (runtime.Object, error)) (watch.Event, error) {
+	switch f.typ {
 	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
-		obj, err := decode(f.Object)
+		obj, err := decode(f.object)
 		if err != nil {
-			return watch.Event{}, fmt.Errorf("decoding %s event object: %w", f.Type, err)
+			return watch.Event{}, fmt.Errorf("decoding %s event object: %w", f.typ, err)
 		}
-		return watch.Event{Type: f.Type, Object: obj}, nil
+		return watch.Event{Type: f.typ, Object: obj}, nil
 	case watch.Error:
 		st := &metav1.Status{}
-		if err := utiljson.Unmarshal(f.Object, st); err != nil {
+		if err := utiljson.Unmarshal(f.object, st); err != nil {
 			return watch.Event{}, fmt.Errorf("decoding ERROR event status: %w", err)
 		}
 		return watch.Event{Type: watch.Error, Object: st}, nil
 	}
-	return watch.Event{}, fmt.Errorf("invalid watch event type %q", f.Type)
+	return watch.Event{}, fmt.Errorf("invalid watch event type %q", f.typ)
 }
 
 func decodeFailure(err error) watch.Event {
