@@ -28,6 +28,23 @@
 // the caller's context is cancelled, after Store.Close, or after sending a
 // final watch.Error event (compaction gives a 410 Expired status).
 //
+// Bookmarks: with ListOptions.ProgressNotify and Predicate.AllowWatchBookmarks
+// a watch turns etcd progress notifications (periodic, or asked for with
+// RequestWatchProgress) into BOOKMARK events. A notification is only passed
+// on when it is known to follow every event it covers (see
+// progressTrustworthy in watch_progress.go for the etcd race this guards).
+//
+// Errors are *storage.Error values: etcd's compaction becomes ErrGone,
+// future revisions ErrTooLargeResourceVersion, "request is too large"
+// ErrRequestTooLarge, leader loss and unavailable endpoints ErrUnreachable,
+// deadlines ErrTimeout; values the transformer or codec reject are
+// ErrCorruptObj naming the key. A cancelled context is returned wrapped.
+//
+// Differences from Kubernetes' etcd3 store: a watch with RV "" starts after
+// the current revision without initial events (as the listwatch contract
+// says; Kubernetes sends the state first); Exact lists need a non-zero RV;
+// an update function returning a nil TTL keeps the key's lease.
+//
 // Compaction is not done by the Store; run a Compactor (NewCompactor) for
 // that, in as many processes as you like: they coordinate through one key.
 //
