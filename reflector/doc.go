@@ -24,7 +24,8 @@
 //     token that expires (410) falls back to one full list.
 //   - The watch starts at the last synced RV with bookmarks allowed and a
 //     random timeout in [MinWatchTimeout, 2·MinWatchTimeout). A watch that
-//     ends normally is reopened without relisting; 429, 503, timeouts and
+//     ends normally is reopened without relisting (after a backoff if it
+//     ended at once without any event); 429, 503, timeouts and
 //     refused connections back off (exponential with full jitter, reset after a
 //     quiet period) and re-watch; 410 and other errors relist.
 //   - During the unordered initial ADDED events of a watch from "" or "0",

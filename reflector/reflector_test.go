@@ -394,3 +394,30 @@ func TestReflectorFullJitterStaysWithinExponentialBound(t *testing.T) {
 		t.Fatalf("only %d distinct delays: not jittered", len(distinct))
 	}
 }
+
+func TestReflectorVeryShortWatchBacksOff(t *testing.T) {
+	lw, store := newScriptedLW(), newRecStore()
+	_, errs := runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) {
+		c.Backoff.Duration = 150 * time.Millisecond
+	})
+	lw.expectList(t, widgetList("10", ""), nil)
+	w, _ := lw.expectWatch(t, nil)
+	ended := time.Now()
+	w.end() // closed at once, without a single event
+	_, opts := lw.expectWatch(t, nil)
+	if gap := time.Since(ended); gap < 130*time.Millisecond {
+		t.Fatalf("re-watched after %v: no backoff after an immediately closed watch", gap)
+	}
+	if opts.ResourceVersion != "10" {
+		t.Fatalf("re-watch from %q", opts.ResourceVersion)
+	}
+	var short bool
+	for len(errs) > 0 {
+		if errors.Is(<-errs, errVeryShortWatch) {
+			short = true
+		}
+	}
+	if !short {
+		t.Fatal("very short watch not reported")
+	}
+}

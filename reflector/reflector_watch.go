@@ -2,7 +2,9 @@ package reflector
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -33,14 +35,25 @@ func (r *Reflector[T]) watchLoop(ctx context.Context, w watch.Interface) error {
 				return fmt.Errorf("opening watch at %q: %w", fromRV, err)
 			}
 		}
-		err := r.handleWatch(ctx, w, fromRV != "" && fromRV != "0")
+		start := time.Now()
+		events, err := r.handleWatch(ctx, w, fromRV != "" && fromRV != "0")
 		w.Stop()
 		w = nil
+		if err == nil && events == 0 && time.Since(start) < veryShortWatch {
+			// A server that ends every watch at once would otherwise be
+			// hammered with re-watches: treat it as a retriable error.
+			err = errVeryShortWatch
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil
 		case err == nil:
 			r.log.Debug("watch ended, resuming", "rv", r.LastSyncResourceVersion())
+		case errors.Is(err, errVeryShortWatch):
+			r.reportError(err)
+			if !sleepCtx(ctx, r.delay()) {
+				return nil
+			}
 		case isRetriable(err):
 			r.reportError(err)
 			if !sleepCtx(ctx, r.delay()) {
@@ -53,26 +66,35 @@ func (r *Reflector[T]) watchLoop(ctx context.Context, w watch.Interface) error {
 	return nil
 }
 
+// veryShortWatch: a watch that ends normally sooner than this without any
+// event is suspect (see errVeryShortWatch).
+const veryShortWatch = time.Second
+
+// errVeryShortWatch reports a watch that ended normally at once, with no
+// event; the reflector backs off before re-watching.
+var errVeryShortWatch = errors.New("reflector: watch ended immediately without any event")
+
 // handleWatch applies a watch's events to the store until the stream ends
-// (nil), delivers an error event (that error), or ctx is done.
+// (nil), delivers an error event (that error), or ctx is done. It returns
+// the number of events received.
 // propagateRV says whether ADDED events may advance the last synced RV: a
 // watch from "" or "0" starts with synthetic ADDED events in no RV order,
 // so the RV only moves once a non-ADDED event or a bookmark arrives.
-func (r *Reflector[T]) handleWatch(ctx context.Context, w watch.Interface, propagateRV bool) error {
-	for {
+func (r *Reflector[T]) handleWatch(ctx context.Context, w watch.Interface, propagateRV bool) (events int, err error) {
+	for ; ; events++ {
 		var ev watch.Event
 		var ok bool
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return events, ctx.Err()
 		case ev, ok = <-w.ResultChan():
 		}
 		if !ok {
-			return nil
+			return events, nil
 		}
 		switch ev.Type {
 		case watch.Error:
-			return fmt.Errorf("watch error event: %w", apierrors.FromObject(ev.Object))
+			return events, fmt.Errorf("watch error event: %w", apierrors.FromObject(ev.Object))
 		case watch.Bookmark:
 			propagateRV = true
 			r.setLastSyncRV(objectRV(ev.Object))
