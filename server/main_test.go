@@ -29,6 +29,9 @@ import (
 var etcdServer *embedtest.Server
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fanoutChildEnv) != "" {
+		os.Exit(fanoutChild(os.Getenv(fanoutChildEnv)))
+	}
 	etcdServer = embedtest.MustStartServer(embedtest.Options{})
 	code := m.Run()
 	etcdServer.Close()
