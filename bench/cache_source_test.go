@@ -2,12 +2,39 @@ package bench
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
 )
 
 // newCache starts a cacher over backend and waits until it has loaded the
-// objects. It returns a nil store while the cacher package is not available.
+// objects; stop ends it and waits for its goroutines. The cacher indexes the
+// label app and the field spec.nodeName, as a user of this workload would.
 func newCache(ctx context.Context, backend storage.Interface) (storage.Interface, func(), error) {
-	return nil, nil, nil
+	c, err := cacher.New(cacher.Config{
+		Storage:        backend,
+		ResourcePrefix: resourcePrefix,
+		NewFunc:        testapi.NewWidget,
+		NewListFunc:    testapi.NewWidgetList,
+		GetAttrs:       testapi.GetAttrs,
+		IndexLabels:    []string{"app"},
+		IndexFields:    []string{"spec.nodeName"},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(runCtx) }()
+	stop := func() {
+		cancel()
+		<-done
+	}
+	if err := c.WaitReady(ctx); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("cacher not ready: %w", err)
+	}
+	return c, stop, nil
 }
