@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +52,7 @@ type watcherState struct {
 	got    int
 	lat    []time.Duration
 	ended  bool
+	why    string // how the stream ended early
 	doneAt time.Duration
 }
 
@@ -106,6 +108,9 @@ func runWatchPlan(b *testing.B, f *fixture, src source, p watchPlan) watchResult
 		g.done = max(g.done, s.doneAt)
 		res.delivered += s.got
 		if s.ended {
+			if g.ended == 0 {
+				b.Logf("a watcher ended early: %s", s.why)
+			}
 			g.ended++
 		}
 	}
@@ -131,10 +136,12 @@ func consume(s *watcherState, begin <-chan struct{}, start *time.Time, delay tim
 			}
 		case watch.Error:
 			s.ended, s.doneAt = true, time.Since(*start)
+			s.why = fmt.Sprintf("error event after %d of %d events: %v", s.got, s.want, ev.Object)
 			return
 		}
 	}
 	s.ended, s.doneAt = true, time.Since(*start)
+	s.why = fmt.Sprintf("result channel closed after %d of %d events", s.got, s.want)
 }
 
 func waitGroupTimeout(wg *sync.WaitGroup, d time.Duration) bool {
