@@ -4,10 +4,13 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -46,6 +49,14 @@ var mutants = map[string][]string{
 	"list-never-recursive":      {"ListRecursive", "ListNamespaceScoped", "ListRecursiveSiblingPrefix"},
 	"watch-always-recursive":    {"WatchNonRecursiveSingleKey"},
 	"watch-stop-noop":           {"WatchStopClosesChannel"},
+	"list-rv-behind":            {"ListResourceVersionUnsetIsGlobalRevision", "ListEmptyHasResourceVersion", "ListExactCurrent"},
+	"list-no-remaining-count":   {"ListPagination", "ListNamespaceScopedPaging"},
+	"get-ignores-ignore-flag":   {"GetIgnoreNotFoundZeroesObject"},
+	"watch-delete-rv-behind":    {"WatchDeleteEventCarriesDeletionRevision", "WatchFromResourceVersionReplaysDelete"},
+	"watch-no-initial-end-mark": {"WatchSendInitialEventsConsistent", "WatchSendInitialEventsEmpty", "WatchSendInitialEventsFromResourceVersion"},
+	"watch-modified-as-added":   {"WatchFromResourceVersionIsExclusive", "WatchLabelSelectorTransitions", "WatchOrderedUnderConcurrentWriters"},
+	"watch-error-not-gone":      {"WatchTooOldResourceVersion"},
+	"watch-duplicates":          {"WatchOrderedUnderConcurrentWriters", "WatchFromZeroSendsInitialState", "WatchManyWatchersSameEvents"},
 }
 
 // TestMutant runs in the child process: the cases of one mutant against
@@ -132,6 +143,8 @@ func (m *mutated) Get(ctx context.Context, key string, opts storage.GetOptions, 
 	switch m.mode {
 	case "get-ignores-rv":
 		opts.ResourceVersion = ""
+	case "get-ignores-ignore-flag":
+		opts.IgnoreNotFound = false
 	case "get-always-not-found":
 		return storage.NewNotFoundError(key, 0)
 	}
@@ -139,6 +152,22 @@ func (m *mutated) Get(ctx context.Context, key string, opts storage.GetOptions, 
 }
 
 func (m *mutated) GetList(ctx context.Context, key string, opts storage.ListOptions, list runtime.Object) error {
+	switch m.mode {
+	case "list-rv-behind", "list-no-remaining-count":
+		if err := m.Interface.GetList(ctx, key, opts, list); err != nil {
+			return err
+		}
+		acc, err := meta.ListAccessor(list)
+		if err != nil {
+			return err
+		}
+		if m.mode == "list-no-remaining-count" {
+			acc.SetRemainingItemCount(nil)
+		} else if n, err := strconv.ParseInt(acc.GetResourceVersion(), 10, 64); err == nil && n > 1 {
+			acc.SetResourceVersion(strconv.FormatInt(n-1, 10))
+		}
+		return nil
+	}
 	switch m.mode {
 	case "list-ignores-exact":
 		opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
@@ -196,7 +225,7 @@ func (m *mutated) GetCurrentResourceVersion(ctx context.Context) (uint64, error)
 }
 
 func (m *mutated) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
-	var drop func(watch.Event) bool
+	var edit func(watch.Event) (watch.Event, bool)
 	switch m.mode {
 	case "watch-ignores-rv":
 		opts.ResourceVersion = ""
@@ -207,21 +236,103 @@ func (m *mutated) Watch(ctx context.Context, key string, opts storage.ListOption
 		if opts.ResourceVersion == "0" {
 			opts.ResourceVersion = ""
 		}
-	case "watch-drops-bookmarks":
-		drop = func(ev watch.Event) bool { return ev.Type == watch.Bookmark }
-	case "watch-drops-deletes":
-		drop = func(ev watch.Event) bool { return ev.Type == watch.Deleted }
 	case "watch-always-recursive":
 		opts.Recursive = true
+	case "watch-drops-bookmarks":
+		edit = func(ev watch.Event) (watch.Event, bool) { return ev, ev.Type != watch.Bookmark }
+	case "watch-drops-deletes":
+		edit = func(ev watch.Event) (watch.Event, bool) { return ev, ev.Type != watch.Deleted }
+	case "watch-delete-rv-behind":
+		edit = func(ev watch.Event) (watch.Event, bool) {
+			if ev.Type == watch.Deleted {
+				ev.Object = shiftRV(ev.Object, -1)
+			}
+			return ev, true
+		}
+	case "watch-no-initial-end-mark":
+		edit = func(ev watch.Event) (watch.Event, bool) {
+			if ev.Type == watch.Bookmark {
+				ev.Object = ev.Object.DeepCopyObject()
+				if acc, err := meta.Accessor(ev.Object); err == nil {
+					acc.SetAnnotations(nil)
+				}
+			}
+			return ev, true
+		}
+	case "watch-modified-as-added":
+		edit = func(ev watch.Event) (watch.Event, bool) {
+			if ev.Type == watch.Modified {
+				ev.Type = watch.Added
+			}
+			return ev, true
+		}
+	case "watch-error-not-gone":
+		edit = func(ev watch.Event) (watch.Event, bool) {
+			if st, ok := ev.Object.(*metav1.Status); ok {
+				st = st.DeepCopy()
+				st.Code, st.Reason = 500, metav1.StatusReasonInternalError
+				ev.Object = st
+			}
+			return ev, true
+		}
 	}
 	w, err := m.Interface.Watch(ctx, key, opts)
-	if err == nil && m.mode == "watch-stop-noop" {
-		return stopless{w}, nil
-	}
-	if err != nil || drop == nil {
+	switch {
+	case err != nil:
 		return w, err
+	case m.mode == "watch-stop-noop":
+		return stopless{w}, nil
+	case m.mode == "watch-duplicates":
+		return newDoubler(w), nil
+	case edit != nil:
+		return watch.Filter(w, edit), nil
 	}
-	return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) { return ev, !drop(ev) }), nil
+	return w, nil
+}
+
+// shiftRV returns a copy of obj with its resourceVersion moved by d.
+func shiftRV(obj runtime.Object, d int64) runtime.Object {
+	obj = obj.DeepCopyObject()
+	if acc, err := meta.Accessor(obj); err == nil {
+		if n, err := strconv.ParseInt(acc.GetResourceVersion(), 10, 64); err == nil {
+			acc.SetResourceVersion(strconv.FormatInt(n+d, 10))
+		}
+	}
+	return obj
+}
+
+// doubler delivers every event of a watch twice.
+type doubler struct {
+	in       watch.Interface
+	out      chan watch.Event
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+func newDoubler(in watch.Interface) *doubler {
+	d := &doubler{in: in, out: make(chan watch.Event), done: make(chan struct{})}
+	go func() {
+		defer close(d.out)
+		for ev := range in.ResultChan() {
+			for range 2 {
+				select {
+				case d.out <- ev:
+				case <-d.done:
+					return
+				}
+			}
+		}
+	}()
+	return d
+}
+
+func (d *doubler) ResultChan() <-chan watch.Event { return d.out }
+
+func (d *doubler) Stop() {
+	d.stopOnce.Do(func() {
+		close(d.done)
+		d.in.Stop()
+	})
 }
 
 // stopless is a watch whose Stop does nothing.
