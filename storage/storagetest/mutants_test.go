@@ -92,7 +92,7 @@ func TestSuiteDetectsMutants(t *testing.T) {
 	}
 	results := make(map[string]*result, len(mutants))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
+	sem := make(chan struct{}, 15)
 	for name := range mutants {
 		r := &result{}
 		results[name] = r
