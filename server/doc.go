@@ -29,7 +29,11 @@
 // 422. Lists are streamed item by item. A watch is a chunked 200 response
 // of one JSON {"type":..,"object":..} per line; a resource version too old
 // to serve gives a 200 stream with one ERROR event carrying the 410
-// Expired Status, as Kubernetes does.
+// Expired Status, as Kubernetes does. A watch ends cleanly after
+// timeoutSeconds, or, without it, after a random time between
+// Config.MaxWatchTimeout/2 and Config.MaxWatchTimeout. Objects are
+// encoded by a reflection-free encoder for unstructured values whose
+// output is encoding/json's (without its HTML escaping).
 //
 // # Watch fan-out and slow clients
 //
@@ -62,5 +66,18 @@
 //	err = srv.ListenAndServe(ctx, "127.0.0.1:8080") // returns after ctx ends and shutdown completes
 //
 // Server is also an http.Handler (httptest.NewServer(srv)); Close ends its
-// watch streams.
+// watch streams. With curl:
+//
+//	curl http://127.0.0.1:8080/apis/demo.listwatch.dev/v1/namespaces/default/widgets
+//	curl -N 'http://127.0.0.1:8080/apis/demo.listwatch.dev/v1/namespaces/default/widgets?watch=true&resourceVersion=0'
+//	curl -X POST -H 'Content-Type: application/json' -d '{"metadata":{"name":"w1"}}' \
+//	  http://127.0.0.1:8080/apis/demo.listwatch.dev/v1/namespaces/default/widgets
+//
+// # Not implemented
+//
+// Server-side apply and strategic merge patch (415, as Kubernetes answers
+// for custom resources), JSON patch, dryRun (400), deletecollection,
+// subresources (status, scale), protobuf and Table output (JSON is always
+// returned), OpenAPI documents, finalizers and graceful deletion (DELETE
+// removes at once), admission and authentication.
 package server
