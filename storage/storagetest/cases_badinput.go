@@ -1,7 +1,11 @@
 package storagetest
 
 import (
+	"encoding/base64"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +27,7 @@ var badInputCases = []Case{
 	{"UpdateInvalidKey", testUpdateInvalidKey},
 	{"DeleteInvalidKey", testDeleteInvalidKey},
 	{"WatchInvalidKey", testWatchInvalidKey},
+	{"RandomMalformedInputRejected", testRandomMalformedInput},
 }
 
 var malformedRVs = []string{"abc", "-1", "1.5", " 7", "0x10", "99999999999999999999999"}
@@ -172,5 +177,40 @@ func testWatchInvalidKey(t *testing.T, e *Env) {
 		if !apierrors.IsBadRequest(err) {
 			t.Fatalf("Watch %q: got %v, want a bad-request error", key, err)
 		}
+	}
+}
+
+// testRandomMalformedInput feeds seeded random resource versions and
+// continue tokens to Get and GetList: each must be refused as bad input
+// (never a panic, never an unrelated error).
+func testRandomMalformedInput(t *testing.T, e *Env) {
+	e.mustCreate(t, "ns", "a", nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "0123456789-+. xe/%\x00abcZ"
+	for i := range 150 {
+		b := make([]byte, 1+rng.IntN(24))
+		for j := range b {
+			b[j] = alphabet[rng.IntN(len(alphabet))]
+		}
+		rv := string(b)
+		if _, err := strconv.ParseUint(rv, 10, 63); err == nil {
+			continue // a well-formed RV by chance
+		}
+		err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: rv}, e.empty())
+		expectInvalid(t, fmt.Sprintf("Get RV %q", rv), err)
+
+		raw := make([]byte, rng.IntN(64))
+		for j := range raw {
+			raw[j] = byte(rng.IntN(256))
+		}
+		tokens := []string{base64.RawURLEncoding.EncodeToString(raw), string(raw), rv}
+		opts := everything
+		opts.Predicate.Limit = 1
+		opts.Predicate.Continue = tokens[i%len(tokens)]
+		if opts.Predicate.Continue == "" {
+			continue
+		}
+		err = e.Store.GetList(ctx(t), e.ResourcePrefix, opts, e.emptyList())
+		expectInvalid(t, fmt.Sprintf("GetList continue %q", opts.Predicate.Continue), err)
 	}
 }

@@ -56,8 +56,7 @@ func newEtcd3Env(unstructured bool) func(t *testing.T) *storagetest.Env {
 // store bug recorded in /work/notes/storagetest-failures.md. They are
 // skipped so the tree stays green; set STORAGETEST_RUN_KNOWN_FAILURES=1 to
 // run them. Remove an entry as soon as the store is fixed.
-var knownStoreBugs = map[string]string{
-}
+var knownStoreBugs = map[string]string{}
 
 func skipKnownStoreBug(t *testing.T) {
 	name := t.Name()[strings.LastIndex(t.Name(), "/")+1:]
