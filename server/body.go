@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,4 +68,38 @@ func decodeJSONObject(body []byte) (map[string]any, error) {
 		return nil, badRequest("the request body must be a JSON object")
 	}
 	return obj, nil
+}
+
+// acceptsJSON reports whether an Accept header allows plain JSON, the only
+// representation served: no header, application/json (with any parameter
+// but "as", which asks for another shape such as Table), application/* or
+// */*.
+func acceptsJSON(values []string) bool {
+	if len(values) == 0 {
+		return true
+	}
+	for _, v := range values {
+		for _, r := range strings.Split(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(r))
+			if err != nil {
+				continue
+			}
+			switch mt {
+			case mediaJSON, "application/*", "*/*":
+				if params["as"] == "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func notAcceptable(accept string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotAcceptable,
+		Reason:  metav1.StatusReasonNotAcceptable,
+		Message: fmt.Sprintf("only application/json is served; the Accept header %q does not allow it", accept),
+	}}
 }

@@ -188,6 +188,13 @@ func TestStatusCodes(t *testing.T) {
 			}
 		})
 	}
+	for _, accept := range []string{"application/vnd.kubernetes.protobuf", "application/json;as=Table;v=v1;g=meta.k8s.io"} {
+		f.doAccept("GET", coll, "", accept, nil).status(t, http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable)
+	}
+	for _, accept := range []string{"application/json", "*/*", "application/vnd.kubernetes.protobuf, application/json;q=0.9",
+		"application/json;as=Table;v=v1;g=meta.k8s.io,application/json"} {
+		require.Equal(t, http.StatusOK, f.doAccept("GET", coll, "", accept, nil).code, accept)
+	}
 	// None of the failed writes changed w1.
 	got := f.do(http.MethodGet, item, "", nil).object(t)
 	require.Equal(t, w1.GetResourceVersion(), got.GetResourceVersion())

@@ -124,6 +124,12 @@ type response struct {
 // encode as JSON.
 func (f *fixture) do(method, path, contentType string, body any) response {
 	f.t.Helper()
+	return f.doAccept(method, path, contentType, "", body)
+}
+
+// doAccept is do with an Accept header (none when accept is "").
+func (f *fixture) doAccept(method, path, contentType, accept string, body any) response {
+	f.t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -140,6 +146,9 @@ func (f *fixture) do(method, path, contentType string, body any) response {
 	require.NoError(f.t, err)
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
 	}
 	resp, err := f.client.Do(req)
 	require.NoError(f.t, err)

@@ -86,6 +86,10 @@ type target struct {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if !acceptsJSON(req.Header.Values("Accept")) {
+		s.writeError(w, req, notAcceptable(req.Header.Get("Accept")))
+		return
+	}
 	parts := splitPath(req.URL.Path)
 	switch {
 	case len(parts) == 1 && parts[0] == "version":
