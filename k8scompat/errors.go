@@ -102,13 +102,6 @@ func toK8s(err error, o op) error {
 	return &apierrors.StatusError{ErrStatus: e.Status()}
 }
 
-// continueTokenCarrier is implemented by errors that carry a continue token
-// from which a paged list can resume (at the latest revision) after its
-// revision was compacted.
-type continueTokenCarrier interface {
-	ContinueToken() string
-}
-
 func goneError(e *lwstorage.Error, o op) error {
 	var st *apierrors.StatusError
 	switch o {
@@ -116,10 +109,9 @@ func goneError(e *lwstorage.Error, o op) error {
 		st = apierrors.NewResourceExpired(msgListExpired)
 	case opPagedList:
 		st = apierrors.NewResourceExpired(msgContinueGone)
-		var c continueTokenCarrier
-		if errors.As(e, &c) && c.ContinueToken() != "" {
-			st.ErrStatus.ListMeta.Continue = c.ContinueToken()
-		}
+		// The fresh token listwatch offers continues the list at the latest
+		// revision (an inconsistent list), as Kubernetes' does.
+		st.ErrStatus.ListMeta.Continue = e.Continue
 	case opWatch:
 		st = apierrors.NewResourceExpired(msgWatchExpired)
 	default:

@@ -40,14 +40,23 @@ func toPredicate(p k8sstorage.SelectionPredicate) (lwstorage.SelectionPredicate,
 	return out, nil
 }
 
-// toListOptions converts Kubernetes list/watch options. RecordTimestamps (an
-// internal latency-telemetry hook of Kubernetes' own watch cache) has no
-// listwatch counterpart: objects are never wrapped, which consumers must
-// (and Kubernetes' cacher does) accept.
+// toListOptions converts Kubernetes list/watch options.
+//
+// ProgressNotify: Kubernetes delivers storage progress notifications as
+// bookmarks whenever ProgressNotify is set, independently of
+// Predicate.AllowWatchBookmarks; listwatch delivers them only when the
+// predicate also allows bookmarks, so the adapter allows them.
+//
+// RecordTimestamps (an internal latency-telemetry hook of Kubernetes' own
+// watch cache) has no listwatch counterpart: objects are never wrapped,
+// which consumers must (and Kubernetes' cacher does) accept.
 func toListOptions(o k8sstorage.ListOptions) (lwstorage.ListOptions, error) {
 	pred, err := toPredicate(o.Predicate)
 	if err != nil {
 		return lwstorage.ListOptions{}, err
+	}
+	if o.ProgressNotify {
+		pred.AllowWatchBookmarks = true
 	}
 	return lwstorage.ListOptions{
 		ResourceVersion:      o.ResourceVersion,

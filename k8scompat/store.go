@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	k8sstorage "k8s.io/apiserver/pkg/storage"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 
 	lwstorage "github.com/listwatch/listwatch/storage"
 )
@@ -124,7 +125,10 @@ func (s *Store) expectUnreadable(ctx context.Context, key string, out runtime.Ob
 }
 
 // Watch implements storage.Interface. Events, including bookmarks and the
-// final error event (a *metav1.Status), are passed through unchanged.
+// final error event (a *metav1.Status), are passed through unchanged. Once
+// the watch is set up, the API priority and fairness initialization signal
+// in ctx (if any) is fired. A watch on an already cancelled context is, as in
+// Kubernetes, not an error but a watch whose result channel is closed.
 func (s *Store) Watch(ctx context.Context, key string, opts k8sstorage.ListOptions) (watch.Interface, error) {
 	lwOpts, err := toListOptions(opts)
 	if err != nil {
@@ -132,8 +136,17 @@ func (s *Store) Watch(ctx context.Context, key string, opts k8sstorage.ListOptio
 	}
 	w, err := s.s.Watch(ctx, key, lwOpts)
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Kubernetes does not treat a watch on a cancelled context as
+			// an error: it returns a watch that is already closed.
+			return watch.NewEmptyWatch(), nil
+		}
 		return nil, toK8s(err, opWatch)
 	}
+	// Tell API priority and fairness (when the request carries its
+	// initialization signal) that the watch is set up and its seat can be
+	// released; Kubernetes' etcd3 store does the same once Watch returns.
+	utilflowcontrol.WatchInitialized(ctx)
 	return w, nil
 }
 
