@@ -89,3 +89,22 @@ func TestCutFrame(t *testing.T) {
 		require.False(t, ok, bad)
 	}
 }
+
+// FuzzFrameReader: any stream yields events and then an error or EOF,
+// never a panic or an endless loop.
+func FuzzFrameReader(f *testing.F) {
+	f.Add(`{"type":"ADDED","object":` + obj("a") + "}\n{\"type\":\"ERROR\",\"object\":{\"code\":410}}\n")
+	f.Add("{\n\"type\":\"ADDED\",\"object\":{}}\n{\"type\":")
+	f.Add(`{"type":"ADDED","object":{}}{"type":"X"}`)
+	f.Fuzz(func(t *testing.T, stream string) {
+		r := newFrameReader(strings.NewReader(stream))
+		for i := 0; ; i++ {
+			if i > len(stream)+1 {
+				t.Fatalf("more events than bytes in %q", stream)
+			}
+			if _, err := r.nextEvent(decodeUnstructured); err != nil {
+				return
+			}
+		}
+	})
+}
