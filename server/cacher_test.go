@@ -21,7 +21,14 @@ import (
 // production does. The cacher runs until the test ends.
 func newCacherFixture(tb testing.TB, edit ...func(*Config)) (*fixture, *cacher.Cacher) {
 	tb.Helper()
-	c, st := newCacher(tb)
+	return newCacherFixtureWith(tb, cacher.Config{}, edit...)
+}
+
+// newCacherFixtureWith is newCacherFixture with cacher settings (Storage,
+// prefix and types are filled in).
+func newCacherFixtureWith(tb testing.TB, cc cacher.Config, edit ...func(*Config)) (*fixture, *cacher.Cacher) {
+	tb.Helper()
+	c, st := newCacher(tb, cc)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan struct{})
 	go func() {
@@ -42,7 +49,7 @@ func newCacherFixture(tb testing.TB, edit ...func(*Config)) (*fixture, *cacher.C
 // etcd client: etcd answers a progress request only when every watch on a
 // client's stream is synced, and the cacher's consistent reads wait for
 // that answer, so it must not share a stream with other tests' watches.
-func newCacher(tb testing.TB) (*cacher.Cacher, *etcd3.Store) {
+func newCacher(tb testing.TB, cc ...cacher.Config) (*cacher.Cacher, *etcd3.Store) {
 	tb.Helper()
 	cli, err := embedtest.NewClient(etcdServer.Endpoints)
 	require.NoError(tb, err)
@@ -54,8 +61,13 @@ func newCacher(tb testing.TB) (*cacher.Cacher, *etcd3.Store) {
 	})
 	require.NoError(tb, err)
 	tb.Cleanup(st.Close)
-	c, err := cacher.New(cacher.Config{Storage: st, ResourcePrefix: "/widgets",
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList, GetAttrs: testapi.GetAttrs})
+	var cfg cacher.Config
+	if len(cc) > 0 {
+		cfg = cc[0]
+	}
+	cfg.Storage, cfg.ResourcePrefix, cfg.GetAttrs = st, "/widgets", testapi.GetAttrs
+	cfg.NewFunc, cfg.NewListFunc = testapi.NewUnstructured, testapi.NewUnstructuredList
+	c, err := cacher.New(cfg)
 	require.NoError(tb, err)
 	return c, st
 }
@@ -134,5 +146,26 @@ func TestCacherNotReadyIs429(t *testing.T) {
 		r := f.do(http.MethodGet, apiBase+"/namespaces/ns/widgets"+q, "", nil)
 		r.status(t, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests)
 		require.NotEmpty(t, r.header.Get("Retry-After"))
+	}
+}
+
+// TestCacherBookmarksAdvanceIdleWatch: a watcher that sees no events still
+// learns, through BOOKMARK events on its stream, that the RV advanced.
+func TestCacherBookmarksAdvanceIdleWatch(t *testing.T) {
+	f, _ := newCacherFixtureWith(t, cacher.Config{BookmarkInterval: 100 * time.Millisecond})
+	start := f.create("busy", "w0", nil, "")
+	w := f.watch(apiBase + "/namespaces/quiet/widgets?watch=true&allowWatchBookmarks=true&resourceVersion=" + start.GetResourceVersion())
+	last := start
+	for i := 1; i <= 3; i++ {
+		last = f.create("busy", fmt.Sprintf("w%d", i), nil, "")
+	}
+	for {
+		e := w.next()
+		require.Equal(t, "BOOKMARK", e.Type, string(e.Object))
+		bm := e.object(t)
+		require.Equal(t, "Widget", bm.GetKind())
+		if rvOf(t, bm) >= rvOf(t, last) {
+			break
+		}
 	}
 }
