@@ -110,9 +110,9 @@ type Config struct {
 	// before the watch is ended (the client resumes from its last RV).
 	// 0 means DefaultSlowWatcherTimeout.
 	SlowWatcherTimeout time.Duration
-	// WriteTimeout bounds each flush of a watch stream to its connection;
-	// a client that does not read for that long is disconnected. 0 means
-	// DefaultWriteTimeout.
+	// WriteTimeout bounds each write of a watch stream or a list response
+	// to its connection; a client that does not read for that long is
+	// disconnected. 0 means DefaultWriteTimeout.
 	WriteTimeout time.Duration
 	// MaxWatchTimeout caps timeoutSeconds; a watch that gives none lasts a
 	// random time between MaxWatchTimeout/2 and MaxWatchTimeout, so that

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"net/http"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -67,7 +68,9 @@ func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r *resource
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, listFlushBytes)
+	rc := http.NewResponseController(w)
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	bw := bufio.NewWriterSize(deadlineWriter{w: w, rc: rc, dl: &deadline{timeout: s.cfg.WriteTimeout}}, listFlushBytes)
 	bw.WriteString(`{"apiVersion":`)
 	bw.Write(appendString(nil, r.gvString))
 	bw.WriteString(`,"kind":`)
@@ -111,4 +114,18 @@ func withTypeMeta(obj map[string]any, r *resource) map[string]any {
 	out["apiVersion"] = r.gvString
 	out["kind"] = r.Kind
 	return out
+}
+
+// deadlineWriter keeps the connection's write deadline WriteTimeout ahead
+// of each write, so a client that stops reading a long list is cut off
+// instead of pinning the list in memory.
+type deadlineWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	dl *deadline
+}
+
+func (d deadlineWriter) Write(p []byte) (int, error) {
+	d.dl.extend(d.rc)
+	return d.w.Write(p)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -297,5 +298,39 @@ func TestStalledClientIsCutOff(t *testing.T) {
 		u := testapi.MakeUnstructured("ns", fmt.Sprintf("big-%d", i), nil)
 		u.Object["spec"] = map[string]any{"data": pad}
 		require.NoError(t, f.widgets.Create(ctx, "/widgets/ns/"+u.GetName(), u, nil, 0))
+	}
+}
+
+// TestStalledListClientIsCutOff: a client that stops reading a large list
+// is disconnected after WriteTimeout instead of holding the handler.
+func TestStalledListClientIsCutOff(t *testing.T) {
+	st := newStore(t, "/widgets")
+	ctx := testCtx(t)
+	pad := strings.Repeat("x", 200<<10)
+	for i := range 40 { // 8 MB, more than loopback socket buffers hold
+		u := testapi.MakeUnstructured("ns", fmt.Sprintf("big-%d", i), nil)
+		u.Object["spec"] = map[string]any{"data": pad}
+		require.NoError(t, st.Create(ctx, "/widgets/ns/"+u.GetName(), u, nil, 0))
+	}
+	srv, err := New(Config{Resources: []Resource{widgets(st)}, WriteTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	closed := make(chan struct{}, 1)
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			closed <- struct{}{}
+		}
+	}
+	ts.Start()
+	defer ts.Close()
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("GET " + apiBase + "/namespaces/ns/widgets HTTP/1.1\r\nHost: x\r\n\r\n"))
+	require.NoError(t, err)
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server kept a stalled list connection open")
 	}
 }
