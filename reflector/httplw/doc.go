@@ -6,7 +6,10 @@
 // with the ListOptions as query parameters and decodes the list (as
 // *unstructured.UnstructuredList unless Config.NewListFunc is set). Watch
 // sends the same request with watch=true and returns a watch.Interface fed
-// by one goroutine that decodes the stream of {"type","object"} frames.
+// by one goroutine that decodes the stream of {"type","object"} frames
+// (as *unstructured.Unstructured unless Config.NewFunc is set). Frames are
+// read one per line, the object cut out without a second scan; streams
+// framed otherwise fall back to encoding/json's Decoder.
 //
 // Contract:
 //   - A non-2xx answer is returned as an *apierrors.StatusError made from
