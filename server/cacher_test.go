@@ -51,6 +51,7 @@ func newCacherFixtureWith(tb testing.TB, cc cacher.Config, edit ...func(*Config)
 // that answer, so it must not share a stream with other tests' watches.
 func newCacher(tb testing.TB, cc ...cacher.Config) (*cacher.Cacher, *etcd3.Store) {
 	tb.Helper()
+	cleanPrefix(tb)
 	cli, err := embedtest.NewClient(etcdServer.Endpoints)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { cli.Close() })
@@ -101,6 +102,7 @@ func TestCacherWatchersShareEncodings(t *testing.T) {
 func TestCacherWatchResumeAnd410(t *testing.T) {
 	// One write before the cacher starts, so its revision is older than
 	// anything the cache holds.
+	cleanPrefix(t)
 	pre, err := etcdServer.Client.Put(testCtx(t), embedtest.Prefix(t)+"widgets/ns/pre",
 		`{"apiVersion":"demo.listwatch.dev/v1","kind":"Widget","metadata":{"name":"pre","namespace":"ns"}}`)
 	require.NoError(t, err)

@@ -10,10 +10,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,10 +51,25 @@ const (
 	apiBase = "/apis/demo.listwatch.dev/v1"
 )
 
+// cleaned records the tests whose prefix has been emptied.
+var cleaned sync.Map
+
+// cleanPrefix empties the test's key prefix once per test run, so that
+// tests pass again with -count on the shared etcd.
+func cleanPrefix(tb testing.TB) {
+	tb.Helper()
+	if _, done := cleaned.LoadOrStore(tb, true); done {
+		return
+	}
+	_, err := etcdServer.Client.Delete(testCtx(tb), embedtest.Prefix(tb), clientv3.WithPrefix())
+	require.NoError(tb, err)
+}
+
 // newStore returns an etcd3 store of unstructured objects below the
-// test's own prefix.
+// test's own (emptied) prefix.
 func newStore(tb testing.TB, resourcePrefix string) *etcd3.Store {
 	tb.Helper()
+	cleanPrefix(tb)
 	st, err := etcd3.New(etcd3.Config{
 		Client: etcdServer.Client, Codec: testapi.UnstructuredCodec,
 		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -50,6 +51,9 @@ type fixture struct {
 
 func newFixture(tb testing.TB, wrap ...func(storage.Interface) storage.Interface) *fixture {
 	tb.Helper()
+	// Start empty even when tests run again (-count) on the shared etcd.
+	_, err := etcdServer.Client.Delete(testCtx(tb), embedtest.Prefix(tb), clientv3.WithPrefix())
+	require.NoError(tb, err)
 	st, err := etcd3.New(etcd3.Config{
 		Client: etcdServer.Client, Codec: testapi.UnstructuredCodec,
 		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList,
