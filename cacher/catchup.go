@@ -96,15 +96,28 @@ func (w *watcher) catchUpFromStorage(ctx context.Context) bool {
 		return false
 	}
 	defer sw.Stop()
+	// A filtered stream may deliver nothing: progress notifications tell it
+	// how far etcd is, so ask for them while catching up. (etcd answers only
+	// when every watch of the stream has caught up.)
+	poke := time.NewTicker(200 * time.Millisecond)
+	defer poke.Stop()
+	h := &revHold{idle: time.NewTimer(time.Hour)}
+	defer h.idle.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return false
+		case <-poke.C:
+			w.c.wantProgress()
+		case <-h.idle.C:
+			if !w.flush(ctx, h) {
+				return false
+			}
 		case ev, ok := <-sw.ResultChan():
 			if !ok {
 				return w.pauseBeforeResume(ctx)
 			}
-			done, keep := w.handleStorageEvent(ctx, ev, &initial)
+			done, keep := w.handleStorageEvent(ctx, ev, &initial, h)
 			if done || !keep {
 				return keep
 			}
@@ -112,35 +125,60 @@ func (w *watcher) catchUpFromStorage(ctx context.Context) bool {
 	}
 }
 
+// revHold keeps the events of the newest revision of a catch-up stream
+// until the revision is known complete (a newer event, a bookmark, or a
+// pause in the stream), so that an error in the middle of a revision (etcd
+// compacted it while the stream replayed it) never leaves it half delivered.
+type revHold struct {
+	rv   uint64
+	evs  []watch.Event
+	keys []string
+	idle *time.Timer // fires when the stream paused after a held event
+}
+
+// holdIdle is the pause after which held events are delivered: etcd
+// delivers a revision's events together, so a pause means it is complete.
+const holdIdle = 50 * time.Millisecond
+
+func (h *revHold) add(ev watch.Event, rv uint64, key string) {
+	h.rv = rv
+	h.evs = append(h.evs, ev)
+	h.keys = append(h.keys, key)
+	h.idle.Reset(holdIdle)
+}
+
+func (h *revHold) drop() {
+	clear(h.evs)
+	h.evs, h.keys = h.evs[:0], h.keys[:0]
+}
+
+// flush delivers the held events.
+func (w *watcher) flush(ctx context.Context, h *revHold) bool {
+	defer h.drop()
+	for i, ev := range h.evs {
+		w.markHandled(h.rv, h.keys[i])
+		if !w.send(ctx, ev, h.rv) {
+			return false
+		}
+	}
+	return true
+}
+
 // handleStorageEvent processes one event of a catch-up stream. done means
 // the cache can take over (keep) or the watch ended (!keep).
-func (w *watcher) handleStorageEvent(ctx context.Context, ev watch.Event, initial *bool) (done, keep bool) {
+func (w *watcher) handleStorageEvent(ctx context.Context, ev watch.Event, initial *bool, h *revHold) (done, keep bool) {
 	rv := w.c.objectRV(ev.Object)
 	switch ev.Type {
 	case watch.Error:
+		h.drop()
 		w.c.cfg.Metrics.WatcherTerminated("storage")
 		w.send(ctx, ev, w.lastSent)
 		return true, false
 	case watch.Bookmark:
-		if *initial {
-			if !isInitialEnd(ev) {
-				return false, true
-			}
-			*initial = false
-			w.pos = rv
-			if w.bookmarks {
-				return false, w.send(ctx, ev, rv)
-			}
-			return false, true
-		}
-		if rv < w.pos {
-			return false, true
-		}
-		w.pos = rv
-		if w.bookmarks && rv >= w.lastSent && !w.send(ctx, ev, rv) {
+		if !w.flush(ctx, h) {
 			return true, false
 		}
-		return w.cacheHolds(rv), true
+		return w.storageBookmark(ctx, ev, rv, initial)
 	}
 	if *initial {
 		return false, w.send(ctx, ev, 0)
@@ -153,12 +191,40 @@ func (w *watcher) handleStorageEvent(ctx context.Context, ev watch.Event, initia
 	if w.handled(rv, key) {
 		return false, true
 	}
+	if len(h.evs) > 0 && h.rv != rv && !w.flush(ctx, h) {
+		return true, false
+	}
 	if w.cacheHolds(rv - 1) {
+		h.drop() // not handled yet: the cache replays them
 		w.pos = max(w.pos, rv-1)
 		return true, true
 	}
-	w.markHandled(rv, key)
-	return false, w.send(ctx, ev, rv)
+	h.add(ev, rv, key)
+	return false, true
+}
+
+// storageBookmark processes a bookmark of a catch-up stream: the end of
+// its initial events, or progress that may let the cache take over.
+func (w *watcher) storageBookmark(ctx context.Context, ev watch.Event, rv uint64, initial *bool) (done, keep bool) {
+	if *initial {
+		if !isInitialEnd(ev) {
+			return false, true
+		}
+		*initial = false
+		w.pos = rv
+		if w.bookmarks {
+			return false, w.send(ctx, ev, rv)
+		}
+		return false, true
+	}
+	if rv < w.pos {
+		return false, true
+	}
+	w.pos = rv
+	if w.bookmarks && rv >= w.lastSent && !w.send(ctx, ev, rv) {
+		return true, false
+	}
+	return w.cacheHolds(rv), true
 }
 
 // cacheHolds reports whether the cache can replay every event after rv.

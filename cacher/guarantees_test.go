@@ -3,6 +3,7 @@ package cacher_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
@@ -18,8 +19,12 @@ func TestWatchGuarantees(t *testing.T) {
 	prefix := embedtest.Prefix(t)
 	store := newStore(t, prefix, false)
 	c := startCacher(t, store, func(cfg *cacher.Config) {
-		cfg.HistoryMinCapacity, cfg.HistoryMaxCapacity = 64, 128
+		cfg.HistoryMinCapacity, cfg.HistoryMaxCapacity = 64, 256
 		cfg.WatcherBufferSize = 8
+		// Watchers that fall further behind than the small history wait
+		// for a catch-up stream rather than fail with 429.
+		cfg.MaxCatchUpStreams = 64
+		cfg.CatchUpWaitTimeout = time.Minute
 	})
 	storagetest.RunWatchGuarantees(t, storagetest.GuaranteeEnv{
 		Store:          c,

@@ -111,7 +111,14 @@ func (c *Cacher) replace(l *listing) error {
 // meanwhile progress notifications are requested to get one quickly. It
 // reports whether anything was applied.
 func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (bool, error) {
-	opts := storage.ListOptions{ResourceVersion: strconv.FormatUint(rv, 10), Recursive: true, ProgressNotify: true,
+	// Watch from the revision before rv: etcd answers progress requests
+	// only for watches not ahead of its revision, and the replayed events
+	// of revision rv are ignored by the cache.
+	from := rv
+	if from > 1 {
+		from--
+	}
+	opts := storage.ListOptions{ResourceVersion: strconv.FormatUint(from, 10), Recursive: true, ProgressNotify: true,
 		Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
 	w, err := c.store.Watch(ctx, c.prefix, opts)
 	if err != nil {
@@ -127,16 +134,6 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 	// Without a sign of life within listConfirmTimeout the listing is used
 	// anyway: a storage without progress notifications must work too.
 	confirmBy := time.Now().Add(listConfirmTimeout)
-	if *pending != nil {
-		// No write since the list: nothing can have been compacted after
-		// it (etcd also sends no progress for a watch ahead of its revision).
-		if cur, err := c.store.GetCurrentResourceVersion(ctx); err == nil && cur == (*pending).rv {
-			if err := c.replace(*pending); err != nil {
-				return false, fmt.Errorf("%w: %w", errRelist, err)
-			}
-			*pending = nil
-		}
-	}
 	progressed := false
 	for {
 		select {

@@ -106,9 +106,10 @@ func (c *Cache) Replace(objs []runtime.Object, rv uint64) error {
 }
 
 // Apply records an Added, Modified or Deleted event of obj at rv and
-// returns it. rv must be above RV() and not below the newest event's RV.
-// Applying the same key at the same RV again (a watch resumed in the middle
-// of a revision) is ignored: the result is nil without error.
+// returns it. rv must not be below the newest event's RV. Replays are
+// ignored (the result is nil without error): events at or below RV(), and
+// the same key again at the newest RV (a watch resumed in the middle of a
+// revision).
 func (c *Cache) Apply(typ watch.EventType, obj runtime.Object, rv uint64) (*Event, error) {
 	el, err := c.element(obj)
 	if err != nil {
@@ -117,6 +118,12 @@ func (c *Cache) Apply(typ watch.EventType, obj runtime.Object, rv uint64) (*Even
 	el.RV = rv
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if rv == 0 {
+		return nil, fmt.Errorf("watchcache: event of %q without a resource version", el.Key)
+	}
+	if rv <= c.rv && c.ready {
+		return nil, nil // a replay of a revision the cache holds completely
+	}
 	ev := &Event{Type: typ, RV: rv, Cur: el, Time: c.cfg.Clock.Now()}
 	if prev, ok := c.live.get(el.Key); ok {
 		if prev.RV == rv && rv == c.latest {

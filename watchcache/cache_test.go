@@ -54,7 +54,7 @@ func TestApplyTypes(t *testing.T) {
 		{"delete known", "del", widget("ns", "b", 14, nil), 14, watch.Deleted, true, false},
 		{"delete unknown keeps prev=cur", "del", widget("ns", "zz", 15, nil), 15, watch.Deleted, true, false},
 		{"same revision is fine", "add", widget("ns", "c", 15, nil), 15, watch.Added, false, false},
-		{"older revision fails", "add", widget("ns", "d", 3, nil), 3, "", false, true},
+		{"zero revision fails", "add", widget("ns", "d", 0, nil), 0, "", false, true},
 		{"bookmark fails", "bookmark", widget("ns", "d", 16, nil), 16, "", false, true},
 	}
 	for _, tc := range cases {
@@ -260,8 +260,8 @@ func TestPartialRevision(t *testing.T) {
 	if rv, _ := c.RV(); rv != 12 {
 		t.Fatalf("RV after progress: %d", rv)
 	}
-	if _, err := c.Apply(watch.Added, widget("ns", "c", 12, nil), 12); err == nil {
-		t.Fatal("event at a revision known complete accepted")
+	if ev, err := c.Apply(watch.Added, widget("ns", "c", 12, nil), 12); ev != nil || err != nil {
+		t.Fatalf("event at a revision known complete: %v %v, want ignored", ev, err)
 	}
 	mustApply(t, c, "add", widget("ns", "d", 13, nil), 13)
 	res, err := c.List(0, NotOlderThan, ListOptions{Key: "/widgets/", Recursive: true})
