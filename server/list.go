@@ -50,12 +50,12 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 // never a well-formed short list.
 func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r *resource, list *unstructured.UnstructuredList) {
 	meta, err := appendJSON(nil, list.Object["metadata"])
-	if string(meta) == "null" {
-		meta = []byte("{}")
-	}
 	if err != nil {
 		s.writeError(w, req, err)
 		return
+	}
+	if string(meta) == "null" {
+		meta = []byte("{}")
 	}
 	var first []byte
 	if len(list.Items) > 0 {
