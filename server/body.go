@@ -17,6 +17,7 @@ import (
 const (
 	mediaJSON       = "application/json"
 	mediaMergePatch = "application/merge-patch+json"
+	mediaJSONPatch  = "application/json-patch+json"
 )
 
 // readBody checks the request's Content-Type against accepted (415
@@ -101,5 +102,14 @@ func notAcceptable(accept string) error {
 		Code:    http.StatusNotAcceptable,
 		Reason:  metav1.StatusReasonNotAcceptable,
 		Message: fmt.Sprintf("only application/json is served; the Accept header %q does not allow it", accept),
+	}}
+}
+
+// unprocessable is a 422 for a request that is well formed but cannot be
+// carried out.
+func unprocessable(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
+		Reason: metav1.StatusReasonInvalid, Message: msg,
 	}}
 }

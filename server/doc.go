@@ -15,8 +15,9 @@
 // generation (bumped when anything outside metadata and status changes).
 // PUT is optimistic when the body carries metadata.resourceVersion (409
 // Conflict when stale) and unconditional otherwise; PATCH takes
-// application/merge-patch+json (RFC 7386, implemented here) and treats a
-// resourceVersion in the patch as a precondition; DELETE accepts a
+// application/merge-patch+json (RFC 7386) or application/json-patch+json
+// (RFC 6902), both implemented here, and treats a resourceVersion the
+// patch sets as a precondition; DELETE accepts a
 // DeleteOptions body with preconditions and returns the deleted object.
 //
 // # Lists and watches
@@ -76,7 +77,7 @@
 // # Not implemented
 //
 // Server-side apply and strategic merge patch (415, as Kubernetes answers
-// for custom resources), JSON patch, dryRun (400), deletecollection,
+// strategic merge patches for custom resources), dryRun (400), deletecollection,
 // subresources (status, scale), protobuf and Table output (JSON is always
 // returned), OpenAPI documents, finalizers and graceful deletion (DELETE
 // removes at once), admission and authentication.

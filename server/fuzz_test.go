@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"testing"
 
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
 	"github.com/listwatch/listwatch/internal/testapi"
 )
 
@@ -72,6 +74,28 @@ func FuzzNormalizeObject(f *testing.F) {
 		}
 		if _, err := appendObject(nil, u, r); err != nil {
 			t.Fatalf("normalized object does not encode: %v", err)
+		}
+	})
+}
+
+// FuzzJSONPatch: any patch applies or fails with an error, never a panic,
+// and what it yields still encodes.
+func FuzzJSONPatch(f *testing.F) {
+	f.Add(`{"a":[1,{"b":2}]}`, `[{"op":"add","path":"/a/1/c","value":3},{"op":"move","from":"/a/0","path":"/x"}]`)
+	f.Add(`{"a":{}}`, `[{"op":"copy","from":"/a","path":"/a/b"},{"op":"test","path":"/a/b","value":{}}]`)
+	f.Add(`[]`, `[{"op":"add","path":"/-","value":1},{"op":"replace","path":"/0","value":null}]`)
+	f.Fuzz(func(t *testing.T, doc, patch string) {
+		var d any
+		var ops []any
+		if utiljson.Unmarshal([]byte(doc), &d) != nil || utiljson.Unmarshal([]byte(patch), &ops) != nil {
+			return
+		}
+		out, err := applyJSONPatch(d, ops)
+		if err != nil {
+			return
+		}
+		if _, err := appendJSON(nil, out); err != nil {
+			t.Fatalf("patched document does not encode: %v", err)
 		}
 	})
 }

@@ -43,6 +43,8 @@ func TestKubectl(t *testing.T) {
 	require.Equal(t, "", must("", "get", "widgets", "-A", "--field-selector", "spec.nodeName=n2", "-o", "name"))
 	must("", "patch", "widget", "w1", "-n", "default", "--type=merge", "-p", `{"spec":{"replicas":3}}`)
 	require.Equal(t, "3 2", must("", "get", "widget", "w1", "-n", "default", "-o", "jsonpath={.spec.replicas} {.metadata.generation}"))
+	must("", "patch", "widget", "w1", "-n", "default", "--type=json", "-p", `[{"op":"add","path":"/spec/tags","value":["a"]}]`)
+	require.Equal(t, `["a"]`, must("", "get", "widget", "w1", "-n", "default", "-o", "jsonpath={.spec.tags}"))
 	require.Contains(t, must("", "delete", "widget", "w1", "-n", "default"), `"w1" deleted`)
 	out, err = run("", "get", "widget", "w1", "-n", "default")
 	require.Error(t, err)

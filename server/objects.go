@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"mime"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -138,35 +139,66 @@ func (r *resource) checkAndCarry(cur, next *unstructured.Unstructured, wantRV st
 	return r.carryOver(cur, next)
 }
 
-// servePatch answers PATCH (application/merge-patch+json) on an object. A
-// metadata.resourceVersion in the patch is a precondition (409 when stale).
+// servePatch answers PATCH on an object with an RFC 7386 merge patch
+// (application/merge-patch+json) or an RFC 6902 JSON patch
+// (application/json-patch+json). A metadata.resourceVersion that the patch
+// sets is a precondition (409 when stale); a JSON patch that cannot be
+// applied (missing path, failed test) is 422.
 func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) {
 	if err := rejectDryRun(req); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	body, err := s.readBody(w, req, false, mediaMergePatch)
+	body, err := s.readBody(w, req, false, mediaMergePatch, mediaJSONPatch)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	patch, err := decodeJSONObject(body)
+	apply, err := patcher(req.Header.Get("Content-Type"), body)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	wantRV, _, _ := unstructured.NestedString(patch, "metadata", "resourceVersion")
 	s.update(w, req, t, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		merged, _ := mergePatch(cur.DeepCopy().Object, patch).(map[string]any)
-		next, err := t.res.normalize(merged, t)
+		merged, err := apply(cur.DeepCopy().Object)
+		if err != nil {
+			return nil, err
+		}
+		obj, ok := merged.(map[string]any)
+		if !ok {
+			return nil, badRequest("the patched object is not a JSON object")
+		}
+		next, err := t.res.normalize(obj, t)
 		if err != nil {
 			return nil, err
 		}
 		if next.GetNamespace() != cur.GetNamespace() {
 			return nil, badRequest("metadata.namespace cannot be changed")
 		}
-		return next, t.res.checkAndCarry(cur, next, wantRV)
+		return next, t.res.checkAndCarry(cur, next, next.GetResourceVersion())
 	})
+}
+
+// patcher decodes a patch body and returns the function applying it.
+func patcher(contentType string, body []byte) (func(doc map[string]any) (any, error), error) {
+	if mt, _, _ := mime.ParseMediaType(contentType); mt == mediaJSONPatch {
+		var ops []any
+		if err := utiljson.Unmarshal(body, &ops); err != nil {
+			return nil, badRequest(fmt.Sprintf("malformed JSON patch (a JSON array of operations is expected): %v", err))
+		}
+		return func(doc map[string]any) (any, error) {
+			out, err := applyJSONPatch(doc, ops)
+			if err != nil {
+				return nil, unprocessable(fmt.Sprintf("the JSON patch cannot be applied: %v", err))
+			}
+			return out, nil
+		}, nil
+	}
+	patch, err := decodeJSONObject(body)
+	if err != nil {
+		return nil, err
+	}
+	return func(doc map[string]any) (any, error) { return mergePatch(doc, patch), nil }, nil
 }
 
 // update runs a read-modify-write of t's object with mutate and writes the
