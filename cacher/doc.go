@@ -24,6 +24,13 @@
 //     never killed: when its buffer is full it leaves live dispatch, catches
 //     up from history at its own pace and rejoins.
 //
+//   - Compaction: the cacher cannot see etcd's compactions through
+//     storage.Interface; NotifyCompacted (called by whoever compacts, such as
+//     the etcd3 Compactor's owner) makes exact lists and watches below the
+//     compacted revision answer 410 as etcd would.
+//   - Positions: the cache's RV is the newest revision it holds completely
+//     (a revision's events arrive one by one); bookmarks and list RVs use it.
+//
 // Objects returned by reads and watches may be shared with the cache and
 // with other watchers: treat them as read-only.
 //
