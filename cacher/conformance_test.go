@@ -3,6 +3,7 @@ package cacher_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
@@ -15,6 +16,9 @@ func newCacherEnv(unstructured bool) func(t *testing.T) *storagetest.Env {
 		prefix := embedtest.Prefix(t)
 		store := newStore(t, prefix, unstructured)
 		c := startCacher(t, store, func(cfg *cacher.Config) {
+			// Cases that ask for a future RV wait this long for a 504.
+			cfg.FreshWaitTimeout = 500 * time.Millisecond
+			cfg.ProgressInterval = 100 * time.Millisecond
 			if unstructured {
 				cfg.NewFunc, cfg.NewListFunc = testapi.NewUnstructured, testapi.NewUnstructuredList
 			}
