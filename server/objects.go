@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,17 +42,12 @@ func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
 // serveObjectWatch watches one object: a watch of its collection with the
 // field selector metadata.name=<name> added to the request's selectors.
 func (s *Server) serveObjectWatch(w http.ResponseWriter, req *http.Request, t target) {
-	q := req.URL.Query()
-	sel := "metadata.name=" + t.name
-	if fs := q.Get("fieldSelector"); fs != "" {
-		sel += "," + fs
-	}
-	q.Set("fieldSelector", sel)
-	p, err := parseListParams(q, t.res)
+	p, err := parseListParams(req.URL.Query(), t.res)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
+	p.field = fields.AndSelectors(p.field, fields.OneTermEqualSelector("metadata.name", t.name))
 	t.name = ""
 	s.serveWatch(w, req, t, p)
 }

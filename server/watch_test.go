@@ -165,6 +165,8 @@ func TestWatchSelectorsAndSingleObject(t *testing.T) {
 	rv := f.create("ns", "seed", nil, "").GetResourceVersion()
 	sel := f.watch(apiBase + "/namespaces/ns/widgets?watch=true&labelSelector=app%3Dx&resourceVersion=" + rv)
 	one := f.watch(apiBase + "/namespaces/ns/widgets/b?watch=true&resourceVersion=" + rv)
+	// The name is a value, never parsed as a selector.
+	odd := f.watch(apiBase + "/namespaces/ns/widgets/b,metadata.name!=x?watch=true&resourceVersion=" + rv)
 	all := f.watch(apiBase + "/widgets?watch=true&fieldSelector=spec.nodeName%3Dn1&resourceVersion=" + rv)
 	f.create("ns", "a", map[string]string{"app": "y"}, "n1")
 	f.create("ns", "b", map[string]string{"app": "x"}, "")
@@ -176,6 +178,7 @@ func TestWatchSelectorsAndSingleObject(t *testing.T) {
 	require.Equal(t, "c", all.next().object(t).GetName())
 	sel.expectQuiet(100 * time.Millisecond)
 	one.expectQuiet(10 * time.Millisecond)
+	odd.expectQuiet(10 * time.Millisecond)
 }
 
 func TestWatchTooOldResourceVersion(t *testing.T) {
