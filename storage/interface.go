@@ -109,7 +109,9 @@ type ListOptions struct {
 // DeleteOptions are the options of Delete.
 type DeleteOptions struct {
 	// IgnoreStoreReadError deletes an object whose stored bytes cannot be
-	// decoded or transformed (corrupt objects) without checking preconditions.
+	// decoded or transformed (corrupt objects) without checking preconditions
+	// (validateDeletion is called with a nil object). An object that can be
+	// read is not deleted this way: ErrInvalidObj.
 	IgnoreStoreReadError bool
 }
 

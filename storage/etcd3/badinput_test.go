@@ -54,6 +54,11 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"dotdot segment", func() error { return create("/widgets/../gadgets/n") }, storage.ErrInvalidArgument},
 		{"trailing dotdot", func() error { return create("/widgets/ns/..") }, storage.ErrInvalidArgument},
 		{"dot segment", func() error { return create("/widgets/./n") }, storage.ErrInvalidArgument},
+		{"the resource prefix itself", func() error { return create("/widgets") }, storage.ErrInvalidArgument},
+		{"the resource prefix with a slash", func() error { return create("/widgets/") }, storage.ErrInvalidArgument},
+		{"get of the resource prefix", func() error {
+			return s.Get(ctx, "/widgets", storage.GetOptions{}, &testapi.Widget{})
+		}, storage.ErrInvalidArgument},
 		{"update outside prefix", func() error {
 			return s.GuaranteedUpdate(ctx, "/gadgets/x", &testapi.Widget{}, true, nil, noop, nil)
 		}, storage.ErrInvalidArgument},
@@ -117,5 +122,26 @@ func TestBadInputWritesNothing(t *testing.T) {
 	}
 	if n := rawCount(t, s); n != 1 {
 		t.Fatalf("%d keys under the prefix, want 1", n)
+	}
+}
+
+// TestKeyErrorWording checks the words Kubernetes' suite matches on.
+func TestKeyErrorWording(t *testing.T) {
+	s := newTestStore(t)
+	for key, want := range map[string]string{
+		"":            "empty key",
+		"/":           "empty key",
+		"/gadgets/x":  "lacks resource prefix",
+		"/widgets":    "lacks resource prefix",
+		"/widgets/..": "invalid key",
+	} {
+		err := s.Get(testCtx(t), key, storage.GetOptions{}, &testapi.Widget{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Get(%q): %v, want an error containing %q", key, err, want)
+		}
+	}
+	// Recursive operations may name the resource prefix itself.
+	if err := s.GetList(testCtx(t), "/widgets", storage.ListOptions{Recursive: true}, &testapi.WidgetList{}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,10 +1,12 @@
 package etcd3
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -59,4 +61,59 @@ func TestUndecodableValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUnsafeDelete covers the unsafe path (IgnoreStoreReadError): it
+// refuses readable objects, including one repaired by a concurrent write
+// before the delete lands, and watchers see the removal of a corrupt object
+// as a StoreReadError.
+func TestUnsafeDelete(t *testing.T) {
+	s := newTestStore(t)
+	ctx := testCtx(t)
+	unsafe := storage.DeleteOptions{IgnoreStoreReadError: true}
+	mustCreate(t, s, "/widgets/ns/ok", widget("ok", nil))
+	err := s.Delete(ctx, "/widgets/ns/ok", s.newFunc(), nil, nil, nil, unsafe)
+	if !errors.Is(err, storage.ErrInvalidObj) || len(rawGet(t, s, "/widgets/ns/ok").Kvs) != 1 {
+		t.Fatalf("unsafe delete of a readable object: %v", err)
+	}
+
+	ek, _ := s.prepareKey("/widgets/ns/bad")
+	if _, err := etcdServer.Client.Put(ctx, ek, "garbage"); err != nil {
+		t.Fatal(err)
+	}
+	good, err := runtime.Encode(s.codec, widget("bad", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repair := func(ctx context.Context, obj runtime.Object) error {
+		if obj != nil {
+			t.Errorf("validateDeletion got %T on the unsafe path, want nil", obj)
+		}
+		_, err := etcdServer.Client.Put(ctx, ek, string(good))
+		return err
+	}
+	err = s.Delete(ctx, "/widgets/ns/bad", s.newFunc(), nil, repair, nil, unsafe)
+	if !errors.Is(err, storage.ErrInvalidObj) || len(rawGet(t, s, "/widgets/ns/bad").Kvs) != 1 {
+		t.Fatalf("unsafe delete of an object repaired meanwhile: %v", err)
+	}
+
+	if _, err := etcdServer.Client.Put(ctx, ek, "garbage again"); err != nil {
+		t.Fatal(err)
+	}
+	no := false
+	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, SendInitialEvents: &no, Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := s.Delete(ctx, "/widgets/ns/bad", s.newFunc(), nil, nil, nil, unsafe); err != nil {
+		t.Fatal(err)
+	}
+	ev := nextEvent(t, w)
+	st, ok := ev.Object.(*metav1.Status)
+	if ev.Type != watch.Error || !ok || st.Reason != metav1.StatusReasonStoreReadError ||
+		!strings.Contains(st.Message, "saw a DELETED event, but object data is corrupt") {
+		t.Fatalf("watch event for the unsafe delete: %s %#v", ev.Type, ev.Object)
+	}
+	expectClosed(t, w)
 }

@@ -17,9 +17,11 @@ import (
 // when given; a failure on a possibly stale state is re-checked on a fresh
 // read and returned only if the stored revision is the one that failed. The
 // delete is a compare-and-swap on the mod revision, retried on conflict with
-// the state the failed transaction returned. With opts.IgnoreStoreReadError a
-// value that cannot be transformed or decoded is deleted without checks and
-// out is left untouched.
+// the state the failed transaction returned. opts.IgnoreStoreReadError is
+// the unsafe path for a value that cannot be transformed or decoded: the
+// value is deleted without preconditions (validateDeletion gets a nil
+// object) and out is left untouched; if the value can be read, at first or
+// after a conflicting write, the delete fails with ErrInvalidObj.
 func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
 	etcdKey, err := s.prepareKey(key)
@@ -38,6 +40,9 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 	read := func() (*objState, error) {
 		return s.readState(ctx, key, etcdKey, out, false, opts.IgnoreStoreReadError)
 	}
+	if opts.IgnoreStoreReadError {
+		cachedExistingObject = nil // only the stored bytes tell whether the object is corrupt
+	}
 	st, current, err := s.initialState(key, cachedExistingObject, read)
 	if err != nil {
 		return err
@@ -46,7 +51,11 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 		if err := ctx.Err(); err != nil {
 			return ctxError(ctx, "delete")
 		}
-		if st.corrupt == nil {
+		if opts.IgnoreStoreReadError {
+			if err := s.checkUnsafeDelete(ctx, key, st, validateDeletion); err != nil {
+				return err
+			}
+		} else {
 			checkErr := preconditions.Check(key, st.obj)
 			if checkErr == nil {
 				checkErr = validateDeletion(ctx, st.obj)
@@ -65,6 +74,17 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 		}
 		st, current = next, true
 	}
+}
+
+// checkUnsafeDelete guards the unsafe path (IgnoreStoreReadError) on the
+// state about to be deleted: it applies only to a value that cannot be
+// read, and then validateDeletion is called with a nil object (there is no
+// object to check preconditions on).
+func (s *Store) checkUnsafeDelete(ctx context.Context, key string, st *objState, validateDeletion storage.ValidateObjectFunc) error {
+	if st.corrupt == nil {
+		return storage.NewInvalidObjError(key, "unsafe deletion is not allowed because the object is decodable from storage")
+	}
+	return validateDeletion(ctx, nil)
 }
 
 // deleteCAS deletes etcdKey if its mod revision is still st.rev. It

@@ -14,14 +14,15 @@ import (
 
 // Watch implements storage.Interface.
 //
-// Start points: RV "" (or SendInitialEvents=false with RV "" or "0")
-// starts after etcd's current revision, read before Watch returns, so every
-// later write is delivered. RV "0" with SendInitialEvents unset sends the
-// current state as ADDED events first. SendInitialEvents=true sends the state
-// at the start RV (the current revision for "" and "0", revision N for N) as
-// ADDED events and then, when the predicate allows bookmarks, one BOOKMARK
-// annotated with storage.InitialEventsAnnotationKey carrying that RV. RV N
-// otherwise delivers the events after N.
+// Start points, as in Kubernetes: RV "" or "0" with SendInitialEvents
+// unset sends the current state as ADDED events, then the changes after it.
+// SendInitialEvents=false with RV "" or "0" starts after etcd's current
+// revision, read before Watch returns, so every later write is delivered.
+// SendInitialEvents=true sends the current state (which must not be older
+// than the RV, else a too-large-RV error event; a compacted RV does not
+// matter) as ADDED events and then, when the predicate allows bookmarks, one
+// BOOKMARK annotated with storage.InitialEventsAnnotationKey carrying the
+// state's RV. Otherwise RV N delivers the events after N.
 //
 // Each watch owns one goroutine and one etcd watch; see the package doc for
 // when it ends. Stop cancels it and waits until the goroutine has exited.
@@ -51,8 +52,10 @@ func (s *Store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	sie := opts.SendInitialEvents
 	switch {
 	case sie != nil && *sie:
-		w.initial, w.annotate = true, true
-	case sie == nil && opts.ResourceVersion == "0":
+		// Watch-list: the state not older than RV, then the bookmark.
+		w.initial, w.annotate, w.minRV, w.startRev = true, true, int64(rv), 0
+	case sie == nil && rv == 0:
+		// Legacy "" and "0": the current state, then its changes.
 		w.initial = true
 	case rv == 0:
 		cur, err := s.GetCurrentResourceVersion(ctx)
@@ -112,6 +115,9 @@ type watcher struct {
 	// startRev is the RV the watch starts after; 0 until the initial list
 	// resolved it when the latest state was requested. Owned by run.
 	startRev int64
+	// minRV is, for SendInitialEvents=true, the RV the initial state must
+	// not be older than.
+	minRV int64
 	// lastRV is the RV of the last event or bookmark sent. Owned by run.
 	lastRV int64
 	// createdRev is etcd's revision when it registered the watch (from the
@@ -202,16 +208,41 @@ func (w *watcher) handle(wres clientv3.WatchResponse) bool {
 		}
 		return true
 	}
-	for _, e := range wres.Events {
+	return w.sendEvents(wres.Events)
+}
+
+// sendEvents translates a response's events, then sends them. When one
+// cannot be translated, the events of its revision are withheld (a
+// transaction is delivered whole or not at all), the earlier revisions are
+// sent and then the error ends the watch.
+func (w *watcher) sendEvents(events []*clientv3.Event) bool {
+	type translated struct {
+		ev  watch.Event
+		ok  bool
+		rev int64
+	}
+	out := make([]translated, 0, len(events))
+	var failure error
+	for _, e := range events {
 		ev, ok, err := w.translate(e)
 		if err != nil {
-			w.sendError(err)
+			failure = err
+			for len(out) > 0 && out[len(out)-1].rev == e.Kv.ModRevision {
+				out = out[:len(out)-1]
+			}
+			break
+		}
+		out = append(out, translated{ev, ok, e.Kv.ModRevision})
+	}
+	for _, t := range out {
+		if t.ok && !w.send(t.ev) {
 			return false
 		}
-		if ok && !w.send(ev) {
-			return false
-		}
-		w.lastRV = e.Kv.ModRevision
+		w.lastRV = t.rev
+	}
+	if failure != nil {
+		w.sendError(failure)
+		return false
 	}
 	return true
 }

@@ -52,7 +52,8 @@ func TestWatchStopAndCancelReleaseEtcdWatch(t *testing.T) {
 			if how == "close" {
 				st = newTestStore(t)
 			}
-			w, err := st.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything})
+			no := false
+			w, err := st.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, SendInitialEvents: &no, Predicate: storage.Everything})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,18 +104,17 @@ func TestWatchCompacted410(t *testing.T) {
 	}
 	expectClosed(t, w)
 
-	// SendInitialEvents at a compacted RV fails the same way.
+	// SendInitialEvents at a compacted RV is not-older-than: the current
+	// state, no 410.
 	yes := true
 	w2, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rvOf(t, first)), SendInitialEvents: &yes, Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w2.Stop()
-	ev = expectEvent(t, w2, watch.Error, "", 0)
-	if st := ev.Object.(*metav1.Status); st.Code != 410 {
-		t.Fatalf("initial events at a compacted RV: %+v", st)
+	for _, name := range []string{"a", "b", "c"} {
+		expectEvent(t, w2, watch.Added, name, 0)
 	}
-	expectClosed(t, w2)
 }
 
 func TestWatchProgressNotifyBookmarks(t *testing.T) {

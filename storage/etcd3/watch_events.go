@@ -3,6 +3,7 @@ package etcd3
 import (
 	"errors"
 	"fmt"
+	"net/http"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -28,7 +29,7 @@ func (w *watcher) translate(e *clientv3.Event) (ev watch.Event, ok bool, err err
 		}
 		old, err := w.decode(key, e.PrevKv.Value, rev)
 		if err != nil {
-			return ev, false, err
+			return ev, false, corruptDeletion(w.s.userKey(key), err)
 		}
 		if m, err := w.matches(key, old); err != nil || !m {
 			return ev, false, err
@@ -99,7 +100,8 @@ func (w *watcher) matches(etcdKey string, obj runtime.Object) (bool, error) {
 	return ok, nil
 }
 
-// sendInitial sends the state at startRev (latest when 0) as ADDED events,
+// sendInitial sends the state at startRev (latest when 0, then not older
+// than minRV) as ADDED events,
 // paging through etcd at one pinned revision, and sets startRev to that
 // revision. With SendInitialEvents it ends with the annotated bookmark.
 func (w *watcher) sendInitial() bool {
@@ -123,6 +125,10 @@ func (w *watcher) sendInitial() bool {
 		}
 		if rev == 0 {
 			rev = resp.Header.Revision
+			if err := checkMinimumRV(uint64(w.minRV), rev); err != nil {
+				w.sendError(err)
+				return false
+			}
 		}
 		for _, kv := range resp.Kvs {
 			obj, err := w.decode(string(kv.Key), kv.Value, kv.ModRevision)
@@ -174,4 +180,18 @@ func setAnnotation(obj runtime.Object, key, value string) error {
 	ann[key] = value
 	acc.SetAnnotations(ann)
 	return nil
+}
+
+// corruptDeletion is the error of a DELETED event whose previous value
+// cannot be read (a corrupt object removed with the unsafe delete): a 500
+// with reason StoreReadError, as Kubernetes reports it, so that clients can
+// tell it from a server fault.
+func corruptDeletion(key string, err error) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusInternalServerError,
+		Reason:  metav1.StatusReasonStoreReadError,
+		Message: fmt.Sprintf("saw a DELETED event, but object data is corrupt - %v", err),
+		Details: &metav1.StatusDetails{Name: key},
+	}}
 }

@@ -31,7 +31,8 @@ func TestWatchBookmarksNeverOvertakeHistory(t *testing.T) {
 	last := currentRev(t)
 	// A synced watch on the same gRPC stream, so that etcd answers
 	// progress requests while the watches below are being created.
-	anchor, err := s.Watch(ctx, "/widgets/anchor", storage.ListOptions{Predicate: storage.Everything})
+	no := false
+	anchor, err := s.Watch(ctx, "/widgets/anchor", storage.ListOptions{SendInitialEvents: &no, Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,11 +81,13 @@ func TestWatchFromNowAndTransitions(t *testing.T) {
 	ctx := testCtx(t)
 	mustCreate(t, s, "/widgets/ns/old", widget("old", map[string]string{"app": "a"}))
 	pred := storage.SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"app": "a"})}
+	// RV "" without SendInitialEvents: the current state first.
 	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: pred})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
+	expectEvent(t, w, watch.Added, "old", 0)
 	c := mustCreate(t, s, "/widgets/ns/x", widget("x", map[string]string{"app": "a"}))
 	expectEvent(t, w, watch.Added, "x", rvOf(t, c))
 	m := updateTo(t, s, "/widgets/ns/x", func(w *testapi.Widget) { w.Spec.Replicas = 1 })
@@ -124,7 +126,7 @@ func TestWatchInitialEvents(t *testing.T) {
 		c := mustCreate(t, s, "/widgets/ns/c", widget("c", nil))
 		expectEvent(t, w, watch.Added, "c", rvOf(t, c))
 	})
-	t.Run("SendInitialEventsAtN", func(t *testing.T) {
+	t.Run("SendInitialEventsNotOlderThanN", func(t *testing.T) {
 		yes := true
 		pred := storage.Everything
 		pred.AllowWatchBookmarks = true
@@ -134,14 +136,17 @@ func TestWatchInitialEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w.Stop()
+		// The current state (a, b and c from the previous subtest), not the
+		// state at N followed by history.
 		expectEvent(t, w, watch.Added, "a", rvOf(t, a))
+		expectEvent(t, w, watch.Added, "b", rvOf(t, b))
+		c := expectEvent(t, w, watch.Added, "c", 0)
 		bm := expectEvent(t, w, watch.Bookmark, "", 0)
 		bw := bm.Object.(*testapi.Widget)
-		if bw.Annotations[storage.InitialEventsAnnotationKey] != "true" || rvOf(t, bw) != rvOf(t, a) {
+		if bw.Annotations[storage.InitialEventsAnnotationKey] != "true" || rvOf(t, bw) < rvOf(t, c.Object) {
 			t.Fatalf("bookmark %+v", bw.ObjectMeta)
 		}
-		// Then the events after N: b, then c (created by the previous subtest).
-		expectEvent(t, w, watch.Added, "b", rvOf(t, b))
-		expectEvent(t, w, watch.Added, "c", 0)
+		d := mustCreate(t, s, "/widgets/ns/d", widget("d", nil))
+		expectEvent(t, w, watch.Added, "d", rvOf(t, d))
 	})
 }

@@ -19,7 +19,8 @@ var watchCases = []Case{
 	{"WatchFromZeroThenDelete", testWatchFromZeroDelete},
 	{"WatchFromResourceVersionIsExclusive", testWatchFromRV},
 	{"WatchFromResourceVersionReplaysDelete", testWatchFromRVDelete},
-	{"WatchFromUnsetOnlyNewEvents", testWatchFromUnset},
+	{"WatchFromUnsetSendsInitialState", testWatchFromUnset},
+	{"WatchFromNowWithoutInitialEvents", testWatchFromUnsetWithoutInitialEvents},
 	{"WatchFromCurrentResourceVersion", testWatchFromCurrent},
 	{"WatchDeleteEventCarriesDeletionRevision", testWatchDeleteRV},
 	{"WatchLabelSelectorTransitions", testWatchLabelTransitions},
@@ -134,12 +135,26 @@ func testWatchFromRVDelete(t *testing.T, e *Env) {
 	}
 }
 
+// testWatchFromUnset: RV "" without SendInitialEvents is Kubernetes' "get
+// state and start at most recent": the current state as ADDED, then changes.
 func testWatchFromUnset(t *testing.T, e *Env) {
-	for i, sie := range []*bool{nil, ptr(false)} {
+	old := e.mustCreate(t, "ns", "old", nil)
+	w := e.mustWatch(t, e.nsKey("ns"), allOpts(""))
+	w.expectAt(watch.Added, "ns", "old", rvOf(t, old))
+	n := e.mustCreate(t, "ns", "new", nil)
+	w.expectAt(watch.Added, "ns", "new", rvOf(t, n))
+	o := e.mustBump(t, e.key("ns", "old"))
+	w.expectAt(watch.Modified, "ns", "old", rvOf(t, o))
+}
+
+// testWatchFromUnsetWithoutInitialEvents: SendInitialEvents=false with RV
+// "" (or "0") starts from now: no initial state, every later change.
+func testWatchFromUnsetWithoutInitialEvents(t *testing.T, e *Env) {
+	for i, rv := range []string{"", "0"} {
 		ns := fmt.Sprintf("ns%d", i)
 		e.mustCreate(t, ns, "old", nil)
-		opts := allOpts("")
-		opts.SendInitialEvents = sie
+		opts := allOpts(rv)
+		opts.SendInitialEvents = ptr(false)
 		w := e.mustWatch(t, e.nsKey(ns), opts)
 		n := e.mustCreate(t, ns, "new", nil)
 		w.expectAt(watch.Added, ns, "new", rvOf(t, n))

@@ -12,6 +12,7 @@ var watchInitialCases = []Case{
 	{"WatchSendInitialEventsConsistent", testSIEConsistent},
 	{"WatchSendInitialEventsFromZero", testSIEFromZero},
 	{"WatchSendInitialEventsFromResourceVersion", testSIEFromRV},
+	{"WatchSendInitialEventsFromCompactedResourceVersion", testSIEFromCompactedRV},
 	{"WatchSendInitialEventsEmpty", testSIEEmpty},
 	{"WatchSendInitialEventsWithSelector", testSIESelector},
 	{"WatchSendInitialEventsWithoutBookmarks", testSIEWithoutBookmarks},
@@ -152,6 +153,29 @@ func testSIEFromRV(t *testing.T, e *Env) {
 	w.convergeAfter(added, rest)
 	a2 := e.mustBump(t, e.key("ns", "a"))
 	w.expectAt(watch.Modified, "ns", "a", rvOf(t, a2))
+}
+
+// testSIEFromCompactedRV: SendInitialEvents with RV N is not-older-than N,
+// so a compacted N does not matter: the current state, no 410.
+func testSIEFromCompactedRV(t *testing.T, e *Env) {
+	first := e.mustCreate(t, "ns", "a", nil)
+	a2 := e.mustBump(t, e.key("ns", "a"))
+	b := e.mustCreate(t, "ns", "b", nil)
+	e.bumpUnrelated(t)
+	compacted := e.compact(t)
+	if compacted <= rvOf(t, first) {
+		t.Fatalf("compaction at %d does not cover the requested RV %d", compacted, rvOf(t, first))
+	}
+	w := e.mustWatch(t, e.ResourcePrefix, sieOpts(rvString(rvOf(t, first))))
+	added, bm := w.initialEvents()
+	if added["ns/a"] != rvOf(t, a2) || added["ns/b"] != rvOf(t, b) || len(added) != 2 {
+		t.Fatalf("initial events %v, want the current state ns/a@%d ns/b@%d", added, rvOf(t, a2), rvOf(t, b))
+	}
+	if bm < compacted {
+		t.Fatalf("initial-events-end bookmark at %d, older than the state read after compaction at %d", bm, compacted)
+	}
+	a3 := e.mustBump(t, e.key("ns", "a"))
+	w.expectAt(watch.Modified, "ns", "a", rvOf(t, a3))
 }
 
 func testSIEEmpty(t *testing.T, e *Env) {

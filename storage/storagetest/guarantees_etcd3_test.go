@@ -34,12 +34,5 @@ func TestWatchGuaranteesEtcd3(t *testing.T) {
 		Codec:          testapi.Codec,
 		NewFunc:        testapi.NewWidget,
 		GetAttrs:       testapi.GetAttrs,
-	}, storagetest.GuaranteeOptions{
-		// The etcd3 store may deliver part of the compaction revision's
-		// transaction (the events that need no previous value) before the
-		// 410 it sends for the first event that lost its previous value, so
-		// the last revision before the error may be cut.
-		// TODO: drop this once the store checks a whole revision first.
-		LenientCompactionErrors: true,
-	})
+	}, storagetest.GuaranteeOptions{})
 }
