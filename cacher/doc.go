@@ -11,11 +11,13 @@
 //     (reflector, progress requester, bookmark timer, one per watcher) and
 //     returns after all of them have exited; every watch's result channel is
 //     closed by then.
+//
 //   - Reads: RV "0" and NotOlderThan from memory (waiting, bounded, for the
 //     cache to reach the RV); Exact and continue tokens from snapshots, or
 //     from the storage when the cache no longer holds the RV; RV "" is a
 //     consistent read from the cache (storage's current revision, then a
 //     bounded wait), falling back to the storage on timeout.
+//
 //   - Watch: from any RV the cache's history holds; older RVs are caught up
 //     from the storage's (etcd's) history through a bounded number of
 //     concurrent streams, then continue from the cache with no gap and no
@@ -28,6 +30,7 @@
 //     storage.Interface; NotifyCompacted (called by whoever compacts, such as
 //     the etcd3 Compactor's owner) makes exact lists and watches below the
 //     compacted revision answer 410 as etcd would.
+//
 //   - Positions: the cache's RV is the newest revision it holds completely
 //     (a revision's events arrive one by one); bookmarks and list RVs use it.
 //

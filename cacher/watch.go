@@ -71,7 +71,7 @@ func (c *Cacher) newWatcher(key string, opts storage.ListOptions) *watcher {
 	w := &watcher{c: c, key: key, recursive: opts.Recursive, pred: opts.Predicate,
 		emptyPred: opts.Predicate.Empty(), bookmarks: opts.Predicate.AllowWatchBookmarks,
 		progressNotify: opts.ProgressNotify,
-		input:          make(chan *watchcache.Event, c.cfg.WatcherBufferSize),
+		input:          newEventQueue(c.cfg.WatcherBufferSize),
 		lagged:         make(chan struct{}, 1), result: make(chan watch.Event, 16), done: make(chan struct{})}
 	if w.recursive {
 		w.prefix = recursivePrefix(key)

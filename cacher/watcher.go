@@ -31,7 +31,7 @@ type watcher struct {
 
 	// input is the queue of live events, filled without blocking by the
 	// dispatcher while the watcher is registered; never closed.
-	input chan *watchcache.Event
+	input *eventQueue
 	// lagged is signalled after the dispatcher removed the watcher because
 	// input was full (or the cache was replaced); lagFrom is then the RV up
 	// to which every concerning event has been queued.
@@ -98,12 +98,7 @@ func (w *watcher) matches(el *watchcache.Element) bool {
 
 // offer queues ev without blocking; false means the queue is full.
 func (w *watcher) offer(ev *watchcache.Event) bool {
-	select {
-	case w.input <- ev:
-		return true
-	default:
-		return false
-	}
+	return w.input.push(ev)
 }
 
 // run is the watcher's goroutine: initial events, then alternately catching
@@ -131,34 +126,38 @@ func (w *watcher) run(ctx context.Context) {
 
 // live follows live dispatch until the watcher lags (true) or ends (false).
 func (w *watcher) live(ctx context.Context) bool {
+	var batch []*watchcache.Event
 	for {
 		select {
 		case <-ctx.Done():
 			return false
-		case ev := <-w.input:
-			if !w.deliver(ctx, ev) {
-				return false
+		case <-w.input.ready:
+			batch = w.input.takeAll(batch)
+			for _, ev := range batch {
+				if !w.deliver(ctx, ev) {
+					return false
+				}
 			}
 		case <-w.lagged:
-			return w.drain(ctx)
+			return w.drain(ctx, batch)
 		}
 	}
 }
 
 // drain delivers what the dispatcher queued before it took the watcher out
 // of live dispatch; every event up to lagFrom is then handled.
-func (w *watcher) drain(ctx context.Context) bool {
-	for {
-		select {
-		case ev := <-w.input:
-			if !w.deliver(ctx, ev) {
-				return false
-			}
-		default:
-			w.pos = max(w.pos, w.lagFrom)
-			return true
+func (w *watcher) drain(ctx context.Context, batch []*watchcache.Event) bool {
+	for _, ev := range w.input.takeAll(batch) {
+		if !w.deliver(ctx, ev) {
+			return false
 		}
 	}
+	select { // the token of what was just taken, if still there
+	case <-w.input.ready:
+	default:
+	}
+	w.pos = max(w.pos, w.lagFrom)
+	return true
 }
 
 // deliver converts ev for this watcher and sends it, unless it was handled

@@ -1,0 +1,49 @@
+package cacher
+
+import (
+	"sync"
+
+	"github.com/listwatch/listwatch/watchcache"
+)
+
+// eventQueue is a watcher's bounded queue of live events. The dispatcher
+// pushes without blocking; the watcher's goroutine takes everything queued
+// at once, so a burst costs one wake-up rather than one per event.
+type eventQueue struct {
+	mu  sync.Mutex
+	buf []*watchcache.Event // guarded by mu
+	max int
+	// ready holds a token while buf may be non-empty; the dispatcher
+	// deposits it, the watcher's goroutine consumes it. Never closed.
+	ready chan struct{}
+}
+
+func newEventQueue(max int) *eventQueue {
+	return &eventQueue{max: max, ready: make(chan struct{}, 1)}
+}
+
+// push queues ev; false means the queue is full.
+func (q *eventQueue) push(ev *watchcache.Event) bool {
+	q.mu.Lock()
+	if len(q.buf) >= q.max {
+		q.mu.Unlock()
+		return false
+	}
+	q.buf = append(q.buf, ev)
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// takeAll moves every queued event into dst (reset first) and returns it.
+func (q *eventQueue) takeAll(dst []*watchcache.Event) []*watchcache.Event {
+	q.mu.Lock()
+	dst = append(dst[:0], q.buf...)
+	clear(q.buf)
+	q.buf = q.buf[:0]
+	q.mu.Unlock()
+	return dst
+}
