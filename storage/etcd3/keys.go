@@ -8,53 +8,42 @@ import (
 )
 
 // prepareKey validates the key of a single-object operation and returns its
-// etcd key. The key must lie strictly below the resource prefix: the prefix
-// itself names the resource, not an object, and an object stored there would
-// be outside every list, watch and count of the resource. Error messages use
-// Kubernetes' wording ("empty key", "invalid key", "lacks resource prefix").
+// etcd key. Keys follow Kubernetes' rules and wording: no "." or ".."
+// segments ("invalid key"), not "" or "/" ("empty key"), and starting with
+// the resource prefix followed by "/" ("lacks resource prefix"), so the bare
+// prefix "/widgets" names no object (it would lie outside the resource's
+// range "/widgets/").
 func (s *Store) prepareKey(key string) (string, error) {
 	return s.validKey(key, false)
 }
 
 // prepareRecursiveKey returns the etcd key prefix of a recursive list or
-// watch on key (which may be the resource prefix itself): the key with a
-// trailing "/", so that "/a" does not match "/ab".
+// watch on key: the key with a trailing "/", so that "/a" does not match
+// "/ab"; the bare resource prefix is allowed here.
 func (s *Store) prepareRecursiveKey(key string) (string, error) {
-	k, err := s.validKey(key, true)
-	if err != nil {
-		return "", err
-	}
-	if !strings.HasSuffix(k, "/") {
-		k += "/"
-	}
-	return k, nil
+	return s.validKey(key, true)
 }
 
 func (s *Store) validKey(key string, recursive bool) (string, error) {
-	if key == "" || key == "/" {
-		return "", storage.NewInvalidArgumentError(fmt.Sprintf("empty key: %q", key), nil)
-	}
 	if strings.ContainsRune(key, 0) {
 		return "", storage.NewInvalidArgumentError(fmt.Sprintf("invalid key: %q contains NUL", key), nil)
 	}
 	for _, seg := range strings.Split(key, "/") {
 		if seg == "." || seg == ".." {
-			return "", storage.NewInvalidArgumentError(
-				fmt.Sprintf("invalid key: %q (\".\" and \"..\" segments are not allowed)", key), nil)
+			return "", storage.NewInvalidArgumentError(fmt.Sprintf("invalid key: %q", key), nil)
 		}
 	}
-	if !strings.HasPrefix(key, "/") {
-		key = "/" + key
+	if key == "" || key == "/" {
+		return "", storage.NewInvalidArgumentError(fmt.Sprintf("empty key: %q", key), nil)
 	}
-	if rp := s.resourcePrefix; rp != "" {
-		below := strings.HasPrefix(key, rp+"/") && len(key) > len(rp)+1
-		atPrefix := key == rp || key == rp+"/"
-		if !below && !(recursive && atPrefix) {
-			return "", storage.NewInvalidArgumentError(
-				fmt.Sprintf("invalid key: %q lacks resource prefix %q", key, rp+"/"), nil)
-		}
+	if recursive && !strings.HasSuffix(key, "/") {
+		key += "/"
 	}
-	return s.pathPrefix + key[1:], nil
+	if rp := s.resourcePrefix; rp != "" && !strings.HasPrefix(key, rp+"/") {
+		return "", storage.NewInvalidArgumentError(
+			fmt.Sprintf("invalid key: %q lacks resource prefix: %q", key, rp+"/"), nil)
+	}
+	return s.pathPrefix + strings.TrimPrefix(key, "/"), nil
 }
 
 // userKey turns an etcd key back into the key callers use.
