@@ -12,7 +12,11 @@
 //	request   RV ""                 RV "0"                    RV=N NotOlderThan        RV=N Exact
 //	Get       latest (linearizable) any (cache may serve)     at least N               -
 //	GetList   latest (linearizable) any, cheapest             at least N               exactly N (410 if compacted)
-//	Watch     from "now"            initial ADDED + changes   events strictly after N  -
+//	Watch     state + changes (*)   state + changes (*)       events strictly after N  -
+//
+// (*) SendInitialEvents=false starts from "now" instead, without the state;
+// SendInitialEvents=true sends a state not older than the RV, then a
+// BOOKMARK annotated with InitialEventsAnnotationKey.
 //
 // Errors are *Error values whose Code can be tested with errors.Is against the
 // sentinels (ErrNotFound, ErrGone, ...). *Error also implements

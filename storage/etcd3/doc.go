@@ -1,11 +1,12 @@
 // Package etcd3 implements storage.Interface on etcd v3 through clientv3,
 // with the semantics of Kubernetes' etcd3 store.
 //
-// Keys: every key passed to a method is an absolute path at or below
-// Config.ResourcePrefix (for example "/widgets/ns/w1" below "/widgets"); the
-// etcd key is Config.Prefix joined with it. Empty keys, keys outside the
-// resource prefix and keys with "." or ".." segments are rejected with
-// storage.ErrInvalidArgument before anything reaches etcd.
+// Keys: every key passed to a method starts with Config.ResourcePrefix and
+// "/" (for example "/widgets/ns/w1" below "/widgets"; recursive lists and
+// watches may also name "/widgets"); the etcd key is Config.Prefix joined
+// with it. Other keys, empty keys and keys with "." or ".." segments are
+// rejected with storage.ErrInvalidArgument before anything reaches etcd,
+// with Kubernetes' wording.
 //
 // Writes: Create is a transaction on mod_revision(key) == 0, GuaranteedUpdate
 // and Delete are compare-and-swap loops on the key's mod_revision, retried on
@@ -40,10 +41,15 @@
 // deadlines ErrTimeout; values the transformer or codec reject are
 // ErrCorruptObj naming the key. A cancelled context is returned wrapped.
 //
-// Differences from Kubernetes' etcd3 store: a watch with RV "" starts after
-// the current revision without initial events (as the listwatch contract
-// says; Kubernetes sends the state first); Exact lists need a non-zero RV;
-// an update function returning a nil TTL keeps the key's lease.
+// Watch start points follow Kubernetes: RV "" or "0" sends the current state
+// as ADDED events first, unless SendInitialEvents is false (then the watch
+// starts after the current revision); SendInitialEvents=true serves a state
+// not older than the RV and ends it with the annotated bookmark; RV N
+// delivers the events after N.
+//
+// Differences from Kubernetes' etcd3 store: Exact lists need a non-zero RV;
+// an update function returning a nil TTL keeps the key's lease; a progress
+// notification becomes a bookmark only with Predicate.AllowWatchBookmarks.
 //
 // Compaction is not done by the Store; run a Compactor (NewCompactor) for
 // that, in as many processes as you like: they coordinate through one key.
