@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	k8sstorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/features"
+	k8sstorage "k8s.io/apiserver/pkg/storage"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
 	lwstorage "github.com/listwatch/listwatch/storage"

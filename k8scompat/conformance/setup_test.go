@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,6 +26,9 @@ import (
 	lwstorage "github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
+
+// envSeq makes every env's etcd prefix unique, also across -count runs.
+var envSeq atomic.Int64
 
 // transformerPrefix is what Kubernetes' etcd3 tests prepend to stored values.
 const transformerPrefix = "test!"
@@ -63,7 +67,7 @@ func newEtcdEnv(t *testing.T, srv *embedtest.Server) *env {
 		srv:         srv,
 		client:      cli,
 		lists:       storagetesting.NewKubernetesRecorder(nil),
-		etcdPrefix:  strings.TrimSuffix(embedtest.Prefix(t), "/"),
+		etcdPrefix:  fmt.Sprintf("%s-%d", strings.TrimSuffix(embedtest.Prefix(t), "/"), envSeq.Add(1)),
 		transformer: newSwapTransformer(storagetesting.NewPrefixTransformer([]byte(transformerPrefix), false)),
 		codec:       &failingCodec{Codec: codec},
 	}
@@ -254,9 +258,11 @@ type withPrefixTransformer struct {
 	tr *swapTransformer
 }
 
+// UpdatePrefixTransformer hands the modifier a fresh PrefixTransformer equal
+// to the default one (rather than a copy of the live one, whose read counter
+// concurrent readers such as a cacher's watch update).
 func (w withPrefixTransformer) UpdatePrefixTransformer(m storagetesting.PrefixTransformerModifier) func() {
-	cp := *w.tr.prefixTransformer()
-	return w.tr.set(m(&cp))
+	return w.tr.set(m(storagetesting.NewPrefixTransformer([]byte(transformerPrefix), false)))
 }
 
 // withTransformerOverride is storagetesting.InterfaceWithTransformerOverride.
