@@ -76,6 +76,10 @@ func TestPrometheusMetrics(t *testing.T) {
 	w := watchAll(t, c, "")
 	rv := create(t, c, "ns", "a", nil)
 	expectRVs(t, w, []uint64{rv})
+	for range 5 { // the watcher is live by now: these are dispatched
+		rv = bump(t, c, "ns", "a")
+		expectRVs(t, w, []uint64{rv})
+	}
 	values := map[string]float64{}
 	families, err := reg.Gather()
 	if err != nil {

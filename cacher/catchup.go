@@ -212,7 +212,7 @@ func (w *watcher) storageBookmark(ctx context.Context, ev watch.Event, rv uint64
 		}
 		*initial = false
 		w.pos = rv
-		if w.bookmarks {
+		if w.bookmarks && w.plan.storageAnnotate {
 			return false, w.send(ctx, ev, rv)
 		}
 		return false, true

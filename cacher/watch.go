@@ -14,11 +14,12 @@ import (
 
 // watchPlan is where a new watch starts.
 type watchPlan struct {
-	pos            uint64        // deliver events after pos
-	initial        *initialState // initial events from the cache, if any
-	storageInitial bool          // initial events from the storage (SIE at an RV the cache lost)
-	storageFirst   bool          // start from the storage: the RV is compacted there (it answers 410)
-	slotHeld       bool          // a catch-up slot was taken for this watch
+	pos             uint64        // deliver events after pos
+	initial         *initialState // initial events from the cache, if any
+	storageInitial  bool          // initial events from the storage (the cache lagged)
+	storageAnnotate bool          // ... ending with the initial-events-end bookmark
+	storageFirst    bool          // start from the storage: the RV is compacted there (it answers 410)
+	slotHeld        bool          // a catch-up slot was taken for this watch
 }
 
 // initialState is the state a watch starts with.
@@ -79,18 +80,16 @@ func (c *Cacher) newWatcher(key string, opts storage.ListOptions) *watcher {
 	return w
 }
 
-// planWatch resolves the start of a watch.
+// planWatch resolves the start of a watch, with the etcd3 store's rules.
 func (c *Cacher) planWatch(ctx context.Context, w *watcher, rv uint64, opts storage.ListOptions) (watchPlan, error) {
 	sie := opts.SendInitialEvents
 	switch {
 	case sie != nil && *sie:
-		return c.planInitial(ctx, w, rv, opts.ResourceVersion == "")
+		return c.planInitial(ctx, w, rv, true, true)
+	case sie == nil && opts.ResourceVersion == "":
+		return c.planInitial(ctx, w, 0, true, false)
 	case sie == nil && opts.ResourceVersion == "0":
-		p, err := c.planInitial(ctx, w, 0, false)
-		if p.initial != nil {
-			p.initial.annotate = false
-		}
-		return p, err
+		return c.planInitial(ctx, w, 0, false, false)
 	case rv == 0:
 		cur, err := c.store.GetCurrentResourceVersion(ctx)
 		if err != nil {
@@ -106,40 +105,30 @@ func (c *Cacher) planWatch(ctx context.Context, w *watcher, rv uint64, opts stor
 	return watchPlan{pos: rv}, nil
 }
 
-// planInitial takes the state a watch with initial events starts from:
-// consistent for RV "", the cache's current state for "0", exactly rv
-// otherwise (from the storage when the cache no longer has it).
-func (c *Cacher) planInitial(ctx context.Context, w *watcher, rv uint64, consistent bool) (watchPlan, error) {
-	match := watchcache.Exact
-	switch {
-	case consistent:
+// planInitial takes the state a watch with initial events starts from: the
+// cache's current state, once it is at least minRV and, when consistent,
+// at least the storage's current revision. When the cache does not get
+// there in time, the storage sends the initial state instead.
+func (c *Cacher) planInitial(ctx context.Context, w *watcher, minRV uint64, consistent, annotate bool) (watchPlan, error) {
+	target := minRV
+	if consistent {
 		cur, err := c.store.GetCurrentResourceVersion(ctx)
 		if err != nil {
 			return watchPlan{}, err
 		}
-		if err := c.waitFresh(ctx, cur, c.cfg.ConsistentReadTimeout); err != nil {
-			if ctx.Err() != nil {
-				return watchPlan{}, err
-			}
-			// The cache lags: etcd serves the consistent initial state.
-			return watchPlan{storageInitial: true}, nil
-		}
-		rv, match = 0, watchcache.NotOlderThan
-	case rv == 0:
-		match = watchcache.NotOlderThan
-	default:
-		if err := c.waitFresh(ctx, rv, c.cfg.FreshWaitTimeout); err != nil {
+		target = max(target, cur)
+	}
+	if err := c.waitFresh(ctx, target, c.cfg.ConsistentReadTimeout); err != nil {
+		if ctx.Err() != nil {
 			return watchPlan{}, err
 		}
+		return watchPlan{pos: minRV, storageInitial: true, storageAnnotate: annotate}, nil
 	}
-	res, err := c.cache.List(rv, match, w.listOptions())
-	if errors.Is(err, storage.ErrGone) {
-		return watchPlan{pos: rv, storageInitial: true}, nil
-	}
+	res, err := c.cache.List(0, watchcache.NotOlderThan, w.listOptions())
 	if err != nil {
 		return watchPlan{}, err
 	}
-	return watchPlan{pos: res.RV, initial: &initialState{items: res.Items, rv: res.RV, annotate: true}}, nil
+	return watchPlan{pos: res.RV, initial: &initialState{items: res.Items, rv: res.RV, annotate: annotate}}, nil
 }
 
 // listOptions selects the watcher's objects in the cache.
