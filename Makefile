@@ -17,9 +17,21 @@ build:
 vet:
 	$(GO) vet $(PKGS)
 
-## test: vet, then every test with the race detector (embedded etcd, nothing to install)
+## test: vet, then every test with the race detector (embedded etcd, nothing to install), then the k8scompat module's
 test: vet
 	$(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
+	$(MAKE) test-k8scompat
+
+.PHONY: test-k8scompat bench-k8s
+K8SBENCHTIME ?= 100x
+
+## test-k8scompat: Kubernetes' own storage suite (k8s.io/apiserver v0.37.2) against listwatch, in the separate module k8scompat/
+test-k8scompat:
+	cd k8scompat && $(GO) vet ./... && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
+
+## bench-k8s: Kubernetes' own storage benchmarks on listwatch and on Kubernetes' etcd3 store and cacher, side by side
+bench-k8s:
+	cd k8scompat && $(GO) test -run '^$$' -bench . -benchtime $(K8SBENCHTIME) -timeout 60m ./bench | $(GO) run ./cmd/benchtable
 
 ## bench: the benchmark tables (see README)
 bench:

@@ -1,0 +1,176 @@
+// Command benchtable reads the output of `go test -bench` over
+// k8scompat/bench on stdin, echoes it, and prints a table that puts the four
+// backends side by side (listwatch etcd3 vs Kubernetes etcd3, listwatch
+// cacher vs Kubernetes cacher) with the ratios listwatch / Kubernetes, and
+// the geometric mean of each ratio column. The tabled metrics are rates
+// (writes/s, list-objs/s, watch-events/s), so a ratio above 1 means listwatch
+// is faster.
+//
+//	go test -run '^$' -bench . ./bench | go run ./cmd/benchtable
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The backends, in the column order of the table.
+const (
+	lwStore  = "listwatch-etcd3"
+	k8sStore = "k8s-etcd3"
+	lwCache  = "listwatch-cacher"
+	k8sCache = "k8s-cacher"
+)
+
+var backendRE = regexp.MustCompile(`/Backend=([^/\s]+)`)
+
+// tabled are the metrics put in the table: the writes, the objects listed
+// (list-calls/s only repeats list-objs/s divided by the page size) and the
+// watch events delivered. ns/op is left out: the upstream benchmarks run
+// parallel loads whose per-op time is not comparable.
+var tabled = map[string]bool{"writes/s": true, "list-objs/s": true, "watch-events/s": true}
+
+// row is one (benchmark, metric) pair with a value per backend.
+type row struct {
+	bench, metric string
+	sum           map[string]float64
+	n             map[string]int
+}
+
+func (r *row) value(backend string) (float64, bool) {
+	if r.n[backend] == 0 {
+		return 0, false
+	}
+	return r.sum[backend] / float64(r.n[backend]), true
+}
+
+// table collects rows in first-seen order.
+type table struct {
+	rows  map[string]*row
+	order []string
+}
+
+func (t *table) add(bench, metric, backend string, v float64) {
+	k := bench + "\x00" + metric
+	r, ok := t.rows[k]
+	if !ok {
+		r = &row{bench: bench, metric: metric, sum: map[string]float64{}, n: map[string]int{}}
+		t.rows[k] = r
+		t.order = append(t.order, k)
+	}
+	r.sum[backend] += v
+	r.n[backend]++
+}
+
+// parseLine adds the metrics of one benchmark result line.
+func (t *table) parseLine(line string) {
+	f := strings.Fields(line)
+	if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+		return
+	}
+	m := backendRE.FindStringSubmatch(f[0])
+	if m == nil {
+		return
+	}
+	name := strings.Replace(f[0], m[0], "", 1)
+	name = strings.TrimPrefix(name, "Benchmark")
+	if i := strings.LastIndex(name, "-"); i > 0 {
+		if _, err := strconv.Atoi(name[i+1:]); err == nil {
+			name = name[:i] // GOMAXPROCS suffix
+		}
+	}
+	for i := 2; i+1 < len(f); i += 2 {
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			continue
+		}
+		unit := f[i+1]
+		if !tabled[unit] {
+			continue
+		}
+		t.add(name, unit, m[1], v)
+	}
+}
+
+func ratio(r *row, lw, k string) (float64, string) {
+	a, okA := r.value(lw)
+	b, okB := r.value(k)
+	if !okA || !okB || b == 0 {
+		return 0, "-"
+	}
+	return a / b, fmt.Sprintf("%.2f", a/b)
+}
+
+func cell(r *row, backend string) string {
+	v, ok := r.value(backend)
+	if !ok {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// geomean of the positive values.
+type geomean struct {
+	logSum float64
+	n      int
+}
+
+func (g *geomean) add(v float64) {
+	if v > 0 {
+		g.logSum += math.Log(v)
+		g.n++
+	}
+}
+
+func (g geomean) String() string {
+	if g.n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f (n=%d)", math.Exp(g.logSum/float64(g.n)), g.n)
+}
+
+func (t *table) print(w io.Writer) {
+	keys := append([]string(nil), t.order...)
+	sort.SliceStable(keys, func(i, j int) bool { return t.rows[keys[i]].bench < t.rows[keys[j]].bench })
+	fmt.Fprintf(w, "| benchmark | metric | listwatch etcd3 | k8s etcd3 | ratio | listwatch cacher | k8s cacher | ratio |\n")
+	fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|\n")
+	var gs, gc geomean
+	for _, k := range keys {
+		r := t.rows[k]
+		rs, s := ratio(r, lwStore, k8sStore)
+		rc, c := ratio(r, lwCache, k8sCache)
+		gs.add(rs)
+		gc.add(rc)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.bench, r.metric,
+			cell(r, lwStore), cell(r, k8sStore), s, cell(r, lwCache), cell(r, k8sCache), c)
+	}
+	fmt.Fprintf(w, "\ngeometric mean of listwatch/Kubernetes: etcd3 store %s, cacher %s (above 1: listwatch faster)\n", gs, gc)
+}
+
+func main() {
+	t := &table{rows: map[string]*row{}}
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Println(line)
+		t.parseLine(line)
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+	if len(t.order) == 0 {
+		fmt.Fprintln(os.Stderr, "benchtable: no benchmark results with a Backend= name on stdin")
+		os.Exit(1)
+	}
+	fmt.Println()
+	t.print(os.Stdout)
+}
