@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/cacher"
@@ -44,6 +45,10 @@ func testCtx(t testing.TB) context.Context {
 // newStore returns an etcd3 Widget store on prefix (the etcd path prefix).
 func newStore(t testing.TB, prefix string, unstructured bool) *etcd3.Store {
 	t.Helper()
+	// Start empty even when the test runs again (-count > 1) on this etcd.
+	if _, err := etcd.Client.Delete(testCtx(t), prefix, clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
 	cfg := etcd3.Config{Client: etcd.Client, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
 		NewListFunc: testapi.NewWidgetList, Prefix: prefix, ResourcePrefix: "/widgets"}
 	if unstructured {
