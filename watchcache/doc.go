@@ -9,8 +9,14 @@
 //     with the same RV; the cache keeps them together.
 //   - Replace swaps in the result of a relist and resets the history: events
 //     at or before the list RV can no longer be replayed.
-//   - UpdateRV advances the cache's RV without an event (etcd progress
-//     notifications / bookmarks).
+//   - RV() is the newest revision the cache holds completely: an event of
+//     revision r proves every revision before r complete, and UpdateRV (etcd
+//     progress notifications) proves its argument complete. Lists at the
+//     current state are served at that RV, from the last complete snapshot.
+//   - Replays are ignored: events at or below RV(), and a key applied again
+//     at the newest revision (a watch resumed in the middle of a revision).
+//   - Compact records the storage's compaction: exact lists below it fail as
+//     they would in etcd; the event history is kept (see Compacted).
 //   - EventsSince(rv, max) returns the events with RV > rv, or a
 //     *TooOldError (errors.Is(err, storage.ErrGone)) when some of them have
 //     left the buffer.
