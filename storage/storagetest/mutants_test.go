@@ -40,7 +40,7 @@ var mutants = map[string][]string{
 	"watch-ignores-rv":          {"WatchFromResourceVersionIsExclusive", "WatchFromResourceVersionReplaysDelete", "WatchTooOldResourceVersion"},
 	"watch-ignores-selectors":   {"WatchLabelSelectorTransitions", "WatchFieldSelectorTransitions", "WatchSendInitialEventsWithSelector"},
 	"watch-drops-bookmarks":     {"WatchProgressNotifyBookmark", "WatchSendInitialEventsEmpty", "WatchBookmarkFollowsEarlierEvents"},
-	"watch-no-initial-events":   {"WatchSendInitialEventsConsistent", "WatchFromZeroSendsInitialState"},
+	"watch-no-initial-events":   {"WatchSendInitialEventsConsistent", "WatchFromZeroSendsInitialState", "WatchFromUnsetSendsInitialState"},
 	"watch-drops-deletes":       {"WatchFromZeroThenDelete", "WatchDeleteEventCarriesDeletionRevision"},
 	"current-rv-stale":          {"CurrentResourceVersionMonotonic", "CurrentResourceVersionIsGlobal"},
 	"create-out-unset":          {"CreateBasic"},
@@ -232,8 +232,10 @@ func (m *mutated) Watch(ctx context.Context, key string, opts storage.ListOption
 	case "watch-ignores-selectors":
 		opts.Predicate.Label, opts.Predicate.Field = nil, nil
 	case "watch-no-initial-events":
-		opts.SendInitialEvents = nil
-		if opts.ResourceVersion == "0" {
+		// Start every watch that asks for a state at "now" instead.
+		if opts.SendInitialEvents != nil && *opts.SendInitialEvents || opts.ResourceVersion == "0" || opts.ResourceVersion == "" {
+			noInitial := false
+			opts.SendInitialEvents = &noInitial
 			opts.ResourceVersion = ""
 		}
 	case "watch-always-recursive":
