@@ -133,7 +133,7 @@ var storeCases = []suiteCase{
 	}},
 	{name: "TransformationFailure", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestTransformationFailure(e.ctx, t, withPrefixTransformer{e.store, e.transformer})
-	}, skip: map[string]string{cacherBackend: knownFailure("cacher-corrupt-gap")}},
+	}, skip: map[string]string{cacherBackend: "the corrupt write swaps the transformer the cache's own etcd watch also reads with, so the cache may decode the object inside that window and then rightly serve it (Kubernetes does not run it against its cacher)"}},
 	{name: "Stats", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestStats(e.ctx, t, e.store, codec, e.transformer, false)
 	}},
