@@ -137,6 +137,12 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 			q.Index = nil
 		}
 	}
+	memo := q.Recursive && q.CountRemaining && q.Filter == nil && q.Index == nil && q.Limit > 0
+	from := max(q.Key, q.StartKey)
+	known, haveKnown := 0, false
+	if memo {
+		known, haveKnown = st.remaining.get(q.Key, from)
+	}
 	st.ascend(q, func(el *Element) bool {
 		if q.Filter != nil && !q.Filter(el) {
 			return true
@@ -147,6 +153,11 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 				if !q.CountRemaining {
 					return false
 				}
+				if haveKnown {
+					// Every element from `from` on is counted already.
+					res.Remaining = int64(known - len(res.Items))
+					return false
+				}
 			}
 			res.Remaining++
 			return true
@@ -154,6 +165,9 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 		res.Items = append(res.Items, el)
 		return true
 	})
+	if memo && res.More {
+		st.remaining.put(q.Key, res.NextKey, int(res.Remaining))
+	}
 	return res
 }
 

@@ -54,6 +54,8 @@ type state struct {
 	byKey   *btree.BTreeG[*Element]
 	indexes map[string]*btree.BTreeG[indexEntry]
 	defs    []indexDef
+	// remaining is set on frozen states only (see clone).
+	remaining *remainingMemo
 }
 
 func newState(defs []indexDef) *state {
@@ -65,8 +67,10 @@ func newState(defs []indexDef) *state {
 	return s
 }
 
+// clone returns a copy of s. Callers keep writing s and never write the
+// copy, which is therefore frozen and may memoize counts.
 func (s *state) clone() *state {
-	c := &state{byKey: s.byKey.Clone(), defs: s.defs, indexes: make(map[string]*btree.BTreeG[indexEntry], len(s.indexes))}
+	c := &state{byKey: s.byKey.Clone(), defs: s.defs, remaining: &remainingMemo{}, indexes: make(map[string]*btree.BTreeG[indexEntry], len(s.indexes))}
 	for n, t := range s.indexes {
 		c.indexes[n] = t.Clone()
 	}
