@@ -147,7 +147,7 @@ func (c *Cacher) cacheQuery(prefix string, opts storage.ListOptions, plan listPl
 		Limit: int(opts.Predicate.Limit), Index: c.listIndex(opts.Predicate)}
 	pred := opts.Predicate
 	if !pred.Empty() {
-		q.Filter = func(el *watchcache.Element) bool { return pred.MatchesObjectAttributes(el.Labels, el.Fields) }
+		q.Filter = func(el *watchcache.Element) bool { return el.Matches(&pred) }
 	} else {
 		q.CountRemaining = opts.Predicate.Limit > 0
 	}

@@ -42,8 +42,7 @@ func (d dispatchIndex) valueOf(el *watchcache.Element) (string, bool) {
 		v, ok := el.Labels[d.attr]
 		return v, ok
 	}
-	v, ok := el.Fields[d.attr]
-	return v, ok
+	return el.Fields.Lookup(d.attr)
 }
 
 // registry holds the live watchers, indexed so that dispatching an event

@@ -93,7 +93,7 @@ func (w *watcher) inScope(key string) bool {
 }
 
 func (w *watcher) matches(el *watchcache.Element) bool {
-	return w.emptyPred || w.pred.MatchesObjectAttributes(el.Labels, el.Fields)
+	return w.emptyPred || el.Matches(&w.pred)
 }
 
 // offer queues ev without blocking; false means the queue is full.

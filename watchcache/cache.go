@@ -80,7 +80,7 @@ func (c *Cache) element(obj runtime.Object) (*Element, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watchcache: resourceVersion of %q: %w", key, err)
 	}
-	return &Element{Key: key, Object: obj, RV: rv, Labels: l, Fields: f}, nil
+	return &Element{Key: key, Object: obj, RV: rv, Labels: l, Fields: NewFields(f)}, nil
 }
 
 // Replace makes objs, listed at rv, the whole state, drops the history and

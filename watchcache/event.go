@@ -3,7 +3,6 @@ package watchcache
 import (
 	"time"
 
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -18,9 +17,11 @@ type Element struct {
 	Object runtime.Object
 	// RV is the object's resourceVersion (its last write).
 	RV uint64
-	// Labels and Fields are the object's attribute sets.
+	// Labels is the object's label set (as GetAttrs returned it, usually
+	// the object's own map).
 	Labels labels.Set
-	Fields fields.Set
+	// Fields is the object's field set, in compact form.
+	Fields Fields
 }
 
 // Event is one recorded change. For Deleted, Object is the last state

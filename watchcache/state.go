@@ -43,8 +43,7 @@ func (d indexDef) valueOf(el *Element) (string, bool) {
 		v, ok := el.Labels[d.attr]
 		return v, ok
 	}
-	v, ok := el.Fields[d.attr]
-	return v, ok
+	return el.Fields.Lookup(d.attr)
 }
 
 // state is the set of current objects: a B-tree by key plus one B-tree per
