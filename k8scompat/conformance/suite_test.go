@@ -80,7 +80,7 @@ var storeCases = []suiteCase{
 	}, skip: map[string]string{cacherBackend: knownFailure("cacher-list")}},
 	{name: "DeleteWithConflictAndMissingExpectedTransformOrDecodeError", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestDeleteWithConflictAndMissingExpectedTransformOrDecodeError(e.ctx, t, e.store, e.codec.setFailing)
-	}, skip: map[string]string{cacherBackend: knownFailure("unsafe-delete-recheck"), etcd3Backend: knownFailure("unsafe-delete-recheck")}},
+	}},
 	{name: "DeleteExpectedTransformError", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestDeleteExpectedTransformOrDecodeError(e.ctx, t, e.store, e.transformer.setFailing)
 	}},
@@ -142,7 +142,7 @@ var storeCases = []suiteCase{
 	{name: "CompactRevision", ownEtcd: true, run: func(t *testing.T, e *env) {
 		storagetesting.RunTestCompactRevision(e.ctx, t, e.store, e.increaseRV(), e.compaction())
 	}, skip: skipBoth("listwatch stores expose no observer of etcd's compacted revision (etcd3.Compactor reports only its own rounds), so the adapter's CompactRevision reports 0")},
-	{name: "KeySchema", run: func(t *testing.T, e *env) { storagetesting.RunTestKeySchema(e.ctx, t, e.store) }, skip: map[string]string{cacherBackend: knownFailure("key-schema"), etcd3Backend: knownFailure("key-schema")}},
+	{name: "KeySchema", run: func(t *testing.T, e *env) { storagetesting.RunTestKeySchema(e.ctx, t, e.store) }, skip: map[string]string{cacherBackend: knownFailure("key-schema")}},
 }
 
 // watchCases are the functions of watcher_tests.go.
@@ -159,7 +159,7 @@ var watchCases = []suiteCase{
 	}, skip: map[string]string{cacherBackend: "breaks the transformer after the cache decoded the object, so only a store reading etcd per watch can fail (Kubernetes runs it against etcd3 only)"}},
 	{name: "WatchWithUnsafeDelete", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestWatchWithUnsafeDelete(e.ctx, t, withTransformerOverride{e.store, e.transformer}, errCorrupt)
-	}, skip: map[string]string{cacherBackend: "assumes a list at RV 0 is fresh; from a cache it may predate the create, so the watch rightly starts with ADDED (Kubernetes runs it against etcd3 only)", etcd3Backend: knownFailure("unsafe-delete-watch-event")}},
+	}, skip: map[string]string{cacherBackend: "assumes a list at RV 0 is fresh; from a cache it may predate the create, so the watch rightly starts with ADDED (Kubernetes runs it against etcd3 only)"}},
 	{name: "WatchContextCancel", run: func(t *testing.T, e *env) { storagetesting.RunTestWatchContextCancel(e.ctx, t, e.store) }},
 	{name: "WatcherTimeout", run: func(t *testing.T, e *env) { storagetesting.RunTestWatcherTimeout(e.ctx, t, e.store) }},
 	{name: "WatchDeleteEventObjectHaveLatestRV", run: func(t *testing.T, e *env) {
@@ -186,7 +186,7 @@ var watchCases = []suiteCase{
 	{name: "SendInitialEventsBackwardCompatibility", run: func(t *testing.T, e *env) {
 		storagetesting.RunSendInitialEventsBackwardCompatibility(e.ctx, t, e.store)
 	}},
-	{name: "WatchSemantics", run: func(t *testing.T, e *env) { storagetesting.RunWatchSemantics(e.ctx, t, e.createWaiting()) }, skip: map[string]string{cacherBackend: knownFailure("watch-semantics"), etcd3Backend: knownFailure("watch-semantics")}},
+	{name: "WatchSemantics", run: func(t *testing.T, e *env) { storagetesting.RunWatchSemantics(e.ctx, t, e.createWaiting()) }},
 	{name: "WatchSemanticInitialEventsExtended", run: func(t *testing.T, e *env) {
 		storagetesting.RunWatchSemanticInitialEventsExtended(e.ctx, t, e.createWaiting())
 	}},
