@@ -160,14 +160,13 @@ func (w *watcher) run() {
 		}
 	}
 	w.lastRV = w.startRev
-	opts := []clientv3.OpOption{clientv3.WithRev(w.startRev + 1), clientv3.WithPrevKV(), clientv3.WithCreatedNotify()}
-	if w.recursive {
-		opts = append(opts, clientv3.WithPrefix())
-	}
-	if w.progress {
-		opts = append(opts, clientv3.WithProgressNotify())
-	}
-	wch := w.s.client.Watch(w.ctx, w.etcdKey, opts...)
+	// The etcd watch starts one revision early: etcd answers progress
+	// requests only while no watch on the stream starts in the future, so a
+	// watch from the current revision (+1) would get none, and would hold
+	// them back for every other watch of the store, until the next write.
+	// Events at or below startRev are skipped (sendEvents).
+	from := max(w.startRev, 1)
+	wch := w.openEtcdWatch(from)
 	for {
 		select {
 		case <-w.ctx.Done():
@@ -179,11 +178,30 @@ func (w *watcher) run() {
 				}
 				return
 			}
+			if from == w.startRev && wres.CompactRevision == w.startRev+1 {
+				// Only the extra early revision was compacted: the requested
+				// history is all there.
+				from = w.startRev + 1
+				wch = w.openEtcdWatch(from)
+				continue
+			}
 			if !w.handle(wres) {
 				return
 			}
 		}
 	}
+}
+
+// openEtcdWatch opens the etcd watch of w from revision from.
+func (w *watcher) openEtcdWatch(from int64) clientv3.WatchChan {
+	opts := []clientv3.OpOption{clientv3.WithRev(from), clientv3.WithPrevKV(), clientv3.WithCreatedNotify()}
+	if w.recursive {
+		opts = append(opts, clientv3.WithPrefix())
+	}
+	if w.progress {
+		opts = append(opts, clientv3.WithProgressNotify())
+	}
+	return w.s.client.Watch(w.ctx, w.etcdKey, opts...)
 }
 
 // handle processes one etcd watch response; false ends the watch.
@@ -224,6 +242,9 @@ func (w *watcher) sendEvents(events []*clientv3.Event) bool {
 	out := make([]translated, 0, len(events))
 	var failure error
 	for _, e := range events {
+		if e.Kv.ModRevision <= w.startRev {
+			continue // the early revision the etcd watch starts at
+		}
 		ev, ok, err := w.translate(e)
 		if err != nil {
 			failure = err
