@@ -45,6 +45,8 @@ type Cache struct {
 	changed chan struct{}
 	// stats
 	resizes int
+	// labels makes cached objects with equal labels share one map.
+	labels labelInterner
 }
 
 // New returns an empty, not yet ready cache.
@@ -72,6 +74,7 @@ func (c *Cache) element(obj runtime.Object) (*Element, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watchcache: key of %T: %w", obj, err)
 	}
+	c.labels.intern(obj) // before GetAttrs, which usually returns the object's map
 	l, f, err := c.cfg.GetAttrs(obj)
 	if err != nil {
 		return nil, fmt.Errorf("watchcache: attributes of %q: %w", key, err)

@@ -1,0 +1,82 @@
+package watchcache
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/internal/testapi"
+)
+
+func mapID(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
+
+func TestEqualLabelsShareOneMap(t *testing.T) {
+	c, _ := newTestCache(t, nil)
+	a := widget("ns", "a", 1, map[string]string{"app": "x", "tier": "1"})
+	b := widget("ns", "b", 2, map[string]string{"tier": "1", "app": "x"})
+	d := widget("ns", "d", 3, map[string]string{"app": "x"})
+	e := widget("ns", "e", 4, nil)
+	u := testapi.MakeUnstructured("ns", "u", map[string]string{"app": "x", "tier": "1"})
+	u.SetResourceVersion("5")
+	if err := c.Replace([]runtime.Object{a, b, d, e, u}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if mapID(a.Labels) != mapID(b.Labels) {
+		t.Fatal("equal label sets are not shared")
+	}
+	if mapID(a.Labels) == mapID(d.Labels) || !maps.Equal(d.Labels, map[string]string{"app": "x"}) {
+		t.Fatal("different label sets are shared")
+	}
+	if !maps.Equal(b.Labels, map[string]string{"app": "x", "tier": "1"}) || e.Labels != nil {
+		t.Fatalf("labels changed: %v %v", b.Labels, e.Labels)
+	}
+	el, _, _, _ := c.Get("/widgets/ns/b")
+	if mapID(el.Labels) != mapID(a.Labels) {
+		t.Fatal("the element's label set is not the object's")
+	}
+	// An event's object joins the table too.
+	m := widget("ns", "m", 11, map[string]string{"app": "x", "tier": "1"})
+	mustApply(t, c, "add", m, 11)
+	if mapID(m.Labels) != mapID(a.Labels) {
+		t.Fatal("an applied object's equal labels are not shared")
+	}
+	if got := u.GetLabels(); !maps.Equal(got, map[string]string{"app": "x", "tier": "1"}) {
+		t.Fatalf("unstructured labels: %v", got)
+	}
+}
+
+func TestLabelTableIsBounded(t *testing.T) {
+	var in labelInterner
+	for i := range maxInternedLabelSets + 10 {
+		in.intern(widget("ns", "w", 1, map[string]string{"i": fmt.Sprint(i)}))
+	}
+	if n := len(in.sets); n > maxInternedLabelSets {
+		t.Fatalf("%d label sets kept", n)
+	}
+}
+
+func TestInternConcurrently(t *testing.T) {
+	var in labelInterner
+	var wg sync.WaitGroup
+	objs := make([]*testapi.Widget, 200)
+	for i := range objs {
+		objs[i] = widget("ns", fmt.Sprint(i), 1, map[string]string{"app": fmt.Sprint(i % 3)})
+	}
+	for g := range 4 {
+		wg.Go(func() {
+			for i := g; i < len(objs); i += 4 {
+				in.intern(objs[i])
+			}
+		})
+	}
+	wg.Wait()
+	for i, o := range objs {
+		if mapID(o.Labels) != mapID(objs[i%3].Labels) || o.Labels["app"] != fmt.Sprint(i%3) {
+			t.Fatalf("object %d: labels %v not shared with object %d", i, o.Labels, i%3)
+		}
+	}
+}
