@@ -4,8 +4,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unique"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -24,7 +26,8 @@ type labelInterner struct {
 	sets map[string]map[string]string
 }
 
-// intern replaces obj's labels by an equal shared map. Objects without
+// intern replaces obj's labels by an equal shared map, and its namespace,
+// apiVersion and kind by canonical copies (see internNames). Objects without
 // typed metadata (such as Unstructured, whose labels are rebuilt on every
 // read) are left alone.
 func (in *labelInterner) intern(obj runtime.Object) {
@@ -35,6 +38,7 @@ func (in *labelInterner) intern(obj runtime.Object) {
 	if err != nil {
 		return
 	}
+	internNames(obj, acc)
 	l := acc.GetLabels()
 	if len(l) == 0 {
 		return
@@ -50,6 +54,23 @@ func (in *labelInterner) intern(obj runtime.Object) {
 		in.sets = make(map[string]map[string]string)
 	}
 	in.sets[id] = l
+}
+
+// internNames makes obj's namespace, apiVersion and kind, which most
+// objects of a resource have in common, canonical copies (unique.Make keeps
+// one copy of each while any object uses it).
+func internNames(obj runtime.Object, acc metav1.Object) {
+	if ns := acc.GetNamespace(); ns != "" {
+		acc.SetNamespace(unique.Make(ns).Value())
+	}
+	if tm, ok := obj.GetObjectKind().(*metav1.TypeMeta); ok {
+		if tm.APIVersion != "" {
+			tm.APIVersion = unique.Make(tm.APIVersion).Value()
+		}
+		if tm.Kind != "" {
+			tm.Kind = unique.Make(tm.Kind).Value()
+		}
+	}
 }
 
 // labelSetID is a canonical encoding of l: sorted name=value pairs, NUL

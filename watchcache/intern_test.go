@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -78,5 +80,22 @@ func TestInternConcurrently(t *testing.T) {
 		if mapID(o.Labels) != mapID(objs[i%3].Labels) || o.Labels["app"] != fmt.Sprint(i%3) {
 			t.Fatalf("object %d: labels %v not shared with object %d", i, o.Labels, i%3)
 		}
+	}
+}
+
+func TestNamesAreCanonical(t *testing.T) {
+	var in labelInterner
+	a := widget(strings.Clone("ns"), "a", 1, nil)
+	b := widget(strings.Clone("ns"), "b", 1, nil)
+	a.APIVersion, a.Kind = strings.Clone("demo/v1"), strings.Clone("Widget")
+	b.APIVersion, b.Kind = strings.Clone("demo/v1"), strings.Clone("Widget")
+	in.intern(a)
+	in.intern(b)
+	same := func(x, y string) bool { return x == y && unsafe.StringData(x) == unsafe.StringData(y) }
+	if !same(a.Namespace, b.Namespace) || !same(a.APIVersion, b.APIVersion) || !same(a.Kind, b.Kind) {
+		t.Fatalf("names not shared: %q %q %q", a.Namespace, a.APIVersion, a.Kind)
+	}
+	if a.Namespace != "ns" || a.APIVersion != "demo/v1" || a.Kind != "Widget" || a.Name != "a" {
+		t.Fatalf("names changed: %+v", a.ObjectMeta)
 	}
 }
