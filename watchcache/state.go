@@ -16,20 +16,7 @@ func LabelIndex(name string) string { return "label:" + name }
 // FieldIndex names the secondary index of field name.
 func FieldIndex(name string) string { return "field:" + name }
 
-// indexEntry is one (value, key) pair of a secondary index.
-type indexEntry struct {
-	value string
-	el    *Element
-}
-
 func lessElement(a, b *Element) bool { return a.Key < b.Key }
-
-func lessIndexEntry(a, b indexEntry) bool {
-	if a.value != b.value {
-		return a.value < b.value
-	}
-	return a.el.Key < b.el.Key
-}
 
 // indexDef says how to read an index value from an element.
 type indexDef struct {
@@ -46,12 +33,33 @@ func (d indexDef) valueOf(el *Element) (string, bool) {
 	return el.Fields.Lookup(d.attr)
 }
 
+// less orders the elements of the index by (value, key). An index holds
+// only elements that have the value, and holds the elements themselves (8
+// bytes an entry) rather than (value, element) pairs (24): the value is read
+// from the element when comparing.
+func (d indexDef) less(a, b *Element) bool {
+	va, _ := d.valueOf(a)
+	vb, _ := d.valueOf(b)
+	if va != vb {
+		return va < vb
+	}
+	return a.Key < b.Key
+}
+
+// pivot returns a search element ordered at (value, key).
+func (d indexDef) pivot(value, key string) *Element {
+	if d.label {
+		return &Element{Key: key, Labels: map[string]string{d.attr: value}}
+	}
+	return &Element{Key: key, Fields: Fields{kv: []string{d.attr, value}}}
+}
+
 // state is the set of current objects: a B-tree by key plus one B-tree per
 // secondary index. clone is O(1); both copies stay usable concurrently
 // (copy-on-write), so a clone is an immutable snapshot when never written.
 type state struct {
 	byKey   *btree.BTreeG[*Element]
-	indexes map[string]*btree.BTreeG[indexEntry]
+	indexes map[string]*btree.BTreeG[*Element]
 	defs    []indexDef
 	// remaining is set on frozen states only (see clone).
 	remaining *remainingMemo
@@ -59,9 +67,9 @@ type state struct {
 
 func newState(defs []indexDef) *state {
 	s := &state{byKey: btree.NewG(btreeDegree, lessElement), defs: defs,
-		indexes: make(map[string]*btree.BTreeG[indexEntry], len(defs))}
+		indexes: make(map[string]*btree.BTreeG[*Element], len(defs))}
 	for _, d := range defs {
-		s.indexes[d.name] = btree.NewG(btreeDegree, lessIndexEntry)
+		s.indexes[d.name] = btree.NewG(btreeDegree, d.less)
 	}
 	return s
 }
@@ -69,7 +77,7 @@ func newState(defs []indexDef) *state {
 // clone returns a copy of s. Callers keep writing s and never write the
 // copy, which is therefore frozen and may memoize counts.
 func (s *state) clone() *state {
-	c := &state{byKey: s.byKey.Clone(), defs: s.defs, remaining: &remainingMemo{}, indexes: make(map[string]*btree.BTreeG[indexEntry], len(s.indexes))}
+	c := &state{byKey: s.byKey.Clone(), defs: s.defs, remaining: &remainingMemo{}, indexes: make(map[string]*btree.BTreeG[*Element], len(s.indexes))}
 	for n, t := range s.indexes {
 		c.indexes[n] = t.Clone()
 	}
@@ -86,12 +94,12 @@ func (s *state) put(el *Element) {
 	for _, d := range s.defs {
 		t := s.indexes[d.name]
 		if had {
-			if v, ok := d.valueOf(old); ok {
-				t.Delete(indexEntry{value: v, el: old})
+			if _, ok := d.valueOf(old); ok {
+				t.Delete(old)
 			}
 		}
-		if v, ok := d.valueOf(el); ok {
-			t.ReplaceOrInsert(indexEntry{value: v, el: el})
+		if _, ok := d.valueOf(el); ok {
+			t.ReplaceOrInsert(el)
 		}
 	}
 }
@@ -102,8 +110,8 @@ func (s *state) remove(key string) {
 		return
 	}
 	for _, d := range s.defs {
-		if v, ok := d.valueOf(old); ok {
-			s.indexes[d.name].Delete(indexEntry{value: v, el: old})
+		if _, ok := d.valueOf(old); ok {
+			s.indexes[d.name].Delete(old)
 		}
 	}
 }
@@ -124,14 +132,15 @@ func (s *state) ascend(q *ListOptions, fn func(*Element) bool) bool {
 	}
 	if q.Index != nil {
 		t, ok := s.indexes[q.Index.Name]
-		if !ok {
+		d, okDef := s.def(q.Index.Name)
+		if !ok || !okDef {
 			return false
 		}
-		t.AscendGreaterOrEqual(indexEntry{value: q.Index.Value, el: &Element{Key: from}}, func(e indexEntry) bool {
-			if e.value != q.Index.Value || !strings.HasPrefix(e.el.Key, q.Key) {
+		t.AscendGreaterOrEqual(d.pivot(q.Index.Value, from), func(el *Element) bool {
+			if v, _ := d.valueOf(el); v != q.Index.Value || !strings.HasPrefix(el.Key, q.Key) {
 				return false
 			}
-			return fn(e.el)
+			return fn(el)
 		})
 		return true
 	}
@@ -145,11 +154,20 @@ func (s *state) ascend(q *ListOptions, fn func(*Element) bool) bool {
 }
 
 func indexValueMatches(s *state, iv *IndexValue, el *Element) bool {
+	d, ok := s.def(iv.Name)
+	if !ok {
+		return false
+	}
+	v, ok := d.valueOf(el)
+	return ok && v == iv.Value
+}
+
+// def returns the index definition named name.
+func (s *state) def(name string) (indexDef, bool) {
 	for _, d := range s.defs {
-		if d.name == iv.Name {
-			v, ok := d.valueOf(el)
-			return ok && v == iv.Value
+		if d.name == name {
+			return d, true
 		}
 	}
-	return false
+	return indexDef{}, false
 }

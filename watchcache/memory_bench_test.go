@@ -1,0 +1,70 @@
+package watchcache
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/internal/testapi"
+)
+
+func liveHeap() int64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// decodedWorkload returns n objects shaped as the benchmark workload's
+// (two labels, a node name, padded to about 1 KiB of JSON), decoded from
+// their JSON as the etcd3 store would, and their mean encoded size.
+func decodedWorkload(b *testing.B, n int) ([]k8sruntime.Object, float64) {
+	objs := make([]k8sruntime.Object, n)
+	enc := 0
+	for i := range objs {
+		w := testapi.Make("bench", fmt.Sprintf("obj-%05d", i), map[string]string{
+			"app": fmt.Sprintf("app-%d", i%10), "tier": fmt.Sprintf("tier-%d", (i/10)%10)})
+		w.Spec.NodeName = fmt.Sprintf("node-%d", i%100)
+		w.ResourceVersion = fmt.Sprint(100 + i)
+		w.Annotations = map[string]string{"bench.listwatch.dev/pad": strings.Repeat("x", 820)}
+		data, err := k8sruntime.Encode(testapi.Codec, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		enc += len(data)
+		if objs[i], _, err = testapi.Codec.Decode(data, nil, &testapi.Widget{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return objs, float64(enc) / float64(n)
+}
+
+// BenchmarkMemory reports the heap per object of the decoded objects alone
+// (objects-B/obj) and what a cache holding them adds (cache-B/obj; negative
+// when the cache's sharing of labels and names saves more than its own
+// structures cost), next to the encoded size.
+func BenchmarkMemory(b *testing.B) {
+	const n = 20_000
+	var objB, cacheB, enc float64
+	for b.Loop() {
+		before := liveHeap()
+		objs, e := decodedWorkload(b, n)
+		mid := liveHeap()
+		c, _ := newTestCache(b, nil)
+		if err := c.Replace(objs, 1); err != nil {
+			b.Fatal(err)
+		}
+		after := liveHeap()
+		runtime.KeepAlive(objs)
+		runtime.KeepAlive(c)
+		objB, cacheB, enc = float64(mid-before)/n, float64(after-mid)/n, e
+	}
+	b.ReportMetric(objB, "objects-B/obj")
+	b.ReportMetric(cacheB, "cache-B/obj")
+	b.ReportMetric(enc, "encoded-B/obj")
+	b.ReportMetric((objB+cacheB)/enc, "x-encoded")
+}
