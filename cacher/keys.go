@@ -1,30 +1,11 @@
 package cacher
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
-
-// checkKey rejects keys outside the resource prefix and keys with "." or
-// ".." segments, as the etcd3 store does.
-func (c *Cacher) checkKey(key string) error {
-	if key == "" || key == "/" || strings.ContainsRune(key, 0) {
-		return storage.NewInvalidArgumentError(fmt.Sprintf("invalid key %q", key), nil)
-	}
-	for _, seg := range strings.Split(key, "/") {
-		if seg == "." || seg == ".." {
-			return storage.NewInvalidArgumentError(fmt.Sprintf("invalid key %q: \".\" and \"..\" segments are not allowed", key), nil)
-		}
-	}
-	rp := c.cfg.ResourcePrefix
-	if key != rp && !strings.HasPrefix(key, rp+"/") {
-		return storage.NewInvalidArgumentError(fmt.Sprintf("invalid key %q: not below the resource prefix %q", key, rp), nil)
-	}
-	return nil
-}
 
 // recursivePrefix is the key prefix of a recursive list or watch on key:
 // with a trailing "/", so that "/a" does not match "/ab".

@@ -25,7 +25,7 @@ func (c *Cacher) waitReady(ctx context.Context) error {
 // Get implements storage.Interface. RV "" reads the storage (linearizable);
 // any other RV is served from the cache once it has reached that RV.
 func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
-	if err := c.checkKey(key); err != nil {
+	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, false); err != nil {
 		return err
 	}
 	rv, err := c.cfg.Versioner.ParseResourceVersion(opts.ResourceVersion)
@@ -75,7 +75,7 @@ func setZero(dst runtime.Object) error {
 // are served from memory; the rest, and everything while the cache is not
 // ready, are served by the storage.
 func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	if err := c.checkKey(key); err != nil {
+	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
 		return err
 	}
 	if opts.Predicate.Limit < 0 {

@@ -37,7 +37,7 @@ type initialState struct {
 // and then the annotated bookmark; RV N delivers the events after N, from
 // the cache or, when older than its history, from etcd's.
 func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
-	if err := c.checkKey(key); err != nil {
+	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
 		return nil, err
 	}
 	rv, err := c.cfg.Versioner.ParseResourceVersion(opts.ResourceVersion)

@@ -1,18 +1,14 @@
 package etcd3
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/listwatch/listwatch/storage"
 )
 
-// prepareKey validates the key of a single-object operation and returns its
-// etcd key. Keys follow Kubernetes' rules and wording: no "." or ".."
-// segments ("invalid key"), not "" or "/" ("empty key"), and starting with
-// the resource prefix followed by "/" ("lacks resource prefix"), so the bare
-// prefix "/widgets" names no object (it would lie outside the resource's
-// range "/widgets/").
+// prepareKey validates the key of a single-object operation with
+// storage.ValidateKey and returns its etcd key. The bare prefix "/widgets"
+// names no object (it would lie outside the resource's range "/widgets/").
 func (s *Store) prepareKey(key string) (string, error) {
 	return s.validKey(key, false)
 }
@@ -25,23 +21,11 @@ func (s *Store) prepareRecursiveKey(key string) (string, error) {
 }
 
 func (s *Store) validKey(key string, recursive bool) (string, error) {
-	if strings.ContainsRune(key, 0) {
-		return "", storage.NewInvalidArgumentError(fmt.Sprintf("invalid key: %q contains NUL", key), nil)
-	}
-	for _, seg := range strings.Split(key, "/") {
-		if seg == "." || seg == ".." {
-			return "", storage.NewInvalidArgumentError(fmt.Sprintf("invalid key: %q", key), nil)
-		}
-	}
-	if key == "" || key == "/" {
-		return "", storage.NewInvalidArgumentError(fmt.Sprintf("empty key: %q", key), nil)
+	if err := storage.ValidateKey(key, s.resourcePrefix, recursive); err != nil {
+		return "", err
 	}
 	if recursive && !strings.HasSuffix(key, "/") {
 		key += "/"
-	}
-	if rp := s.resourcePrefix; rp != "" && !strings.HasPrefix(key, rp+"/") {
-		return "", storage.NewInvalidArgumentError(
-			fmt.Sprintf("invalid key: %q lacks resource prefix: %q", key, rp+"/"), nil)
 	}
 	return s.pathPrefix + strings.TrimPrefix(key, "/"), nil
 }
