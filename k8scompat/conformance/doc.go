@@ -12,7 +12,6 @@
 // either nothing (it runs) or a one-line reason why it cannot run (it needs
 // a hook only Kubernetes' own implementations have, or is not applicable to
 // a cache). Failures that are listwatch bugs or divergences are skipped with
-// knownFailure(anchor) until fixed in the library (the project notes,
-// k8scompat-failures.md, describe each; ../README.md summarises them);
-// K8SCOMPAT_RUN_KNOWN_FAILURES=1 runs them anyway.
+// knownFailure(anchor) until fixed in the library (../README.md lists and
+// explains them); K8SCOMPAT_RUN_KNOWN_FAILURES=1 runs them anyway.
 package conformance

@@ -20,11 +20,11 @@ const (
 // bugs (see knownFailure), to check whether a fix landed.
 var runKnownFailures = os.Getenv("K8SCOMPAT_RUN_KNOWN_FAILURES") == "1"
 
-// knownFailure marks a case that fails because of a listwatch bug recorded
-// in /work/notes/k8scompat-failures.md; such cases are skipped (keeping the
-// build green) unless K8SCOMPAT_RUN_KNOWN_FAILURES=1.
+// knownFailure marks a case that fails because of a listwatch bug or
+// divergence listed in k8scompat/README.md (Conformance results); such cases
+// are skipped (keeping the build green) unless K8SCOMPAT_RUN_KNOWN_FAILURES=1.
 func knownFailure(anchor string) string {
-	return "known listwatch failure or divergence, see k8scompat-failures.md#" + anchor + " (K8SCOMPAT_RUN_KNOWN_FAILURES=1 runs it)"
+	return "known listwatch failure or divergence (" + anchor + "), see k8scompat/README.md; K8SCOMPAT_RUN_KNOWN_FAILURES=1 runs it"
 }
 
 // suiteCase is one exported Run* function of k8s.io/apiserver/pkg/storage/testing.
@@ -142,7 +142,7 @@ var storeCases = []suiteCase{
 	{name: "CompactRevision", ownEtcd: true, run: func(t *testing.T, e *env) {
 		storagetesting.RunTestCompactRevision(e.ctx, t, e.store, e.increaseRV(), e.compaction())
 	}, skip: skipBoth("listwatch stores expose no observer of etcd's compacted revision (etcd3.Compactor reports only its own rounds), so the adapter's CompactRevision reports 0")},
-	{name: "KeySchema", run: func(t *testing.T, e *env) { storagetesting.RunTestKeySchema(e.ctx, t, e.store) }, skip: map[string]string{cacherBackend: knownFailure("key-schema")}},
+	{name: "KeySchema", run: func(t *testing.T, e *env) { storagetesting.RunTestKeySchema(e.ctx, t, e.store) }},
 }
 
 // watchCases are the functions of watcher_tests.go.
@@ -150,7 +150,7 @@ var watchCases = []suiteCase{
 	{name: "Watch", run: func(t *testing.T, e *env) { storagetesting.RunTestWatch(e.ctx, t, e.store) }},
 	{name: "WatchFromZero", ownEtcd: true, run: func(t *testing.T, e *env) {
 		storagetesting.RunTestWatchFromZero(e.ctx, t, e.store, e.compaction())
-	}, skip: map[string]string{cacherBackend: knownFailure("rv0-after-dispatch"), etcd3Backend: "expects 410 for a watch whose only event (at the compaction revision itself) is still in etcd's history; Kubernetes fails it only because etcd dropped the PrevKv, listwatch rightly delivers it (k8scompat-failures.md#watch-from-compacted)"}},
+	}, skip: map[string]string{cacherBackend: knownFailure("rv0-after-dispatch"), etcd3Backend: "expects 410 for a watch whose only event (at the compaction revision itself) is still in etcd's history; Kubernetes fails it only because etcd dropped the PrevKv, listwatch rightly delivers it (see k8scompat/README.md)"}},
 	{name: "DeleteTriggerWatch", run: func(t *testing.T, e *env) { storagetesting.RunTestDeleteTriggerWatch(e.ctx, t, e.store) }},
 	{name: "WatchFromNonZero", run: func(t *testing.T, e *env) { storagetesting.RunTestWatchFromNonZero(e.ctx, t, e.store) }},
 	{name: "DelayedWatchDelivery", run: func(t *testing.T, e *env) { storagetesting.RunTestDelayedWatchDelivery(e.ctx, t, e.store) }},

@@ -53,7 +53,7 @@ func newEtcd3Env(unstructured bool) func(t *testing.T) *storagetest.Env {
 }
 
 // knownStoreBugs are cases that fail against the etcd3 store because of a
-// store bug recorded in /work/notes/storagetest-failures.md. They are
+// store bug (name -> one-line description of the bug). They are
 // skipped so the tree stays green; set STORAGETEST_RUN_KNOWN_FAILURES=1 to
 // run them. Remove an entry as soon as the store is fixed.
 var knownStoreBugs = map[string]string{}
