@@ -24,7 +24,9 @@
 //     too-large-resource-version error).
 //   - List serves the current state (match NotOlderThan) or the state at an
 //     exact recent RV from copy-on-write B-tree snapshots, so every page of a
-//     paginated list is read at one consistent RV.
+//     paginated list is read at one consistent RV. A page costs O(log n +
+//     limit): the count of remaining items (CountRemaining) is taken once per
+//     snapshot and prefix and carried from page to page.
 //
 // Concurrency: every method is safe for concurrent use; a single
 // sync.RWMutex guards the cache and no method calls out while holding it,
