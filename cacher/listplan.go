@@ -25,7 +25,7 @@ func (c *Cacher) planList(prefix string, opts storage.ListOptions) (listPlan, er
 		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
 			return p, storage.NewInvalidArgumentError("specifying resource version is not allowed when using continue", nil)
 		}
-		start, rv, err := decodeContinue(opts.Predicate.Continue, prefix)
+		start, rv, err := storage.DecodeContinue(opts.Predicate.Continue, prefix)
 		if err != nil {
 			return p, storage.NewInvalidArgumentError("invalid continue token", err)
 		}

@@ -162,7 +162,7 @@ func (c *Cacher) fillList(listObj runtime.Object, prefix string, opts storage.Li
 	if !res.More || !opts.Recursive {
 		return c.cfg.Versioner.UpdateList(listObj, res.RV, "", nil)
 	}
-	next, err := encodeContinue(res.NextKey, prefix, int64(res.RV))
+	next, err := storage.EncodeContinue(res.NextKey, prefix, int64(res.RV))
 	if err != nil {
 		return fmt.Errorf("cacher: encoding continue token: %w", err)
 	}

@@ -29,7 +29,7 @@ func (s *Store) planList(keyPrefix string, opts storage.ListOptions) (listPlan, 
 		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
 			return p, storage.NewInvalidArgumentError("specifying resource version is not allowed when using continue", nil)
 		}
-		start, rv, err := decodeContinue(opts.Predicate.Continue, keyPrefix)
+		start, rv, err := storage.DecodeContinue(opts.Predicate.Continue, keyPrefix)
 		if err != nil {
 			return p, storage.NewInvalidArgumentError("invalid continue token", err)
 		}
@@ -233,7 +233,7 @@ func (s *Store) listRange(ctx context.Context, key, keyPrefix string, plan listP
 // exact: such a page was filled by a single range.
 func (s *Store) finishPage(listObj runtime.Object, keyPrefix, lastKey string, rev int64,
 	pred storage.SelectionPredicate, count int64) error {
-	next, err := encodeContinue(lastKey+"\x00", keyPrefix, rev)
+	next, err := storage.EncodeContinue(lastKey+"\x00", keyPrefix, rev)
 	if err != nil {
 		return fmt.Errorf("etcd3: encoding continue token: %w", err)
 	}
@@ -250,7 +250,7 @@ func (s *Store) listError(ctx context.Context, err error, key, keyPrefix string,
 	if plan.fromContinue && errors.Is(err, rpctypes.ErrCompacted) {
 		e := storage.NewGoneError(plan.withRev, 0)
 		e.Key = key
-		if fresh, encErr := encodeContinue(plan.startKey, keyPrefix, -1); encErr == nil {
+		if fresh, encErr := storage.EncodeContinue(plan.startKey, keyPrefix, -1); encErr == nil {
 			e.Msg = "The provided continue parameter is too old to display a consistent list result. " +
 				"You can start a new list without the continue parameter, or use the continue token " +
 				"in this message to retrieve the remainder of the results (an inconsistent list): continue=" + fresh

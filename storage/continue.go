@@ -1,4 +1,4 @@
-package cacher
+package storage
 
 import (
 	"encoding/base64"
@@ -9,8 +9,10 @@ import (
 	"strings"
 )
 
-// continueToken is the JSON of a continue token, in the format of the etcd3
-// store (and Kubernetes), so that a token of either can be passed to the other.
+// continueToken is the JSON inside a continue token. The format is the one
+// Kubernetes uses (base64url of {"v","rv","start"}), so tokens of the etcd3
+// store and of the cacher can be passed to each other and to clients that
+// inspect them.
 type continueToken struct {
 	APIVersion      string `json:"v"`
 	ResourceVersion int64  `json:"rv"`
@@ -19,9 +21,9 @@ type continueToken struct {
 
 const continueAPIVersion = "meta.k8s.io/v1"
 
-// encodeContinue returns the token continuing at key next (inclusive) of a
-// list of keyPrefix at rv.
-func encodeContinue(next, keyPrefix string, rv int64) (string, error) {
+// EncodeContinue returns the continue token of a list of keyPrefix that
+// continues at key next (inclusive), pinned at revision rv (-1: the latest).
+func EncodeContinue(next, keyPrefix string, rv int64) (string, error) {
 	start, ok := strings.CutPrefix(next, keyPrefix)
 	if !ok {
 		return "", fmt.Errorf("continue key %q is not below %q", next, keyPrefix)
@@ -33,9 +35,11 @@ func encodeContinue(next, keyPrefix string, rv int64) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(data), nil
 }
 
-// decodeContinue returns the key to continue from and the RV to read at
-// (-1: latest).
-func decodeContinue(token, keyPrefix string) (string, int64, error) {
+// DecodeContinue parses a continue token of a list of keyPrefix and returns
+// the key to continue from and the revision to read at (-1: the latest).
+// The start key can never climb above keyPrefix: a token whose key is not a
+// clean path is rejected. Callers wrap the error as ErrInvalidArgument.
+func DecodeContinue(token, keyPrefix string) (string, int64, error) {
 	data, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
 		return "", 0, fmt.Errorf("continue token is not valid base64: %w", err)
