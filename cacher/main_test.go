@@ -10,7 +10,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
@@ -24,16 +23,7 @@ import (
 var etcd *embedtest.Server
 
 func TestMain(m *testing.M) {
-	etcd = embedtest.MustStartServer(embedtest.Options{})
-	code := m.Run()
-	etcd.Close()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(embedtest.RunMain(m, &etcd, embedtest.Options{}))
 }
 
 func testCtx(t testing.TB) context.Context {

@@ -4,8 +4,6 @@ import (
 	"os"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/listwatch/listwatch/embedtest"
 )
 
@@ -14,14 +12,5 @@ import (
 var etcdServer *embedtest.Server
 
 func TestMain(m *testing.M) {
-	etcdServer = embedtest.MustStartServer(embedtest.Options{})
-	code := m.Run()
-	etcdServer.Close()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(embedtest.RunMain(m, &etcdServer, embedtest.Options{}))
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -34,16 +33,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(fanoutChildEnv) != "" {
 		os.Exit(fanoutChild(os.Getenv(fanoutChildEnv)))
 	}
-	etcdServer = embedtest.MustStartServer(embedtest.Options{})
-	code := m.Run()
-	etcdServer.Close()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(embedtest.RunMain(m, &etcdServer, embedtest.Options{}))
 }
 
 const (

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -28,16 +27,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "serve" {
 		os.Exit(serveChild())
 	}
-	etcdServer = embedtest.MustStartServer(embedtest.Options{})
-	code := m.Run()
-	etcdServer.Close()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(embedtest.RunMain(m, &etcdServer, embedtest.Options{}))
 }
 
 // fixture is an HTTP server over an etcd3 store of widgets.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/embedtest"
@@ -23,16 +22,7 @@ import (
 var etcdServer *embedtest.Server
 
 func TestMain(m *testing.M) {
-	etcdServer = embedtest.MustStartServer(embedtest.Options{})
-	code := m.Run()
-	etcdServer.Close()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(embedtest.RunMain(m, &etcdServer, embedtest.Options{}))
 }
 
 // prefixSeq makes prefixes unique across repeated runs (-count) against
