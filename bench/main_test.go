@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/counting"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
@@ -52,9 +53,9 @@ type fixture struct {
 	loader   Loader
 	store    *etcd3.Store
 	// etcd is the etcd3 store, counted.
-	etcd *Counting
+	etcd *counting.Storage
 	// cacheBackend counts what the shared cacher asks the etcd3 store.
-	cacheBackend *Counting
+	cacheBackend *counting.Storage
 	// cache is the shared cacher; nil when no cacher is available.
 	cache     storage.Interface
 	stopCache func()
@@ -84,7 +85,7 @@ func newFixture() (*fixture, error) {
 		f.close()
 		return nil, err
 	}
-	f.etcd = NewCounting(f.store)
+	f.etcd = counting.New(f.store)
 	f.loader = Loader{Client: srv.Client, Codec: testapi.Codec, Key: func(i int) string {
 		return etcdPrefix + "widgets/" + Namespace + "/" + Name(i)
 	}}
@@ -94,7 +95,7 @@ func newFixture() (*fixture, error) {
 		f.close()
 		return nil, err
 	}
-	f.cacheBackend = NewCounting(f.store)
+	f.cacheBackend = counting.New(f.store)
 	f.cache, f.stopCache, err = newCache(ctx, f.cacheBackend)
 	if err != nil {
 		f.close()
@@ -129,7 +130,7 @@ type source struct {
 	name string
 	s    storage.Interface
 	// backend counts the requests that reach the etcd3 store.
-	backend *Counting
+	backend *counting.Storage
 	// streams is the number of etcd watch streams the source holds open
 	// besides those counted during a run (the cacher's own watch).
 	streams int64

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/storage/counting"
 )
 
 // BenchmarkMemory is MEMORY: heap in use after a new cacher has loaded the
@@ -30,7 +32,7 @@ func measureCacheHeap(b *testing.B, f *fixture) float64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	before := liveHeap()
-	c, stop, err := newCache(ctx, NewCounting(f.store))
+	c, stop, err := newCache(ctx, counting.New(f.store))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package cacher_test
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -16,32 +15,6 @@ import (
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
 )
-
-// countingStore counts the calls that reach the wrapped storage.
-type countingStore struct {
-	storage.Interface
-	watches, lists, gets, currentRVs atomic.Int64
-}
-
-func (s *countingStore) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
-	s.watches.Add(1)
-	return s.Interface.Watch(ctx, key, opts)
-}
-
-func (s *countingStore) GetList(ctx context.Context, key string, opts storage.ListOptions, obj runtime.Object) error {
-	s.lists.Add(1)
-	return s.Interface.GetList(ctx, key, opts, obj)
-}
-
-func (s *countingStore) Get(ctx context.Context, key string, opts storage.GetOptions, obj runtime.Object) error {
-	s.gets.Add(1)
-	return s.Interface.Get(ctx, key, opts, obj)
-}
-
-func (s *countingStore) GetCurrentResourceVersion(ctx context.Context) (uint64, error) {
-	s.currentRVs.Add(1)
-	return s.Interface.GetCurrentResourceVersion(ctx)
-}
 
 // countingMetrics counts lagging and terminated watchers.
 type countingMetrics struct {

@@ -1,27 +1,13 @@
 package cacher_test
 
 import (
-	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/counting"
 )
-
-// listCounter counts the GetList calls that reach the underlying store.
-type listCounter struct {
-	storage.Interface
-	lists atomic.Int64
-}
-
-func (l *listCounter) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	l.lists.Add(1)
-	return l.Interface.GetList(ctx, key, opts, listObj)
-}
 
 // TestConsistentListOnIdleCacher: on a store with no writes under the
 // prefix (only one elsewhere in etcd), a consistent list is served from the
@@ -29,7 +15,7 @@ func (l *listCounter) GetList(ctx context.Context, key string, opts storage.List
 // the etcd3 store's progress notifications must reach the cache's watch.
 func TestConsistentListOnIdleCacher(t *testing.T) {
 	prefix := etcdPrefix(t) + "/"
-	store := &listCounter{Interface: newStore(t, prefix, false)}
+	store := counting.New(newStore(t, prefix, false))
 	if err := store.Create(testCtx(t), "/widgets/ns/a", testapi.Make("ns", "a", nil), nil, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -38,14 +24,14 @@ func TestConsistentListOnIdleCacher(t *testing.T) {
 	if _, err := etcd.Client.Put(testCtx(t), prefix+"elsewhere", "x"); err != nil {
 		t.Fatal(err)
 	}
-	before := store.lists.Load()
+	before := store.Counts().Lists
 	start := time.Now()
 	l := &testapi.WidgetList{}
 	if err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, l); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
-	if n := store.lists.Load() - before; n != 0 {
+	if n := store.Counts().Lists - before; n != 0 {
 		t.Fatalf("consistent list went to storage (%d GetList calls) after %v", n, took)
 	}
 	if took > 2*time.Second {

@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/counting"
 )
 
 // gatedStore blocks GetList calls until open is closed.
@@ -35,7 +36,7 @@ func (s *gatedStore) GetList(ctx context.Context, key string, opts storage.ListO
 func TestReadiness(t *testing.T) {
 	raw := newStore(t, embedtest.Prefix(t), false)
 	gate := &gatedStore{Interface: raw, open: make(chan struct{})}
-	counted := &countingStore{Interface: gate}
+	counted := counting.New(gate)
 	c, err := cacher.New(cacher.Config{Storage: counted, ResourcePrefix: "/widgets",
 		NewFunc: testapi.NewWidget, NewListFunc: testapi.NewWidgetList, ReadyWaitTimeout: 50 * time.Millisecond})
 	if err != nil {
@@ -71,11 +72,11 @@ func TestReadiness(t *testing.T) {
 // A list at RV "" sees every write that completed before it, served from
 // memory after one current-revision read.
 func TestConsistentReadFromCache(t *testing.T) {
-	store := &countingStore{Interface: newStore(t, embedtest.Prefix(t), false)}
+	store := counting.New(newStore(t, embedtest.Prefix(t), false))
 	c := startCacher(t, store)
 	for i, n := range names(20) {
 		create(t, store, "ns", n, nil) // straight to etcd
-		lists, currents := store.lists.Load(), store.currentRVs.Load()
+		lists, currents := store.Counts().Lists, store.Counts().CurrentRVs
 		list := &testapi.WidgetList{}
 		if err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{Recursive: true}, list); err != nil {
 			t.Fatal(err)
@@ -83,9 +84,9 @@ func TestConsistentReadFromCache(t *testing.T) {
 		if len(list.Items) != i+1 {
 			t.Fatalf("consistent list after %d creates holds %d items", i+1, len(list.Items))
 		}
-		if store.lists.Load() != lists || store.currentRVs.Load() != currents+1 {
+		if store.Counts().Lists != lists || store.Counts().CurrentRVs != currents+1 {
 			t.Fatalf("consistent list: %d storage lists, %d current-RV reads; want 0 and 1",
-				store.lists.Load()-lists, store.currentRVs.Load()-currents)
+				store.Counts().Lists-lists, store.Counts().CurrentRVs-currents)
 		}
 	}
 }
@@ -94,7 +95,7 @@ func TestConsistentReadFromCache(t *testing.T) {
 // their continue tokens work on the etcd store as well.
 func TestPaginationFromCache(t *testing.T) {
 	raw := newStore(t, embedtest.Prefix(t), false)
-	store := &countingStore{Interface: raw}
+	store := counting.New(raw)
 	c := startCacher(t, store)
 	for _, n := range names(7) {
 		create(t, c, "ns", n, nil)
@@ -108,7 +109,7 @@ func TestPaginationFromCache(t *testing.T) {
 		t.Fatalf("first page: continue %q remaining %v", first.Continue, first.RemainingItemCount)
 	}
 	create(t, c, "ns", "w0001a", nil) // lands between pages: must not show up
-	lists := store.lists.Load()
+	lists := store.Counts().Lists
 	got := itemNames(first)
 	opts.Predicate.Continue = first.Continue
 	for opts.Predicate.Continue != "" {
@@ -122,8 +123,8 @@ func TestPaginationFromCache(t *testing.T) {
 		got = append(got, itemNames(page)...)
 		opts.Predicate.Continue = page.Continue
 	}
-	if !slices.Equal(got, names(7)) || store.lists.Load() != lists {
-		t.Fatalf("pages %v (storage lists %d)", got, store.lists.Load()-lists)
+	if !slices.Equal(got, names(7)) || store.Counts().Lists != lists {
+		t.Fatalf("pages %v (storage lists %d)", got, store.Counts().Lists-lists)
 	}
 	// The cache's token on the etcd store gives the same second page.
 	opts.Predicate.Continue = first.Continue

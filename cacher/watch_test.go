@@ -12,31 +12,32 @@ import (
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/counting"
 )
 
 // A watch resumed from an RV the cache's history holds is served without
 // any request reaching etcd.
 func TestResumeFromCacheWithoutEtcd(t *testing.T) {
-	store := &countingStore{Interface: newStore(t, embedtest.Prefix(t), false)}
+	store := counting.New(newStore(t, embedtest.Prefix(t), false))
 	c := startCacher(t, store)
 	from := create(t, c, "ns", "a", nil)
 	var want []uint64
 	for range 20 {
 		want = append(want, bump(t, c, "ns", "a"))
 	}
-	watches, lists, gets := store.watches.Load(), store.lists.Load(), store.gets.Load()
+	watches, lists, gets := store.Counts().Watches, store.Counts().Lists, store.Counts().Gets
 	w := watchAll(t, c, rvString(from))
 	expectRVs(t, w, want)
-	if store.watches.Load() != watches || store.lists.Load() != lists || store.gets.Load() != gets {
-		t.Fatalf("resume reached etcd: watches %d→%d lists %d→%d gets %d→%d", watches, store.watches.Load(),
-			lists, store.lists.Load(), gets, store.gets.Load())
+	if store.Counts().Watches != watches || store.Counts().Lists != lists || store.Counts().Gets != gets {
+		t.Fatalf("resume reached etcd: watches %d→%d lists %d→%d gets %d→%d", watches, store.Counts().Watches,
+			lists, store.Counts().Lists, gets, store.Counts().Gets)
 	}
 }
 
 // A watch from an RV older than the cache's history is caught up from
 // etcd's history, then continues live from the cache.
 func TestCatchUpFromEtcdHistory(t *testing.T) {
-	store := &countingStore{Interface: newStore(t, embedtest.Prefix(t), false)}
+	store := counting.New(newStore(t, embedtest.Prefix(t), false))
 	c := startCacher(t, store, func(cfg *cacher.Config) {
 		cfg.HistoryMinCapacity, cfg.HistoryMaxCapacity = 8, 8
 	})
@@ -45,10 +46,10 @@ func TestCatchUpFromEtcdHistory(t *testing.T) {
 	for range 40 {
 		want = append(want, bump(t, c, "ns", "a"))
 	}
-	watches := store.watches.Load()
+	watches := store.Counts().Watches
 	w := watchAll(t, c, rvString(from))
 	expectRVs(t, w, want)
-	if got := store.watches.Load() - watches; got != 1 {
+	if got := store.Counts().Watches - watches; got != 1 {
 		t.Fatalf("catch-up used %d storage watches, want 1", got)
 	}
 	live := bump(t, c, "ns", "a")

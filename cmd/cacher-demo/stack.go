@@ -19,6 +19,7 @@ import (
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/counting"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
@@ -46,12 +47,12 @@ type stackConfig struct {
 	bookmarkInterval time.Duration
 }
 
-// stack is etcd → etcd3 store (counted) → cacher → HTTP server.
+// stack is etcd → etcd3 store → counting wrapper (what reaches etcd) → cacher → HTTP server.
 type stack struct {
 	etcd    *embedtest.Server // nil with external endpoints
 	client  *clientv3.Client
 	store   *etcd3.Store
-	counted *countingStorage
+	counted *counting.Storage
 	cacher  *cacher.Cacher
 	srv     *server.Server
 	baseURL string
@@ -93,7 +94,7 @@ func startStack(ctx context.Context, cfg stackConfig) (*stack, error) {
 		return nil, err
 	}
 	s.store = store
-	s.counted = &countingStorage{Interface: store}
+	s.counted = counting.New(store)
 	if err := s.startCacher(ctx, cfg); err != nil {
 		s.close()
 		return nil, err

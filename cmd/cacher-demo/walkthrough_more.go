@@ -60,11 +60,7 @@ func (w *walkthrough) restartAndResume(ctx context.Context) error {
 	if err := w.st.stopCacher(); err != nil {
 		return err
 	}
-	obj := &unstructured.Unstructured{}
-	obj.SetAPIVersion(group + "/" + version)
-	obj.SetKind(kind)
-	obj.SetNamespace(demoNS)
-	obj.SetName("widget-8")
+	obj := newWidgetObject(demoNS, "widget-8")
 	out := &unstructured.Unstructured{}
 	if err := w.st.store.Create(ctx, keyRoot+"/"+demoNS+"/widget-8", obj, out, 0); err != nil {
 		return err
@@ -89,7 +85,7 @@ func (w *walkthrough) restartAndResume(ctx context.Context) error {
 }
 
 func (w *walkthrough) resumeAcrossRestart(ctx context.Context) error {
-	watchesBefore := w.st.counted.watches.Load()
+	watchesBefore := w.st.counted.Counts().Watches
 	wch, err := w.lw.Watch(ctx, metav1.ListOptions{ResourceVersion: w.lastSeen})
 	if err != nil {
 		return err
@@ -108,7 +104,7 @@ func (w *walkthrough) resumeAcrossRestart(ctx context.Context) error {
 	if err := collect(wch, w.history[len(w.history)-1:], eventTimeout, w.sawEvent); err != nil {
 		return err
 	}
-	streams := w.st.counted.watches.Load() - watchesBefore
+	streams := w.st.counted.Counts().Watches - watchesBefore
 	w.n.say("check", "no 410: etcd's history filled the gap (%d catch-up watch on etcd), then the same stream continued live from the cache", streams)
 	if streams < 1 {
 		return fmt.Errorf("the resume did not use etcd's history (catch-up streams: %d)", streams)
@@ -181,11 +177,11 @@ func (w *walkthrough) consistentList(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	listsBefore := w.st.counted.lists.Load()
+	listsBefore := w.st.counted.Counts().Lists
 	if _, _, _, err := timeList(ctx, w.st.cacher, opts); err != nil {
 		return err
 	}
-	fromEtcd := w.st.counted.lists.Load() - listsBefore
+	fromEtcd := w.st.counted.Counts().Lists - listsBefore
 	etcdTime, etcdN, etcdRV, err := timeList(ctx, w.st.store, opts)
 	if err != nil {
 		return err
@@ -212,11 +208,7 @@ func (w *walkthrough) loadBulk(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			for i := g; i < bulkObjects; i += 16 {
-				obj := &unstructured.Unstructured{}
-				obj.SetAPIVersion(group + "/" + version)
-				obj.SetKind(kind)
-				obj.SetNamespace("bulk")
-				obj.SetName(fmt.Sprintf("bulk-%05d", i))
+				obj := newWidgetObject("bulk", fmt.Sprintf("bulk-%05d", i))
 				if err := w.st.store.Create(ctx, keyRoot+"/bulk/"+obj.GetName(), obj, nil, 0); err != nil {
 					errs <- err
 					return
@@ -258,4 +250,14 @@ func objectRV(obj any) string {
 		return ""
 	}
 	return acc.GetResourceVersion()
+}
+
+// newWidgetObject returns an empty Widget named ns/name.
+func newWidgetObject(ns, name string) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion(group + "/" + version)
+	obj.SetKind(kind)
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	return obj
 }
