@@ -8,7 +8,6 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/storage"
@@ -24,51 +23,13 @@ type listPlan struct {
 
 // planList validates the RV, RV match and continue options of a list.
 func (s *Store) planList(keyPrefix string, opts storage.ListOptions) (listPlan, error) {
-	p := listPlan{startKey: keyPrefix}
-	if opts.Recursive && opts.Predicate.Continue != "" {
-		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
-			return p, storage.NewInvalidArgumentError("specifying resource version is not allowed when using continue", nil)
-		}
-		start, rv, err := storage.DecodeContinue(opts.Predicate.Continue, keyPrefix)
-		if err != nil {
-			return p, storage.NewInvalidArgumentError("invalid continue token", err)
-		}
-		p.startKey, p.fromContinue = start, true
-		if rv > 0 {
-			p.withRev = rv
-		}
-		return p, nil
-	}
-	if opts.ResourceVersion == "" {
-		switch opts.ResourceVersionMatch {
-		case "", metav1.ResourceVersionMatchNotOlderThan:
-			return p, nil
-		case metav1.ResourceVersionMatchExact:
-			return p, storage.NewInvalidArgumentError("resourceVersionMatch=Exact needs a resourceVersion", nil)
-		}
-		return p, storage.NewInvalidArgumentError(fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch), nil)
-	}
-	rv, err := s.versioner.ParseResourceVersion(opts.ResourceVersion)
+	r, err := storage.ParseListRequest(opts, keyPrefix, s.versioner)
 	if err != nil {
-		return p, err
+		return listPlan{}, err
 	}
-	switch opts.ResourceVersionMatch {
-	case metav1.ResourceVersionMatchNotOlderThan:
-		p.minRV = rv
-	case metav1.ResourceVersionMatchExact:
-		if rv == 0 {
-			return p, storage.NewInvalidArgumentError("resourceVersionMatch=Exact needs a resourceVersion other than 0", nil)
-		}
-		p.withRev = int64(rv)
-	case "":
-		// Legacy: a limited recursive list at N is an exact read.
-		if opts.Recursive && opts.Predicate.Limit > 0 && rv > 0 {
-			p.withRev = int64(rv)
-		} else {
-			p.minRV = rv
-		}
-	default:
-		return p, storage.NewInvalidArgumentError(fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch), nil)
+	p := listPlan{withRev: int64(r.Exact), minRV: r.MinRV, startKey: keyPrefix}
+	if r.StartKey != "" {
+		p.startKey, p.fromContinue = r.StartKey, true
 	}
 	return p, nil
 }
