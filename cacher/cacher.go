@@ -157,12 +157,40 @@ func (c *Cacher) GetCurrentResourceVersion(ctx context.Context) (uint64, error) 
 	return c.store.GetCurrentResourceVersion(ctx)
 }
 
-// NotifyCompacted tells the cacher that the storage compacted its history
-// at rev (for example from the etcd3 Compactor): lists at an exact RV below
-// rev and watches from an RV below rev-1 are then answered by the storage,
-// which reports 410 Gone, rather than from the cache's older state.
-func (c *Cacher) NotifyCompacted(rev int64) {
+// CompactRevision implements storage.Interface: the storage's compacted
+// revision (etcd's, whoever compacted it). Exact lists, continue tokens and
+// watches below it answer 410 Gone even when the cache still holds that
+// state.
+func (c *Cacher) CompactRevision() int64 {
+	rev := c.store.CompactRevision()
 	if rev > 0 {
 		c.cache.Compact(uint64(rev))
 	}
+	return max(rev, int64(c.cache.Compacted()))
+}
+
+// learnCompaction brings the cache's record of the storage's compaction up
+// to date before a read or watch at rv is answered from memory. With fresh
+// set, or for an rv older than the cache's newest state, it asks the storage
+// now (when the storage can), so that 410 means exactly "etcd compacted rv",
+// on every replica alike; otherwise knowledge at most about a second old is
+// enough, since etcd compacts only revisions it has already passed.
+func (c *Cacher) learnCompaction(ctx context.Context, rv uint64, fresh bool) error {
+	if rv < c.cache.Compacted() {
+		return nil
+	}
+	cur, _ := c.cache.RV()
+	r, ok := c.store.(storage.CompactRevisionRefresher)
+	if !ok || (!fresh && rv >= cur) {
+		c.CompactRevision()
+		return nil
+	}
+	rev, err := r.RefreshCompactRevision(ctx)
+	if err != nil {
+		return err
+	}
+	if rev > 0 {
+		c.cache.Compact(uint64(rev))
+	}
+	return nil
 }

@@ -29,11 +29,7 @@ func newCacherEnv(unstructured bool) func(t *testing.T) *storagetest.Env {
 			Client:         etcd.Client,
 			EtcdPrefix:     etcdPrefix(t),
 			Compact: func(ctx context.Context, rev int64) error {
-				if err := etcd.Compact(ctx, rev); err != nil {
-					return err
-				}
-				c.NotifyCompacted(rev)
-				return nil
+				return etcd.Compact(ctx, rev)
 			},
 			Unstructured: unstructured,
 		}

@@ -26,10 +26,11 @@
 //     never killed: when its buffer is full it leaves live dispatch, catches
 //     up from history at its own pace and rejoins.
 //
-//   - Compaction: the cacher cannot see etcd's compactions through
-//     storage.Interface; NotifyCompacted (called by whoever compacts, such as
-//     the etcd3 Compactor's owner) makes exact lists and watches below the
-//     compacted revision answer 410 as etcd would.
+//   - Compaction: the storage's CompactRevision reports etcd's compactions,
+//     whoever made them; before an exact list, a continue token or a watch
+//     from an RV older than the cache's newest is served from memory, the
+//     cacher asks the storage (storage.CompactRevisionRefresher), so 410
+//     means exactly that etcd compacted the RV, on every replica alike.
 //
 //   - Positions: the cache's RV is the newest revision it holds completely
 //     (a revision's events arrive one by one); bookmarks and list RVs use it.

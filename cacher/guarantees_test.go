@@ -35,11 +35,7 @@ func TestWatchGuarantees(t *testing.T) {
 		NewFunc:        testapi.NewWidget,
 		GetAttrs:       testapi.GetAttrs,
 		Compact: func(ctx context.Context, rev int64) error {
-			if err := etcd.Compact(ctx, rev); err != nil {
-				return err
-			}
-			c.NotifyCompacted(rev)
-			return nil
+			return etcd.Compact(ctx, rev)
 		},
 	}, storagetest.GuaranteeOptions{})
 }

@@ -118,6 +118,9 @@ func (c *Cacher) listFromCache(ctx context.Context, plan listPlan, q watchcache.
 		if err := c.waitFresh(ctx, plan.exact, c.cfg.FreshWaitTimeout); err != nil {
 			return watchcache.ListResult{}, err
 		}
+		if err := c.learnCompaction(ctx, plan.exact, true); err != nil {
+			return watchcache.ListResult{}, err
+		}
 		res, err := c.cache.List(plan.exact, watchcache.Exact, q)
 		if errors.Is(err, storage.ErrGone) {
 			return res, errDelegate

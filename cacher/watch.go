@@ -99,6 +99,9 @@ func (c *Cacher) planWatch(ctx context.Context, w *watcher, rv uint64, opts stor
 	}
 	// A client RV that etcd has compacted gets etcd's answer (410), even
 	// if the cache still holds the events after it.
+	if err := c.learnCompaction(ctx, rv, false); err != nil {
+		return watchPlan{}, err
+	}
 	if compacted := c.cache.Compacted(); rv+1 < compacted {
 		return watchPlan{pos: rv, storageFirst: true}, nil
 	}

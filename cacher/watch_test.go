@@ -145,7 +145,6 @@ func TestLaggingWatcherCompactedGets410(t *testing.T) {
 	if err := etcd.Compact(testCtx(t), int64(last)); err != nil {
 		t.Fatal(err)
 	}
-	c.NotifyCompacted(int64(last))
 	prev := from
 	for {
 		ev := next(t, w, 10*time.Second)

@@ -75,6 +75,22 @@ type Interface interface {
 	// GetCurrentResourceVersion returns etcd's current revision with a
 	// quorum read.
 	GetCurrentResourceVersion(ctx context.Context) (uint64, error)
+
+	// CompactRevision returns the newest revision etcd is known to have
+	// compacted its history to, whoever compacted it; 0 if none. Watches
+	// from an RV below it, exact lists and continue tokens at an RV below it
+	// answer 410 Gone.
+	CompactRevision() int64
+}
+
+// CompactRevisionRefresher is implemented by storages that can ask their
+// backend for its compacted revision on demand, for decisions that must not
+// rely on knowledge even a second old (the cacher's exact lists, continue
+// tokens and watches from an old RV).
+type CompactRevisionRefresher interface {
+	// RefreshCompactRevision asks the backend now and returns its
+	// compacted revision.
+	RefreshCompactRevision(ctx context.Context) (int64, error)
 }
 
 // GetOptions are the options of Get.

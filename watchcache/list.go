@@ -144,9 +144,9 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 		known, haveKnown = st.remaining.get(q.Key, from)
 	}
 	st.ascend(q, func(el *Element) bool {
-		if q.Filter != nil && !q.Filter(el) {
-			return true
-		}
+		// A full page has more when any key follows it, matching or not:
+		// the etcd3 store (and Kubernetes) answer the same, and the scan
+		// stops at once instead of looking for one more match.
 		if q.Limit > 0 && len(res.Items) >= q.Limit {
 			if !res.More {
 				res.More, res.NextKey = true, res.Items[len(res.Items)-1].Key+"\x00"
@@ -160,6 +160,9 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 				}
 			}
 			res.Remaining++
+			return true
+		}
+		if q.Filter != nil && !q.Filter(el) {
 			return true
 		}
 		res.Items = append(res.Items, el)

@@ -121,3 +121,12 @@ func (s *Storage) RequestWatchProgress(ctx context.Context) error {
 	s.progress.Add(1)
 	return s.Interface.RequestWatchProgress(ctx)
 }
+
+// RefreshCompactRevision implements storage.CompactRevisionRefresher when
+// the wrapped storage does; otherwise it returns CompactRevision.
+func (s *Storage) RefreshCompactRevision(ctx context.Context) (int64, error) {
+	if r, ok := s.Interface.(storage.CompactRevisionRefresher); ok {
+		return r.RefreshCompactRevision(ctx)
+	}
+	return s.Interface.CompactRevision(), nil
+}

@@ -39,6 +39,7 @@ func (s *Store) interpret(ctx context.Context, err error, key string, rev int64,
 	}
 	switch {
 	case errors.Is(err, rpctypes.ErrCompacted):
+		s.compaction.invalidate()
 		e := storage.NewGoneError(rev, 0)
 		e.Key, e.Err = key, err
 		return e

@@ -85,6 +85,7 @@ type Store struct {
 	transformer    value.Transformer
 	versioner      storage.Versioner
 	leases         *leaseManager
+	compaction     *compactionTracker
 	watchBuffer    int
 	maxListBatch   int64
 	initialBatch   int64
@@ -158,6 +159,7 @@ func New(cfg Config) (*Store, error) {
 		maxObjects = DefaultLeaseMaxObjects
 	}
 	s.leases = newLeaseManager(cfg.Client, reuse, maxObjects, time.Now)
+	s.compaction = newCompactionTracker(cfg.Client, s.resourceRangePrefix())
 	return s, nil
 }
 
@@ -256,4 +258,22 @@ func (s *Store) RequestWatchProgress(ctx context.Context) error {
 		return s.interpret(ctx, err, "", 0, "request watch progress")
 	}
 	return nil
+}
+
+// CompactRevision implements storage.Interface: the revision etcd has
+// compacted its history to (0 if none), whoever compacted it. The value is
+// at most about a second old, and exact right after an operation of this
+// store failed because of a compaction (see compactionTracker).
+func (s *Store) CompactRevision() int64 {
+	return s.compaction.current()
+}
+
+// RefreshCompactRevision implements storage.CompactRevisionRefresher: it
+// asks etcd now (one small range while nothing new was compacted).
+func (s *Store) RefreshCompactRevision(ctx context.Context) (int64, error) {
+	rev, err := s.compaction.refresh(ctx)
+	if err != nil {
+		return rev, s.interpret(ctx, err, "", 0, "compact revision")
+	}
+	return rev, nil
 }

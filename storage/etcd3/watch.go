@@ -179,6 +179,7 @@ func (w *watcher) run() {
 				return
 			}
 			if from == w.startRev && wres.CompactRevision == w.startRev+1 {
+				w.s.compaction.observed(wres.CompactRevision)
 				// Only the extra early revision was compacted: the requested
 				// history is all there.
 				from = w.startRev + 1
@@ -208,6 +209,7 @@ func (w *watcher) openEtcdWatch(from int64) clientv3.WatchChan {
 func (w *watcher) handle(wres clientv3.WatchResponse) bool {
 	if err := wres.Err(); err != nil {
 		if wres.CompactRevision != 0 {
+			w.s.compaction.observed(wres.CompactRevision)
 			e := storage.NewGoneError(w.startRev, wres.CompactRevision)
 			e.Key, e.Err = w.key, err
 			w.sendError(e)

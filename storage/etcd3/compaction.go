@@ -1,0 +1,157 @@
+package etcd3
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// compactionRefreshAge is how old the store's knowledge of etcd's compacted
+// revision may get before CompactRevision asks etcd again.
+const compactionRefreshAge = time.Second
+
+// compactionProbeTimeout bounds a probe started by CompactRevision, which
+// has no context of its own.
+const compactionProbeTimeout = 2 * time.Second
+
+// compactionTracker knows the revision etcd has compacted its history to,
+// whoever compacted it (a Compactor in any process, etcdctl, or etcd's own
+// auto-compaction).
+//
+// etcd does not publish its compacted revision, so the tracker asks: a
+// count-only range of one key at the last known compacted revision
+// succeeds while nothing newer was compacted (one small round trip). When
+// it fails with ErrCompacted, the new revision is found from the hint that
+// Kubernetes-style compactors (and this package's Compactor) leave in the
+// coordination key, or by bisecting the revisions in between (about
+// log2(revisions since the last compaction) small ranges, once per
+// compaction). Watch responses that report a compaction raise the value for
+// free. A probe runs at most once per compactionRefreshAge unless an
+// operation saw ErrCompacted, which marks the knowledge stale at once, so a
+// read that just failed with 410 is followed by an exact CompactRevision.
+type compactionTracker struct {
+	client   *clientv3.Client
+	probeKey string // a key to range over (its existence does not matter)
+	hintKey  string // the compactors' coordination key
+
+	mu        sync.Mutex
+	rev       int64
+	checkedAt time.Time
+	stale     bool
+}
+
+func newCompactionTracker(client *clientv3.Client, probeKey string) *compactionTracker {
+	return &compactionTracker{client: client, probeKey: probeKey, hintKey: DefaultCompactKey, stale: true}
+}
+
+// current returns the compacted revision, probing etcd first when the last
+// probe is older than compactionRefreshAge or the knowledge is stale. A
+// failed probe keeps the last known value.
+func (t *compactionTracker) current() int64 {
+	t.mu.Lock()
+	fresh := !t.stale && time.Since(t.checkedAt) < compactionRefreshAge
+	rev := t.rev
+	t.mu.Unlock()
+	if fresh {
+		return rev
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), compactionProbeTimeout)
+	defer cancel()
+	rev, _ = t.refresh(ctx)
+	return rev
+}
+
+// refresh probes etcd now and returns the compacted revision.
+func (t *compactionTracker) refresh(ctx context.Context) (int64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rev, err := t.probe(ctx, t.rev)
+	if err != nil {
+		return t.rev, err
+	}
+	t.rev = max(t.rev, rev)
+	t.checkedAt, t.stale = time.Now(), false
+	return t.rev, nil
+}
+
+// observed records a compacted revision reported by etcd (a watch response).
+func (t *compactionTracker) observed(rev int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rev = max(t.rev, rev)
+}
+
+// invalidate makes the next current() ask etcd: an operation saw ErrCompacted.
+func (t *compactionTracker) invalidate() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stale = true
+}
+
+// readableAt reports whether etcd still serves a range at rev.
+func (t *compactionTracker) readableAt(ctx context.Context, rev int64) (bool, error) {
+	_, err := t.client.KV.Get(ctx, t.probeKey, clientv3.WithRev(rev), clientv3.WithCountOnly())
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, rpctypes.ErrCompacted):
+		return false, nil
+	}
+	return false, err
+}
+
+// probe finds etcd's compacted revision, known to be at least known: the
+// lowest revision a range can still be served at (etcd serves ranges at
+// its compacted revision and refuses older ones).
+func (t *compactionTracker) probe(ctx context.Context, known int64) (int64, error) {
+	ok, err := t.readableAt(ctx, max(known, 1))
+	if err != nil || ok {
+		return known, err
+	}
+	// Compacted past known. The coordination key usually names the target.
+	resp, err := t.client.KV.Get(ctx, t.hintKey)
+	if err != nil {
+		return known, err
+	}
+	hi := resp.Header.Revision // ranges at the current revision always work
+	if len(resp.Kvs) == 1 {
+		if hint, perr := strconv.ParseInt(string(resp.Kvs[0].Value), 10, 64); perr == nil && hint > known && hint <= hi {
+			atHint, err := t.readableAt(ctx, hint)
+			if err != nil {
+				return known, err
+			}
+			if atHint {
+				below, err := t.readableAt(ctx, hint-1)
+				if err != nil {
+					return known, err
+				}
+				if !below {
+					return hint, nil
+				}
+				hi = hint - 1
+			} else {
+				known = hint
+			}
+		}
+	}
+	// Bisect: lo is not readable, hi is.
+	lo := max(known, 1)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := t.readableAt(ctx, mid)
+		if err != nil {
+			return known, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
