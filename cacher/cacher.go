@@ -36,11 +36,15 @@ type Cacher struct {
 	// progressWanted asks the progress loop for a progress request now.
 	progressWanted chan struct{}
 
-	runMu   sync.Mutex
-	runCtx  context.Context // set by Run; ends every watcher
-	started bool
-	stopped bool
-	wg      sync.WaitGroup // watcher goroutines
+	runMu  sync.Mutex
+	runCtx context.Context // set by Run; ends every watcher
+	// watchersCtx is the parent of every watcher's context (a child of
+	// runCtx); abortWatchers ends them all with a cause (see reinitialize).
+	watchersCtx   context.Context
+	abortWatchers context.CancelCauseFunc
+	started       bool
+	stopped       bool
+	wg            sync.WaitGroup // watcher goroutines
 }
 
 var _ storage.Interface = (*Cacher)(nil)
@@ -78,6 +82,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 		return ErrAlreadyStarted
 	}
 	c.started, c.runCtx = true, ctx
+	c.watchersCtx, c.abortWatchers = context.WithCancelCause(ctx)
 	c.runMu.Unlock()
 
 	var own sync.WaitGroup
@@ -88,6 +93,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 	own.Wait()
 	c.runMu.Lock()
 	c.stopped = true
+	c.abortWatchers(nil)
 	c.runMu.Unlock()
 	c.wg.Wait()
 	return nil
@@ -101,7 +107,7 @@ func (c *Cacher) startWatcher(reqCtx context.Context, fn func(ctx context.Contex
 	if !c.started || c.stopped || c.runCtx.Err() != nil {
 		return nil, &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "cacher is not running"}
 	}
-	ctx, cancel := context.WithCancel(c.runCtx)
+	ctx, cancel := context.WithCancel(c.watchersCtx)
 	stop := context.AfterFunc(reqCtx, cancel)
 	c.wg.Go(func() {
 		defer stop()

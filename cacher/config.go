@@ -26,6 +26,7 @@ const (
 	DefaultBookmarkInterval      = time.Minute
 	DefaultProgressInterval      = time.Second
 	DefaultCatchUpBatch          = 256
+	DefaultWatchRecoveryTimeout  = 2 * time.Second
 )
 
 // Config configures a Cacher. Storage, ResourcePrefix, NewFunc and
@@ -75,6 +76,12 @@ type Config struct {
 	CatchUpBatch int
 	// ReadyWaitTimeout is how long reads and watches wait for the first list (0: 3 s).
 	ReadyWaitTimeout time.Duration
+	// WatchRecoveryTimeout is how long the cache's storage watch may keep
+	// failing without progress (an undecodable value, a failing
+	// transformer) before the cacher ends every watch with an error event
+	// and re-initialises from a fresh list (0: 2 s). Outages of the storage
+	// (unreachable, timeouts) do not count: they are waited out.
+	WatchRecoveryTimeout time.Duration
 	// FreshWaitTimeout is how long a read or watch at RV N waits for the
 	// cache to reach N before a too-large-RV error (0: 3 s).
 	FreshWaitTimeout time.Duration
@@ -126,6 +133,7 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.CatchUpBatch, DefaultCatchUpBatch)
 	setDefault(&c.CatchUpWaitTimeout, DefaultCatchUpWaitTimeout)
 	setDefault(&c.ReadyWaitTimeout, DefaultReadyWaitTimeout)
+	setDefault(&c.WatchRecoveryTimeout, DefaultWatchRecoveryTimeout)
 	setDefault(&c.FreshWaitTimeout, DefaultFreshWaitTimeout)
 	setDefault(&c.ConsistentReadTimeout, DefaultConsistentReadTimeout)
 	setDefault(&c.BookmarkInterval, DefaultBookmarkInterval)

@@ -16,13 +16,14 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
-// countingMetrics counts lagging and terminated watchers.
+// countingMetrics counts lagging and terminated watchers and re-initialisations.
 type countingMetrics struct {
 	cacher.NoopMetrics
-	lagged, terminated atomic.Int64
+	lagged, terminated, reinitialized atomic.Int64
 }
 
 func (m *countingMetrics) WatcherLagged()           { m.lagged.Add(1) }
+func (m *countingMetrics) Reinitialized()           { m.reinitialized.Add(1) }
 func (m *countingMetrics) WatcherTerminated(string) { m.terminated.Add(1) }
 
 func key(ns, name string) string { return "/widgets/" + ns + "/" + name }

@@ -24,6 +24,9 @@ type Metrics interface {
 	ListServed(source string)
 	// ReadWait observes how long a read waited for the cache to be fresh.
 	ReadWait(d time.Duration)
+	// Reinitialized counts a re-initialisation of the cache after its
+	// storage watch kept failing.
+	Reinitialized()
 }
 
 // NoopMetrics discards everything.
@@ -50,6 +53,9 @@ func (NoopMetrics) ListServed(string) {}
 // ReadWait implements Metrics.
 func (NoopMetrics) ReadWait(time.Duration) {}
 
+// Reinitialized implements Metrics.
+func (NoopMetrics) Reinitialized() {}
+
 // PrometheusMetrics exports Metrics as Prometheus collectors labelled with
 // the resource.
 type PrometheusMetrics struct {
@@ -60,6 +66,7 @@ type PrometheusMetrics struct {
 	rv                   prometheus.Gauge
 	lists                *prometheus.CounterVec
 	readWait             prometheus.Histogram
+	reinitialized        prometheus.Counter
 }
 
 // NewPrometheusMetrics creates the collectors for resource and registers
@@ -80,8 +87,10 @@ func NewPrometheusMetrics(reg prometheus.Registerer, resource string) (*Promethe
 		readWait: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "listwatch", Subsystem: "cacher",
 			Name: "read_wait_seconds", Help: "Time reads waited for the cache to be fresh.", ConstLabels: labels,
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
+		reinitialized: prometheus.NewCounter(prometheus.CounterOpts(opts("reinitializations_total",
+			"Re-initialisations of the watch cache after its storage watch kept failing."))),
 	}
-	for _, c := range []prometheus.Collector{m.received, m.dispatched, m.watchers, m.lagged, m.terminated, m.rv, m.lists, m.readWait} {
+	for _, c := range []prometheus.Collector{m.received, m.dispatched, m.watchers, m.lagged, m.terminated, m.rv, m.lists, m.readWait, m.reinitialized} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -100,6 +109,9 @@ func (m *PrometheusMetrics) WatchersChanged(delta int) { m.watchers.Add(float64(
 
 // WatcherLagged implements Metrics.
 func (m *PrometheusMetrics) WatcherLagged() { m.lagged.Inc() }
+
+// Reinitialized implements Metrics.
+func (m *PrometheusMetrics) Reinitialized() { m.reinitialized.Inc() }
 
 // WatcherTerminated implements Metrics.
 func (m *PrometheusMetrics) WatcherTerminated(reason string) {

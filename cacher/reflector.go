@@ -41,6 +41,7 @@ func (c *Cacher) reflect(ctx context.Context) {
 	var rv uint64
 	var pending *listing
 	relist := true
+	var failing failureClock
 	for ctx.Err() == nil {
 		if relist {
 			l, err := c.list(ctx)
@@ -51,6 +52,7 @@ func (c *Cacher) reflect(ctx context.Context) {
 			}
 			pending, rv, relist = l, l.rv, false
 		}
+		before := rv
 		progressed, err := c.watchFrom(ctx, rv, &pending)
 		if ctx.Err() != nil {
 			return
@@ -64,8 +66,18 @@ func (c *Cacher) reflect(ctx context.Context) {
 		if progressed {
 			b.reset()
 		}
+		// Progress for recovery is the cache's RV moving: a resumed watch
+		// replays the revision it broke in, which the cache ignores.
+		if rv > before {
+			failing.reset()
+		}
+		if !relist && failing.failed(err) >= c.cfg.WatchRecoveryTimeout {
+			c.reinitialize(err, failing.failed(err))
+			failing.reset()
+			relist = true
+		}
 		c.log.Info("cacher: watch ended, resuming", "prefix", c.prefix, "rv", rv, "relist", relist, "err", err)
-		b.wait(ctx)
+		b.waitAtMost(ctx, failing.left(c.cfg.WatchRecoveryTimeout))
 	}
 }
 
@@ -230,9 +242,12 @@ type backoff struct {
 
 func (b *backoff) reset() { b.cur = 0 }
 
-func (b *backoff) wait(ctx context.Context) {
+func (b *backoff) wait(ctx context.Context) { b.waitAtMost(ctx, b.max) }
+
+// waitAtMost waits for the next delay, but no longer than limit.
+func (b *backoff) waitAtMost(ctx context.Context, limit time.Duration) {
 	b.cur = min(max(b.cur*2, b.min), b.max)
-	t := time.NewTimer(b.cur)
+	t := time.NewTimer(max(min(b.cur, limit), 0))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

@@ -73,7 +73,8 @@ func (c *Cacher) newWatcher(key string, opts storage.ListOptions) *watcher {
 		emptyPred: opts.Predicate.Empty(), bookmarks: opts.Predicate.AllowWatchBookmarks,
 		progressNotify: opts.ProgressNotify,
 		input:          newEventQueue(c.cfg.WatcherBufferSize),
-		lagged:         make(chan struct{}, 1), result: make(chan watch.Event, 16), done: make(chan struct{})}
+		lagged:         make(chan struct{}, 1), result: make(chan watch.Event, 16), done: make(chan struct{}),
+		stopped: make(chan struct{})}
 	if w.recursive {
 		w.prefix = recursivePrefix(key)
 	}

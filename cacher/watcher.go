@@ -2,6 +2,7 @@ package cacher
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -43,7 +44,9 @@ type watcher struct {
 	// result carries events to the client; closed by run on exit.
 	result chan watch.Event
 	// done is closed by run after result.
-	done     chan struct{}
+	done chan struct{}
+	// stopped is closed by Stop, before the context is cancelled.
+	stopped  chan struct{}
 	cancel   context.CancelFunc
 	stopOnce sync.Once
 
@@ -66,6 +69,7 @@ func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
 // result channel is closed. Safe to call more than once.
 func (w *watcher) Stop() {
 	w.stopOnce.Do(func() {
+		close(w.stopped)
 		if w.cancel != nil {
 			w.cancel()
 		}
@@ -109,6 +113,9 @@ func (w *watcher) run(ctx context.Context) {
 		w.c.reg.remove(w)
 		w.c.dispatchMu.Unlock()
 		w.c.releaseSlot(w.plan.slotHeld)
+		if cause := context.Cause(ctx); errors.Is(cause, errReinitialized) {
+			w.sendFinalError(cause)
+		}
 		close(w.result)
 		close(w.done)
 		w.c.cfg.Metrics.WatchersChanged(-1)

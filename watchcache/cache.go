@@ -108,6 +108,15 @@ func (c *Cache) Replace(objs []runtime.Object, rv uint64) error {
 	return nil
 }
 
+// Invalidate marks the cache not ready, as before its first Replace, until
+// the next Replace: its owner can no longer keep it up to date (its
+// content is kept, but WaitUntilFresh and readiness report not ready).
+func (c *Cache) Invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ready = false
+}
+
 // Apply records an Added, Modified or Deleted event of obj at rv and
 // returns it. rv must not be below the newest event's RV. Replays are
 // ignored (the result is nil without error): events at or below RV(), and

@@ -1,0 +1,94 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// errReinitialized is the cause with which every watcher's context ends
+// when the cacher re-initialises; the watcher then ends with an error event.
+var errReinitialized = errors.New("cacher: watch cache re-initialised")
+
+// finalErrorTimeout bounds how long a watcher ended by a re-initialisation
+// waits for its client to take the error event.
+const finalErrorTimeout = 5 * time.Second
+
+// failureClock measures how long the cache's storage watch has been failing
+// without progress. Storage outages are not counted: they end by
+// themselves, and ending every watch for them would only make every client
+// relist when the storage comes back.
+type failureClock struct {
+	since time.Time
+}
+
+// failed records a failed attempt (err != nil) and returns how long the
+// watch has been failing; 0 for errors that do not count.
+func (f *failureClock) failed(err error) time.Duration {
+	if err == nil || errors.Is(err, errRelist) || errors.Is(err, context.Canceled) || outage(err) {
+		return 0
+	}
+	if f.since.IsZero() {
+		f.since = time.Now()
+	}
+	return max(time.Since(f.since), time.Nanosecond)
+}
+
+// outage reports whether err says the storage is unreachable or slow
+// (directly, or as the Status of a storage watch's error event).
+func outage(err error) bool {
+	return storage.IsCode(err, storage.CodeUnreachable) || storage.IsCode(err, storage.CodeTimeout) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
+}
+
+// left returns how long may still pass before a failing watch must be
+// recovered from; the full timeout when nothing is failing.
+func (f *failureClock) left(timeout time.Duration) time.Duration {
+	if f.since.IsZero() {
+		return timeout
+	}
+	return timeout - time.Since(f.since)
+}
+
+func (f *failureClock) reset() { f.since = time.Time{} }
+
+// reinitialize gives up on the cache's current content after its storage
+// watch kept failing for failingFor with cause (the same event cannot be
+// decoded, say): the cache stops being ready (reads go to the storage,
+// watches wait for the next list or answer not-ready), every watch ends
+// with an error event so its client relists, and the reflector lists
+// afresh. The new list starts after the failing revision, or fails naming
+// the corrupt keys while they remain.
+func (c *Cacher) reinitialize(cause error, failingFor time.Duration) {
+	rv, _ := c.cache.RV()
+	c.log.Error("cacher: storage watch keeps failing; ending every watch and re-initialising the cache",
+		"prefix", c.prefix, "rv", rv, "failingFor", failingFor, "err", cause)
+	c.cfg.Metrics.Reinitialized()
+	c.cache.Invalidate()
+	c.runMu.Lock()
+	abort := c.abortWatchers
+	c.watchersCtx, c.abortWatchers = context.WithCancelCause(c.runCtx)
+	c.runMu.Unlock()
+	abort(fmt.Errorf("%w: the storage watch of %s failed for %v at resource version %d: %w",
+		errReinitialized, c.prefix, failingFor.Round(time.Millisecond), rv, cause))
+}
+
+// sendFinalError ends a watch aborted by reinitialize with an error event
+// (500 InternalError naming the cause), unless its client stops first.
+func (w *watcher) sendFinalError(cause error) {
+	w.c.cfg.Metrics.WatcherTerminated("reinitialized")
+	st := apierrors.NewInternalError(cause).Status()
+	t := time.NewTimer(finalErrorTimeout)
+	defer t.Stop()
+	select {
+	case w.result <- watch.Event{Type: watch.Error, Object: &st}:
+	case <-w.stopped:
+	case <-t.C:
+	}
+}

@@ -1,0 +1,67 @@
+package cacher_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// When the cache's storage watch keeps failing on the same undecodable
+// value, the cacher ends every watch with an error event naming the cause
+// within about WatchRecoveryTimeout, counts the re-initialisation, and
+// serves reads again once the value is gone.
+func TestRecoveryFromRepeatingWatchError(t *testing.T) {
+	prefix := embedtest.Prefix(t)
+	m := &countingMetrics{}
+	c := startCacher(t, newStore(t, prefix, false), func(cfg *cacher.Config) {
+		cfg.Metrics = m
+		cfg.WatchRecoveryTimeout = 500 * time.Millisecond
+	})
+	create(t, c, "ns", "foo", nil)
+	from := create(t, c, "ns", "bar", nil)
+	watches := []watch.Interface{watchAll(t, c, rvString(from)), watchAll(t, c, "0")}
+	if _, err := etcd.Client.Put(testCtx(t), etcdPrefix(t)+key("ns", "foo"), "\x00 undecodable"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for i, w := range watches {
+		for {
+			ev := next(t, w, 10*time.Second)
+			if ev.Type != watch.Error {
+				continue // watch 1 starts with its initial ADDED events
+			}
+			st, ok := ev.Object.(*metav1.Status)
+			if !ok || st.Code != 500 || !strings.Contains(st.Message, "cannot be decoded") {
+				t.Fatalf("watch %d: error event %#v, want 500 naming the decoding failure", i, ev.Object)
+			}
+			break
+		}
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("watchers told after %v", d)
+	}
+	if n := m.reinitialized.Load(); n != 1 {
+		t.Errorf("Reinitialized counted %d times, want 1", n)
+	}
+	// While foo cannot be decoded the cache cannot be listed: watches
+	// answer not ready instead of serving the frozen state.
+	if _, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true}); !storage.IsCode(err, storage.CodeNotReady) {
+		t.Fatalf("watch during re-initialisation: %v, want not ready", err)
+	}
+	if _, err := etcd.Client.Delete(testCtx(t), etcdPrefix(t)+key("ns", "foo")); err != nil {
+		t.Fatal(err)
+	}
+	rv := create(t, c, "ns", "baz", nil)
+	w := watchAll(t, c, rvString(rv))
+	create(t, c, "ns", "qux", nil)
+	if ev := next(t, w, 10*time.Second); ev.Type != watch.Added {
+		t.Fatalf("after recovery: %s, want ADDED", ev.Type)
+	}
+}
