@@ -107,6 +107,12 @@ func (r *registry) add(w *watcher) {
 	set[w] = struct{}{}
 }
 
+// has reports whether w is in live dispatch.
+func (r *registry) has(w *watcher) bool {
+	_, ok := r.all[w]
+	return ok
+}
+
 func (r *registry) remove(w *watcher) {
 	if _, ok := r.all[w]; !ok {
 		return

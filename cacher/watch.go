@@ -3,6 +3,7 @@ package cacher
 import (
 	"context"
 	"errors"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,6 +49,9 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 		return nil, err
 	}
 	w := c.newWatcher(key, opts)
+	if deadline, ok := ctx.Deadline(); ok && w.bookmarks {
+		w.bookmarkAt = deadlineBookmarkTime(time.Now(), deadline)
+	}
 	if w.plan, err = c.planWatch(ctx, w, rv, opts); err != nil {
 		return nil, err
 	}

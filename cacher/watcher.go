@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,6 +30,9 @@ type watcher struct {
 	bookmarks bool // the client allows bookmarks
 	// progressNotify: the client asked for storage progress notifications.
 	progressNotify bool
+	// bookmarkAt is when to send the bookmark that precedes the watch's
+	// deadline (zero: none; see deadlineBookmarkTime).
+	bookmarkAt time.Time
 
 	// input is the queue of live events, filled without blocking by the
 	// dispatcher while the watcher is registered; never closed.
@@ -134,10 +138,20 @@ func (w *watcher) run(ctx context.Context) {
 // live follows live dispatch until the watcher lags (true) or ends (false).
 func (w *watcher) live(ctx context.Context) bool {
 	var batch []*watchcache.Event
+	var beforeDeadline <-chan time.Time
+	if !w.bookmarkAt.IsZero() {
+		t := time.NewTimer(time.Until(w.bookmarkAt))
+		defer t.Stop()
+		beforeDeadline = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return false
+		case <-beforeDeadline:
+			beforeDeadline = nil
+			w.bookmarkAt = time.Time{}
+			w.c.queueBookmark(w)
 		case <-w.input.ready:
 			batch = w.input.takeAll(batch)
 			for _, ev := range batch {
@@ -282,4 +296,32 @@ func (c *Cacher) objectRV(obj runtime.Object) uint64 {
 		return 0
 	}
 	return rv
+}
+
+// deadlineBookmarkLead is how long before a watch's deadline its last
+// bookmark is sent (as Kubernetes' cacher does), so that a client whose
+// watch times out can resume from a recent RV even when nothing it watches
+// changed.
+const deadlineBookmarkLead = 2 * time.Second
+
+// deadlineBookmarkTime returns when a watch ending at deadline gets its
+// bookmark: deadlineBookmarkLead before it, or halfway for shorter watches.
+func deadlineBookmarkTime(now, deadline time.Time) time.Time {
+	if at := deadline.Add(-deadlineBookmarkLead); at.After(now) {
+		return at
+	}
+	return now.Add(deadline.Sub(now) / 2)
+}
+
+// queueBookmark queues a bookmark at the cache's RV to w while it is in
+// live dispatch: every event up to that RV was queued before it, so the
+// bookmark's promise holds. A full queue skips it (the watcher lags).
+func (c *Cacher) queueBookmark(w *watcher) {
+	c.dispatchMu.Lock()
+	defer c.dispatchMu.Unlock()
+	if !c.reg.has(w) {
+		return
+	}
+	rv, _ := c.cache.RV()
+	w.offer(&watchcache.Event{Type: watch.Bookmark, RV: rv})
 }

@@ -179,10 +179,10 @@ var watchCases = []suiteCase{
 	{name: "NamespaceScopedWatch", run: func(t *testing.T, e *env) { storagetesting.RunTestNamespaceScopedWatch(e.ctx, t, e.store) }},
 	{name: "WatchDispatchBookmarkEvents", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestWatchDispatchBookmarkEvents(e.ctx, t, e.store, e.watchCacheEnabled())
-	}, skip: map[string]string{cacherBackend: knownFailure("bookmark-before-deadline")}},
+	}},
 	{name: "WatchBookmarksWithCorrectResourceVersion", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestOptionalWatchBookmarksWithCorrectResourceVersion(e.ctx, t, e.store)
-	}, skip: map[string]string{cacherBackend: knownFailure("bookmark-before-deadline"), etcd3Backend: "optional: needs periodic bookmarks, which only a watch cache sends (Kubernetes runs it against its cacher only)"}},
+	}, skip: map[string]string{cacherBackend: knownFailure("rv0-after-dispatch") + ": under a steady stream of creates the deadline bookmark is queued at the cache's last complete revision, which is always one behind the newest event already sent, so it is never delivered (\"we did not received a bookmark event\"); needs whole revisions applied at once", etcd3Backend: "optional: needs periodic bookmarks, which only a watch cache sends (Kubernetes runs it against its cacher only)"}},
 	{name: "SendInitialEventsBackwardCompatibility", run: func(t *testing.T, e *env) {
 		storagetesting.RunSendInitialEventsBackwardCompatibility(e.ctx, t, e.store)
 	}},

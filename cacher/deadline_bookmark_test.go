@@ -1,0 +1,41 @@
+package cacher_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// A watch that allows bookmarks and has a deadline gets a bookmark before
+// the deadline, with an RV to resume from, even when nothing it watches
+// changes; one that does not allow them gets none.
+func TestDeadlineBookmark(t *testing.T) {
+	c := startCacher(t, newStore(t, embedtest.Prefix(t), false))
+	rv := create(t, c, "ns", "a", nil)
+	for i, allow := range []bool{true, false} {
+		ctx, cancel := context.WithTimeout(testCtx(t), 2500*time.Millisecond)
+		w, err := c.Watch(ctx, key("ns", "a"), storage.ListOptions{ResourceVersion: rvString(rv),
+			Predicate: storage.SelectionPredicate{AllowWatchBookmarks: allow}})
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		create(t, c, "other", names(2)[i], nil) // a change the watch does not see
+		var got []watch.Event
+		for ev := range w.ResultChan() {
+			got = append(got, ev)
+		}
+		cancel()
+		switch {
+		case allow && (len(got) != 1 || got[0].Type != watch.Bookmark || rvOf(t, got[0].Object) < rv):
+			t.Errorf("bookmarks allowed: events %v, want one BOOKMARK at RV >= %d before the deadline", got, rv)
+		case !allow && len(got) != 0:
+			t.Errorf("bookmarks not allowed: events %v, want none", got)
+		}
+	}
+}
