@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -30,6 +31,10 @@ type Cacher struct {
 
 	dispatchMu sync.Mutex
 	reg        *registry
+
+	// wholeRevisions: the storage's watch marks revision ends (see
+	// revisionBatch); learned from its first mark.
+	wholeRevisions atomic.Bool
 
 	// catchUpSlots is a semaphore of MaxCatchUpStreams storage watches.
 	catchUpSlots chan struct{}

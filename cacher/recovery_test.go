@@ -59,6 +59,9 @@ func TestRecoveryFromRepeatingWatchError(t *testing.T) {
 		t.Fatal(err)
 	}
 	rv := create(t, c, "ns", "baz", nil)
+	if err := c.WaitReady(testCtx(t)); err != nil { // the next list, after a backoff of up to 5 s
+		t.Fatal(err)
+	}
 	w := watchAll(t, c, rvString(rv))
 	create(t, c, "ns", "qux", nil)
 	if ev := next(t, w, 10*time.Second); ev.Type != watch.Added {

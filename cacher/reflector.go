@@ -131,7 +131,7 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 		from--
 	}
 	opts := storage.ListOptions{ResourceVersion: strconv.FormatUint(from, 10), Recursive: true, ProgressNotify: true,
-		Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
+		RevisionEndBookmarks: true, Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
 	w, err := c.store.Watch(ctx, c.prefix, opts)
 	if err != nil {
 		if errors.Is(err, storage.ErrGone) {
@@ -147,6 +147,7 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 	// anyway: a storage without progress notifications must work too.
 	confirmBy := time.Now().Add(listConfirmTimeout)
 	progressed := false
+	batch := revisionBatch{whole: c.wholeRevisions.Load()}
 	for {
 		select {
 		case <-ctx.Done():
@@ -171,7 +172,7 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 				}
 				*pending = nil
 			}
-			next, err := c.handleStorageEvent(ev, rv)
+			next, err := c.handleStorageEvent(ev, rv, &batch)
 			if err != nil {
 				return progressed, err
 			}
@@ -182,8 +183,9 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 }
 
 // handleStorageEvent applies one event of the reflector's watch and returns
-// the new RV.
-func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64) (uint64, error) {
+// the new RV. Once the storage marks revision ends, a revision's events
+// are gathered in batch and applied together (see applyRevision).
+func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBatch) (uint64, error) {
 	switch ev.Type {
 	case watch.Error:
 		err := statusError(ev.Object)
@@ -196,6 +198,20 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64) (uint64, error) {
 		if err != nil || b < rv {
 			return rv, nil
 		}
+		if len(batch.events) > 0 && b >= batch.rv {
+			if err := c.applyRevision(batch); err != nil {
+				return rv, fmt.Errorf("%w: %w", errRelist, err)
+			}
+		}
+		if isRevisionEnd(ev.Object) {
+			batch.whole = true
+			c.wholeRevisions.Store(true)
+			c.dispatchMu.Lock()
+			c.cache.UpdateRV(b)
+			c.dispatchMu.Unlock()
+			c.cfg.Metrics.CacheResourceVersion(b)
+			return b, nil
+		}
 		c.dispatchMu.Lock()
 		c.cache.UpdateRV(b)
 		c.reg.progressed(b)
@@ -206,6 +222,17 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64) (uint64, error) {
 	r, err := c.cfg.Versioner.ObjectResourceVersion(ev.Object)
 	if err != nil || r < rv {
 		return rv, fmt.Errorf("%w: event RV %d after %d: %v", errRelist, r, rv, err)
+	}
+	if batch.whole {
+		if len(batch.events) > 0 && r != batch.rv {
+			// A later revision started: the gathered one is complete.
+			if err := c.applyRevision(batch); err != nil {
+				return rv, fmt.Errorf("%w: %w", errRelist, err)
+			}
+		}
+		batch.rv = r
+		batch.events = append(batch.events, ev)
+		return r, nil
 	}
 	if err := c.applyAndDispatch(ev.Type, ev.Object, r); err != nil {
 		return rv, fmt.Errorf("%w: %w", errRelist, err)

@@ -14,6 +14,10 @@ import (
 // SendInitialEvents (or RV "0" on implementations that emit it).
 const InitialEventsAnnotationKey = metav1.InitialEventsAnnotationKey
 
+// RevisionEndAnnotationKey is the annotation set to "true" on the BOOKMARK
+// that ends a revision's events (see ListOptions.RevisionEndBookmarks).
+const RevisionEndAnnotationKey = "listwatch.dev/revision-end"
+
 // Interface is the storage contract shared by the etcd store and the cacher.
 // All methods are safe for concurrent use. Keys are absolute paths inside the
 // implementation's resource prefix, such as "/widgets/default/w1".
@@ -116,6 +120,13 @@ type ListOptions struct {
 	// ProgressNotify asks the watch to deliver etcd progress notifications as
 	// BOOKMARK events (when the predicate allows bookmarks).
 	ProgressNotify bool
+	// RevisionEndBookmarks asks the watch (when the predicate allows
+	// bookmarks) to follow the last event of every revision with a BOOKMARK
+	// at that revision annotated with RevisionEndAnnotationKey, so that a
+	// consumer can apply a revision as a whole as soon as it has it. A
+	// storage may ignore it; consumers must then find revision ends by
+	// themselves (the next revision's event, a progress bookmark).
+	RevisionEndBookmarks bool
 	// SendInitialEvents, when non-nil and true, makes a watch first send an
 	// ADDED event for every matching object at its start RV, then a BOOKMARK
 	// annotated with InitialEventsAnnotationKey.

@@ -47,7 +47,8 @@ func (s *Store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	w := &watcher{
 		s: s, key: key, etcdKey: etcdKey, recursive: opts.Recursive, pred: opts.Predicate,
 		progress: opts.ProgressNotify, startRev: int64(rv), historyEnd: -1,
-		result: make(chan watch.Event, s.watchBuffer), done: make(chan struct{}),
+		revisionEnds: opts.RevisionEndBookmarks && opts.Predicate.AllowWatchBookmarks,
+		result:       make(chan watch.Event, s.watchBuffer), done: make(chan struct{}),
 	}
 	sie := opts.SendInitialEvents
 	switch {
@@ -111,6 +112,9 @@ type watcher struct {
 	progress  bool
 	initial   bool // send the state at startRev as ADDED events first
 	annotate  bool // SendInitialEvents=true: end the initial events with an annotated bookmark
+	// revisionEnds: follow every revision's events with an annotated bookmark
+	// (ListOptions.RevisionEndBookmarks with bookmarks allowed).
+	revisionEnds bool
 
 	// startRev is the RV the watch starts after; 0 until the initial list
 	// resolved it when the latest state was requested. Owned by run.
@@ -224,7 +228,7 @@ func (w *watcher) handle(wres clientv3.WatchResponse) bool {
 	}
 	if wres.IsProgressNotify() {
 		if w.progress && w.pred.AllowWatchBookmarks && w.progressTrustworthy(wres.Header.GetRevision()) {
-			return w.sendBookmark(wres.Header.GetRevision(), false)
+			return w.sendBookmark(wres.Header.GetRevision(), "")
 		}
 		return true
 	}
@@ -257,11 +261,15 @@ func (w *watcher) sendEvents(events []*clientv3.Event) bool {
 		}
 		out = append(out, translated{ev, ok, e.Kv.ModRevision})
 	}
-	for _, t := range out {
+	for i, t := range out {
 		if t.ok && !w.send(t.ev) {
 			return false
 		}
 		w.lastRV = t.rev
+		if w.revisionEnds && (i == len(out)-1 || out[i+1].rev != t.rev) &&
+			!w.sendBookmark(t.rev, storage.RevisionEndAnnotationKey) {
+			return false
+		}
 	}
 	if failure != nil {
 		w.sendError(failure)
@@ -280,16 +288,16 @@ func (w *watcher) send(ev watch.Event) bool {
 	}
 }
 
-// sendBookmark sends a BOOKMARK at rev, annotated as the end of the
-// initial events when initialEnd is set.
-func (w *watcher) sendBookmark(rev int64, initialEnd bool) bool {
+// sendBookmark sends a BOOKMARK at rev, annotated with annotation ("true")
+// unless it is "".
+func (w *watcher) sendBookmark(rev int64, annotation string) bool {
 	obj := w.s.newFunc()
 	if err := w.s.versioner.UpdateObject(obj, uint64(rev)); err != nil {
 		w.sendError(fmt.Errorf("etcd3: building bookmark: %w", err))
 		return false
 	}
-	if initialEnd {
-		if err := setAnnotation(obj, storage.InitialEventsAnnotationKey, "true"); err != nil {
+	if annotation != "" {
+		if err := setAnnotation(obj, annotation, "true"); err != nil {
 			w.sendError(err)
 			return false
 		}

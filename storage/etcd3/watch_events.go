@@ -152,7 +152,7 @@ func (w *watcher) sendInitial() bool {
 	}
 	w.startRev = rev
 	if w.annotate && w.pred.AllowWatchBookmarks {
-		return w.sendBookmark(rev, true)
+		return w.sendBookmark(rev, storage.InitialEventsAnnotationKey)
 	}
 	return true
 }

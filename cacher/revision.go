@@ -1,0 +1,56 @@
+package cacher
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/watchcache"
+)
+
+// revisionBatch gathers the events of one storage revision until the
+// revision is known to be complete.
+type revisionBatch struct {
+	// whole: the storage marks revision ends (a BOOKMARK annotated with
+	// storage.RevisionEndAnnotationKey), so revisions are applied whole.
+	// Until the first mark, events are applied one by one and the cache
+	// finds revision ends itself.
+	whole  bool
+	rv     uint64
+	events []watch.Event
+}
+
+// isRevisionEnd reports whether a bookmark marks the end of a revision.
+func isRevisionEnd(obj runtime.Object) bool {
+	a, err := meta.Accessor(obj)
+	return err == nil && a.GetAnnotations()[storage.RevisionEndAnnotationKey] == "true"
+}
+
+// applyRevision applies the gathered revision to the cache, marks the cache
+// as holding it completely, and only then queues its events to the
+// watchers, all under dispatchMu: a revision becomes visible to reads and
+// to watchers at once, so a read at RV "0" is never older than an event
+// any watcher of this cacher has received.
+func (c *Cacher) applyRevision(b *revisionBatch) error {
+	c.dispatchMu.Lock()
+	defer c.dispatchMu.Unlock()
+	evs := make([]*watchcache.Event, 0, len(b.events))
+	for _, e := range b.events {
+		ev, err := c.cache.Apply(e.Type, e.Object, b.rv)
+		if err != nil {
+			return err
+		}
+		if ev != nil {
+			evs = append(evs, ev)
+		}
+	}
+	clear(b.events)
+	b.events = b.events[:0]
+	c.cache.UpdateRV(b.rv)
+	for _, ev := range evs {
+		c.cfg.Metrics.EventReceived(c.reg.dispatch(ev))
+	}
+	c.cfg.Metrics.CacheResourceVersion(b.rv)
+	return nil
+}
