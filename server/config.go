@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -54,6 +55,12 @@ type Resource struct {
 	// GetAttrs returns the label and field sets selectors match against;
 	// nil means storage.DefaultAttrs (metadata.name, metadata.namespace).
 	GetAttrs storage.AttrFunc
+	// Schema is the OpenAPI v3 structural schema of the objects (as a CRD
+	// carries it), without apiVersion, kind and metadata. Fields it does not
+	// declare are unknown to fieldValidation and dropped (nested
+	// x-kubernetes-preserve-unknown-fields: true keeps them). nil: only
+	// metadata fields are checked.
+	Schema *spec.Schema
 	// SelectableFields names the field labels fieldSelector accepts besides
 	// metadata.name and metadata.namespace (for example "spec.nodeName");
 	// GetAttrs must return them.

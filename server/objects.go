@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,7 +74,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 		s.writeError(w, req, err)
 		return
 	}
-	obj, err := decodeJSONObject(body)
+	obj, err := s.decodeValidated(w, req, t.res, body)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -108,7 +109,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 		s.writeError(w, req, err)
 		return
 	}
-	obj, err := decodeJSONObject(body)
+	obj, err := s.decodeValidated(w, req, t.res, body)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -150,10 +151,19 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		s.writeError(w, req, err)
 		return
 	}
+	mode, err := fieldValidation(req)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
 	apply, err := patcher(req.Header.Get("Content-Type"), body)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
+	}
+	var dups []string // fields the patch itself gives twice
+	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); mt == mediaMergePatch {
+		dups = t.res.fieldProblems(body, map[string]any{})
 	}
 	s.update(w, req, t, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		merged, err := apply(cur.DeepCopy().Object)
@@ -163,6 +173,10 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		obj, ok := merged.(map[string]any)
 		if !ok {
 			return nil, badRequest("the patched object is not a JSON object")
+		}
+		problems := append(slices.Clone(dups), t.res.fieldProblems(nil, obj)...)
+		if err := enforceFieldValidation(w, mode, problems); err != nil {
+			return nil, err
 		}
 		next, err := t.res.normalize(obj, t)
 		if err != nil {
