@@ -32,8 +32,19 @@
 //     cacher asks the storage (storage.CompactRevisionRefresher), so 410
 //     means exactly that etcd compacted the RV, on every replica alike.
 //
-//   - Positions: the cache's RV is the newest revision it holds completely
-//     (a revision's events arrive one by one); bookmarks and list RVs use it.
+//   - Positions: the cache's RV is the newest revision it holds completely;
+//     bookmarks and list RVs use it. With a storage that marks revision
+//     ends (the etcd3 store, see storage.ListOptions.RevisionEndBookmarks) a
+//     revision is applied, made the cache's RV and dispatched at once, so a
+//     read at RV "0" is never older than an event a watcher already has.
+//
+//   - Recovery: a storage watch that keeps failing without progress (an
+//     undecodable value) for WatchRecoveryTimeout ends every watch with an
+//     error event and re-initialises the cache from a fresh list; reads go
+//     to the storage meanwhile.
+//
+//   - Deadline bookmarks: a watch that allows bookmarks and has a deadline
+//     gets a bookmark shortly before it.
 //
 // Objects returned by reads and watches may be shared with the cache and
 // with other watchers: treat them as read-only.
