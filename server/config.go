@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -131,6 +132,12 @@ type Config struct {
 	EncodeCacheSize int
 	// GitVersion is reported by /version; "" means "v0.0.0-listwatch".
 	GitVersion string
+	// Metrics, when set, gets the server's request and watch metrics
+	// (apiserver_request_total, apiserver_request_duration_seconds,
+	// apiserver_longrunning_requests) and is served, with everything else
+	// registered on it, at /metrics in Prometheus' text format. nil: no
+	// /metrics.
+	Metrics *prometheus.Registry
 }
 
 func (c *Config) withDefaults() (Config, error) {

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +22,7 @@ type Server struct {
 	resources map[string]*resource // by group/version/plural
 	groups    []string             // group names in registration order
 	enc       *encodeCache
+	metrics   *serverMetrics // nil without Config.Metrics
 
 	closeOnce sync.Once
 	// closing is closed by Close; every watch stream ends when it is.
@@ -49,6 +52,13 @@ func New(cfg Config) (*Server, error) {
 		resources: map[string]*resource{},
 		enc:       newEncodeCache(c.EncodeCacheSize),
 		closing:   make(chan struct{}),
+	}
+	if c.Metrics != nil {
+		m, err := newServerMetrics(c.Metrics, s)
+		if err != nil {
+			return nil, fmt.Errorf("server: registering metrics: %w", err)
+		}
+		s.metrics = m
 	}
 	for _, r := range c.Resources {
 		rr := &resource{Resource: r, gv: r.GroupVersion(), listKind: r.Kind + "List",
@@ -86,11 +96,19 @@ type target struct {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	parts := splitPath(req.URL.Path)
+	switch {
+	case len(parts) >= 1 && len(parts) <= 2 && (parts[0] == "livez" || parts[0] == "readyz" || parts[0] == "healthz"):
+		s.serveHealth(w, req, parts)
+		return
+	case len(parts) == 1 && parts[0] == "metrics" && s.metrics != nil:
+		s.metrics.handler.ServeHTTP(w, req)
+		return
+	}
 	if !acceptsJSON(req.Header.Values("Accept")) {
 		s.writeError(w, req, notAcceptable(req.Header.Get("Accept")))
 		return
 	}
-	parts := splitPath(req.URL.Path)
 	switch {
 	case len(parts) == 1 && parts[0] == "version":
 		s.serveDiscovery(w, req, s.versionInfo)
@@ -108,7 +126,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			s.writeError(w, req, err)
 			return
 		}
-		s.serveResource(w, req, t)
+		if s.metrics == nil {
+			s.serveResource(w, req, t)
+			return
+		}
+		rec, start := &statusRecorder{ResponseWriter: w}, time.Now()
+		s.serveResource(rec, req, t)
+		s.metrics.observe(verb(req, t), t.res.Plural, rec.code, time.Since(start))
 	default:
 		s.writeError(w, req, apierrors.NewNotFound(schema.GroupResource{}, req.URL.Path))
 	}

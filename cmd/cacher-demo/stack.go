@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"net"
 	"net/http"
 	"sync"
@@ -56,6 +57,10 @@ type stack struct {
 	cacher  *cacher.Cacher
 	srv     *server.Server
 	baseURL string
+	// metrics is the registry the stack owns: the cacher's metrics (kept
+	// across cacher restarts) and the HTTP server's, served at /metrics.
+	metrics       *prometheus.Registry
+	cacherMetrics *cacher.PrometheusMetrics
 
 	cancelCacher context.CancelFunc
 	cacherDone   chan error
@@ -109,7 +114,16 @@ func startStack(ctx context.Context, cfg stackConfig) (*stack, error) {
 }
 
 func (s *stack) startCacher(ctx context.Context, cfg stackConfig) error {
+	if s.metrics == nil {
+		s.metrics = prometheus.NewRegistry()
+		m, err := cacher.NewPrometheusMetrics(s.metrics, plural+"."+group)
+		if err != nil {
+			return err
+		}
+		s.cacherMetrics = m
+	}
 	c, err := cacher.New(cacher.Config{
+		Metrics: s.cacherMetrics,
 		Storage: s.counted, ResourcePrefix: keyRoot,
 		NewFunc:          func() runtime.Object { return &unstructured.Unstructured{} },
 		NewListFunc:      func() runtime.Object { return &unstructured.UnstructuredList{} },
@@ -150,7 +164,7 @@ func (s *stack) startHTTP(addr string) error {
 	srv, err := server.New(server.Config{Resources: []server.Resource{{
 		Group: group, Version: version, Plural: plural, Kind: kind, Namespaced: true,
 		Storage: s.cacher, KeyRoot: keyRoot,
-	}}})
+	}}, Metrics: s.metrics})
 	if err != nil {
 		return err
 	}

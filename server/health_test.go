@@ -1,0 +1,67 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHealthEndpoints: /livez, /readyz and /healthz answer as
+// kube-apiserver does, per check with ?verbose, one check by path, a
+// failing check (a storage not ready, a server shutting down) with 500.
+func TestHealthEndpoints(t *testing.T) {
+	f := newFixture(t)
+	for _, p := range []string{"/livez", "/readyz", "/healthz", "/readyz/etcd", "/livez/ping"} {
+		r := f.do(http.MethodGet, p, "", nil)
+		require.Equal(t, http.StatusOK, r.code, p)
+		require.Equal(t, "ok", string(r.body), p)
+	}
+	r := f.do(http.MethodGet, "/readyz?verbose", "", nil)
+	require.Equal(t, http.StatusOK, r.code)
+	for _, line := range []string{"[+]ping ok", "[+]etcd ok", "[+]resource-ready:widgets.demo.listwatch.dev ok",
+		"[+]resource-ready:gadgets.demo.listwatch.dev ok", "[+]shutdown ok", "readyz check passed"} {
+		require.Contains(t, string(r.body), line)
+	}
+	require.NotContains(t, string(f.do(http.MethodGet, "/livez?verbose", "", nil).body), "resource-ready")
+	require.Equal(t, http.StatusNotFound, f.do(http.MethodGet, "/readyz/nope", "", nil).code)
+
+	notReady := newFixture(t, func(c *Config) { c.Resources[0].Storage = notReadyStore{c.Resources[0].Storage} })
+	r = notReady.do(http.MethodGet, "/readyz", "", nil)
+	require.Equal(t, http.StatusInternalServerError, r.code)
+	require.Contains(t, string(r.body), "[-]resource-ready:widgets.demo.listwatch.dev failed")
+	require.Equal(t, http.StatusOK, notReady.do(http.MethodGet, "/livez", "", nil).code, "liveness ignores readiness")
+	require.Equal(t, http.StatusOK, notReady.do(http.MethodGet, "/readyz?exclude=resource-ready:widgets.demo.listwatch.dev", "", nil).code)
+
+	f.srv.Close()
+	r = f.do(http.MethodGet, "/readyz", "", nil)
+	require.Equal(t, http.StatusInternalServerError, r.code)
+	require.Contains(t, string(r.body), "[-]shutdown failed")
+}
+
+// TestMetricsEndpoint: /metrics serves the registry given in Config with
+// request counts by verb, resource and code, latencies and open watches.
+func TestMetricsEndpoint(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	f := newFixture(t, func(c *Config) { c.Metrics = reg })
+	f.create("ns", "a", nil, "")
+	f.do(http.MethodGet, apiBase+"/namespaces/ns/widgets", "", nil)
+	f.do(http.MethodGet, apiBase+"/namespaces/ns/widgets/missing", "", nil)
+	w := f.watch(apiBase + "/namespaces/ns/widgets?watch=true")
+	f.create("ns", "b", nil, "")
+	require.Equal(t, "ADDED", w.next().Type)
+
+	body := string(f.do(http.MethodGet, "/metrics", "", nil).body)
+	for _, want := range []string{
+		`apiserver_request_total{code="201",resource="widgets",verb="POST"} 2`,
+		`apiserver_request_total{code="200",resource="widgets",verb="LIST"} 1`,
+		`apiserver_request_total{code="404",resource="widgets",verb="GET"} 1`,
+		`apiserver_request_duration_seconds_count{resource="widgets",verb="LIST"} 1`,
+		`apiserver_longrunning_requests{verb="WATCH"} 1`,
+	} {
+		require.True(t, strings.Contains(body, want), "missing %s in:\n%s", want, body)
+	}
+	require.Equal(t, http.StatusNotFound, newFixture(t).do(http.MethodGet, "/metrics", "", nil).code, "no registry, no /metrics")
+}
