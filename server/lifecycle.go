@@ -15,9 +15,16 @@ const shutdownGrace = 10 * time.Second
 
 // Close ends every watch stream cleanly (the client sees the stream end
 // and may resume from its last RV) and makes new watches answer 503. It
-// does not wait for handlers; Serve does. Close is idempotent.
+// does not wait for handlers; Serve does. It removes the server's metrics
+// from Config.Metrics, so that a new Server can register there. Close is
+// idempotent.
 func (s *Server) Close() {
-	s.closeOnce.Do(func() { close(s.closing) })
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		if s.metrics != nil {
+			s.metrics.unregister()
+		}
+	})
 }
 
 // Serve serves HTTP on l until ctx ends, then shuts down gracefully: watch

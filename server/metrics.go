@@ -15,6 +15,9 @@ type serverMetrics struct {
 	requests *prometheus.CounterVec   // verb, resource, code
 	latency  *prometheus.HistogramVec // verb, resource (watches excluded)
 	handler  http.Handler             // /metrics
+
+	reg        *prometheus.Registry
+	collectors []prometheus.Collector
 }
 
 // newServerMetrics registers the server's collectors with reg, which
@@ -32,12 +35,24 @@ func newServerMetrics(reg *prometheus.Registry, s *Server) (*serverMetrics, erro
 	watches := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "apiserver_longrunning_requests",
 		Help: "Watch streams being served.", ConstLabels: prometheus.Labels{"verb": "WATCH"}},
 		func() float64 { return float64(s.activeWatches.Load()) })
+	m.reg = reg
 	for _, c := range []prometheus.Collector{m.requests, m.latency, watches} {
 		if err := reg.Register(c); err != nil {
+			m.unregister()
 			return nil, err
 		}
+		m.collectors = append(m.collectors, c)
 	}
 	return m, nil
+}
+
+// unregister removes the server's collectors from the registry (on Close),
+// so that a new Server can register its own there.
+func (m *serverMetrics) unregister() {
+	for _, c := range m.collectors {
+		m.reg.Unregister(c)
+	}
+	m.collectors = nil
 }
 
 // verb names a resource request as kube-apiserver's metrics do.
