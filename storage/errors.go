@@ -67,6 +67,10 @@ type Error struct {
 	// (an inconsistent list); "" otherwise. APIStatus puts it in the
 	// status's ListMeta, as Kubernetes does.
 	Continue string
+	// CorruptKeys is, for CodeCorruptObj from a list, every key whose stored
+	// value could not be read (Key is the first); Status reports one cause
+	// per key.
+	CorruptKeys []string
 	// Msg is a human-readable description.
 	Msg string
 	// Err is the underlying cause, if any.
@@ -143,6 +147,13 @@ func (e *Error) Status() metav1.Status {
 		Message: e.Error(),
 	}
 	st.ListMeta.Continue = e.Continue
+	if len(e.CorruptKeys) > 0 {
+		st.Details = &metav1.StatusDetails{}
+		for _, k := range e.CorruptKeys {
+			st.Details.Causes = append(st.Details.Causes, metav1.StatusCause{
+				Type: metav1.CauseType(metav1.StatusReasonStoreReadError), Field: k, Message: "stored object cannot be decoded"})
+		}
+	}
 	if e.RetryAfterSeconds > 0 || e.Code == CodeTooLargeResourceVersion {
 		retry := e.RetryAfterSeconds
 		if retry == 0 {

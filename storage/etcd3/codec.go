@@ -2,8 +2,10 @@ package etcd3
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -75,6 +77,36 @@ type listAppender struct {
 	items   reflect.Value // the Items slice (settable)
 	newItem func() runtime.Object
 	ptrElem bool
+	// corrupt are the errors of the items that could not be read; the list
+	// goes on to find them all, then fails (see corruptError).
+	corrupt []*storage.Error
+}
+
+// skipCorrupt records err and reports true when it says an item's stored
+// value cannot be read; other errors end the list.
+func (a *listAppender) skipCorrupt(err error) bool {
+	var se *storage.Error
+	if errors.As(err, &se) && se.Code == storage.CodeCorruptObj {
+		a.corrupt = append(a.corrupt, se)
+		return true
+	}
+	return false
+}
+
+// corruptError is nil when every item could be read; otherwise the error of
+// the first corrupt item, naming every corrupt key (CorruptKeys).
+func (a *listAppender) corruptError() error {
+	if len(a.corrupt) == 0 {
+		return nil
+	}
+	first := *a.corrupt[0]
+	for _, e := range a.corrupt {
+		first.CorruptKeys = append(first.CorruptKeys, e.Key)
+	}
+	if n := len(a.corrupt); n > 1 {
+		first.Msg = fmt.Sprintf("%d stored objects cannot be decoded (keys %s); the first", n, strings.Join(first.CorruptKeys, ", "))
+	}
+	return &first
 }
 
 func newListAppender(listObj runtime.Object) (*listAppender, error) {

@@ -122,7 +122,7 @@ func (s *Store) appendKVs(ctx context.Context, app *listAppender, resp *clientv3
 			return lastKey, true, nil
 		}
 		lastKey = string(kv.Key)
-		if err := s.appendKV(ctx, app, kv, pred); err != nil {
+		if err := s.appendKV(ctx, app, kv, pred); err != nil && !app.skipCorrupt(err) {
 			return lastKey, false, err
 		}
 		resp.Kvs[i] = nil // let the decoded value's bytes go early
@@ -181,6 +181,9 @@ func (s *Store) listRange(ctx context.Context, key, keyPrefix string, plan listP
 		if err := ctx.Err(); err != nil {
 			return ctxError(ctx, "list")
 		}
+	}
+	if err := app.corruptError(); err != nil {
+		return err
 	}
 	if !hasMore {
 		return s.versioner.UpdateList(listObj, uint64(withRev), "", nil)

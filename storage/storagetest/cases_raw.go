@@ -1,6 +1,8 @@
 package storagetest
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +17,7 @@ import (
 var rawCases = []Case{
 	{"GetCorruptObject", testGetCorrupt},
 	{"ListCorruptObject", testListCorrupt},
+	{"ListNamesEveryCorruptObject", testListEveryCorrupt},
 	{"DeleteCorruptObject", testDeleteCorrupt},
 	{"CreateObjectTooLarge", testCreateTooLarge},
 	{"UpdateCachedObjectAlreadyDeleted", testUpdateCachedDeleted},
@@ -52,6 +55,35 @@ func testListCorrupt(t *testing.T, e *Env) {
 	e.putCorrupt(t, key)
 	err := e.Store.GetList(ctx(t), e.ResourcePrefix, everything, e.emptyList())
 	expectCorrupt(t, "GetList over a corrupt value", key, err)
+}
+
+// A list over several corrupt values names every corrupt key, in the
+// message and as one Status cause each, not only the first.
+func testListEveryCorrupt(t *testing.T, e *Env) {
+	e.mustCreate(t, "ns", "a", nil)
+	keys := []string{e.key("ns", "bad1"), e.key("ns", "bad2"), e.key("ns", "bad3")}
+	for _, k := range keys {
+		e.putCorrupt(t, k)
+	}
+	e.mustCreate(t, "ns", "z", nil)
+	err := e.Store.GetList(ctx(t), e.ResourcePrefix, everything, e.emptyList())
+	expectCorrupt(t, "GetList over corrupt values", keys[0], err)
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || st.Status().Details == nil {
+		t.Fatalf("GetList over corrupt values: %v has no Status details", err)
+	}
+	var fields []string
+	for _, c := range st.Status().Details.Causes {
+		fields = append(fields, c.Field)
+	}
+	if !slices.Equal(fields, keys) {
+		t.Fatalf("Status causes name %v, want every corrupt key %v", fields, keys)
+	}
+	for _, k := range keys {
+		if !strings.Contains(err.Error(), k) {
+			t.Fatalf("error %q does not name %q", err, k)
+		}
+	}
 }
 
 func testDeleteCorrupt(t *testing.T, e *Env) {
