@@ -18,6 +18,7 @@ const (
 	mediaJSON       = "application/json"
 	mediaMergePatch = "application/merge-patch+json"
 	mediaJSONPatch  = "application/json-patch+json"
+	mediaApplyPatch = "application/apply-patch+yaml"
 )
 
 // readBody checks the request's Content-Type against accepted (415

@@ -23,6 +23,7 @@ type Server struct {
 	groups    []string             // group names in registration order
 	enc       *encodeCache
 	metrics   *serverMetrics // nil without Config.Metrics
+	openapi   *openAPI
 
 	closeOnce sync.Once
 	// closing is closed by Close; every watch stream ends when it is.
@@ -60,6 +61,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.metrics = m
 	}
+	var ordered []*resource
 	for _, r := range c.Resources {
 		rr := &resource{Resource: r, gv: r.GroupVersion(), listKind: r.Kind + "List",
 			fields: map[string]bool{"metadata.name": true, "metadata.namespace": true}}
@@ -71,9 +73,13 @@ func New(cfg Config) (*Server, error) {
 			rr.Singular = strings.ToLower(r.Kind)
 		}
 		s.resources[r.Group+"/"+r.Version+"/"+r.Plural] = rr
+		ordered = append(ordered, rr)
 		if !contains(s.groups, r.Group) {
 			s.groups = append(s.groups, r.Group)
 		}
+	}
+	if s.openapi, err = newOpenAPI(ordered, c.GitVersion); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -103,6 +109,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	case len(parts) == 1 && parts[0] == "metrics" && s.metrics != nil:
 		s.metrics.handler.ServeHTTP(w, req)
+		return
+	case len(parts) >= 2 && parts[0] == "openapi" && s.openapi.serve(w, req, parts):
 		return
 	}
 	if !acceptsJSON(req.Header.Values("Accept")) {

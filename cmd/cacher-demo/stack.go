@@ -18,6 +18,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/counting"
@@ -163,7 +164,7 @@ func (s *stack) stopCacher() error {
 func (s *stack) startHTTP(addr string) error {
 	srv, err := server.New(server.Config{Resources: []server.Resource{{
 		Group: group, Version: version, Plural: plural, Kind: kind, Namespaced: true,
-		Storage: s.cacher, KeyRoot: keyRoot,
+		Storage: s.cacher, KeyRoot: keyRoot, Schema: testapi.WidgetSchema(),
 	}}, Metrics: s.metrics})
 	if err != nil {
 		return err

@@ -1,0 +1,77 @@
+package server
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/internal/testapi"
+)
+
+// withWidgetSchema gives the fixture's widgets testapi.WidgetSchema.
+func withWidgetSchema(cfg *Config) { cfg.Resources[0].Schema = testapi.WidgetSchema() }
+
+// kubectlRunner runs the kubectl binary against f's server, with an empty
+// kubeconfig and a private cache directory.
+type kubectlRunner struct {
+	t     *testing.T
+	bin   string
+	f     *fixture
+	cache string
+}
+
+func newKubectl(t *testing.T, f *fixture) *kubectlRunner {
+	bin, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl not on PATH: the end-to-end steps need the real binary")
+	}
+	cache := t.TempDir()
+	require.NoError(t, os.WriteFile(cache+"/none", []byte("apiVersion: v1\nkind: Config\n"), 0o600))
+	return &kubectlRunner{t: t, bin: bin, f: f, cache: cache}
+}
+
+func (k *kubectlRunner) run(stdin string, args ...string) (string, error) {
+	k.t.Helper()
+	cmd := exec.CommandContext(testCtx(k.t), k.bin, append([]string{"--server", k.f.ts.URL, "--cache-dir", k.cache,
+		"--kubeconfig", k.cache + "/none"}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func (k *kubectlRunner) must(stdin string, args ...string) string {
+	k.t.Helper()
+	out, err := k.run(stdin, args...)
+	require.NoError(k.t, err, out)
+	return out
+}
+
+// TestKubectlSchema drives kubectl's schema-dependent commands with their
+// defaults: apply -f (which downloads OpenAPI to validate), explain.
+func TestKubectlSchema(t *testing.T) {
+	f := newFixture(t, withWidgetSchema)
+	k := newKubectl(t, f)
+	manifest := "apiVersion: demo.listwatch.dev/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: default\nspec:\n  nodeName: n1\n  replicas: 2\n"
+	require.Equal(t, "widget.demo.listwatch.dev/w1 created", k.must(manifest, "apply", "-f", "-"))
+	out := k.must("", "explain", "widgets")
+	t.Log(out)
+	require.Contains(t, out, "KIND:       Widget")
+	require.Contains(t, out, "spec\t<Object>")
+	out = k.must("", "explain", "widgets.spec")
+	t.Log(out)
+	require.Contains(t, out, "replicas\t<integer>")
+	require.Contains(t, out, "Replicas is how many copies")
+}
+
+// TestKubectlExplainOpenAPIV2: kubectl's v2 explain reads /openapi/v2 in
+// protobuf, so this checks the v2 document and its protobuf form.
+func TestKubectlExplainOpenAPIV2(t *testing.T) {
+	f := newFixture(t, withWidgetSchema)
+	k := newKubectl(t, f)
+	out := k.must("", "explain", "widgets.spec", "--output=plaintext-openapiv2")
+	require.Contains(t, out, "replicas\t<integer>")
+	require.Contains(t, out, "Replicas is how many copies")
+}

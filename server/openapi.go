@@ -1,0 +1,132 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"k8s.io/kube-openapi/pkg/handler"
+	"k8s.io/kube-openapi/pkg/handler3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// openAPI serves the OpenAPI documents built from the resources' schemas:
+// /openapi/v2 (JSON, or protobuf as kubectl asks for it) and /openapi/v3
+// with one document per group-version. kube-openapi's handlers do the
+// serialisation, content negotiation and ETags.
+type openAPI struct {
+	v2 http.Handler
+	v3 *handler3.OpenAPIService
+	// v3Paths are the group-version paths with a v3 document, such as
+	// "apis/demo.listwatch.dev/v1".
+	v3Paths map[string]bool
+}
+
+// newOpenAPI builds the documents of resources.
+func newOpenAPI(resources []*resource, gitVersion string) (*openAPI, error) {
+	sw, err := swaggerV2(resources, gitVersion)
+	if err != nil {
+		return nil, err
+	}
+	v2mux := http.NewServeMux()
+	handler.NewOpenAPIService(sw).RegisterOpenAPIVersionedService("/openapi/v2", v2mux)
+	o := &openAPI{v2: v2mux, v3: handler3.NewOpenAPIService(), v3Paths: map[string]bool{}}
+	byGV := map[string][]*resource{}
+	var gvs []string
+	for _, r := range resources {
+		if _, ok := byGV[r.gvString]; !ok {
+			gvs = append(gvs, r.gvString)
+		}
+		byGV[r.gvString] = append(byGV[r.gvString], r)
+	}
+	for _, gv := range gvs {
+		doc, err := openAPIV3(byGV[gv], gitVersion)
+		if err != nil {
+			return nil, err
+		}
+		o.v3.UpdateGroupVersion("apis/"+gv, doc)
+		o.v3Paths["apis/"+gv] = true
+	}
+	return o, nil
+}
+
+// serve answers a request below /openapi; it reports false for paths
+// that have no document.
+func (o *openAPI) serve(w http.ResponseWriter, req *http.Request, parts []string) bool {
+	switch {
+	case len(parts) == 2 && parts[1] == "v2":
+		o.v2.ServeHTTP(w, req)
+	case len(parts) == 2 && parts[1] == "v3":
+		o.v3.HandleDiscovery(w, req)
+	case len(parts) > 2 && parts[1] == "v3" && o.v3Paths[strings.Join(parts[2:], "/")]:
+		o.v3.HandleGroupVersion(w, req)
+	default:
+		return false
+	}
+	return true
+}
+
+// definitionName names a kind's schema as Kubernetes names a CRD's: the
+// group's labels reversed, then version and kind
+// (demo.listwatch.dev/v1 Widget is dev.listwatch.demo.v1.Widget).
+func definitionName(group, version, kind string) string {
+	labels := strings.Split(group, ".")
+	slices.Reverse(labels)
+	return strings.Join(labels, ".") + "." + version + "." + kind
+}
+
+// gvkExtension is the x-kubernetes-group-version-kind value of a kind.
+func gvkExtension(r *resource, kind string) map[string]any {
+	return map[string]any{"group": r.Group, "version": r.Version, "kind": kind}
+}
+
+// definitions returns the schemas of r's kind and list kind, with
+// references made by ref.
+func (r *resource) definitions(ref func(string) spec.Ref) (map[string]spec.Schema, error) {
+	obj := spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}}}
+	if r.Schema != nil {
+		// A deep copy: the document must not share maps with the config.
+		b, err := json.Marshal(r.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("server: schema of %s: %w", r.Plural, err)
+		}
+		if err := json.Unmarshal(b, &obj); err != nil {
+			return nil, fmt.Errorf("server: schema of %s: %w", r.Plural, err)
+		}
+	} else {
+		obj.AddExtension("x-kubernetes-preserve-unknown-fields", true)
+	}
+	if obj.Properties == nil {
+		obj.Properties = map[string]spec.Schema{}
+	}
+	typeMeta(obj.Properties, ref(defObjectMeta), "Standard object's metadata.")
+	obj.AddExtension("x-kubernetes-group-version-kind", []any{gvkExtension(r, r.Kind)})
+
+	item := spec.Schema{SchemaProps: spec.SchemaProps{Ref: ref(definitionName(r.Group, r.Version, r.Kind))}}
+	list := spec.Schema{SchemaProps: spec.SchemaProps{
+		Type:        spec.StringOrArray{"object"},
+		Description: r.listKind + " is a list of " + r.Kind + ".",
+		Required:    []string{"items"},
+		Properties:  map[string]spec.Schema{"items": *spec.ArrayProperty(&item)},
+	}}
+	typeMeta(list.Properties, ref(defListMeta), "Standard list metadata.")
+	list.AddExtension("x-kubernetes-group-version-kind", []any{gvkExtension(r, r.listKind)})
+	return map[string]spec.Schema{
+		definitionName(r.Group, r.Version, r.Kind):     obj,
+		definitionName(r.Group, r.Version, r.listKind): list,
+	}, nil
+}
+
+// typeMeta adds apiVersion, kind and metadata (a reference to metaRef) to
+// the properties props.
+func typeMeta(props map[string]spec.Schema, metaRef spec.Ref, metaDesc string) {
+	apiVersion := spec.StringProperty()
+	apiVersion.Description = "APIVersion defines the versioned schema of this representation of an object."
+	kind := spec.StringProperty()
+	kind.Description = "Kind is a string value representing the REST resource this object represents."
+	props["apiVersion"] = *apiVersion
+	props["kind"] = *kind
+	props["metadata"] = spec.Schema{SchemaProps: spec.SchemaProps{Ref: metaRef, Description: metaDesc}}
+}
