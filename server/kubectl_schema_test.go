@@ -64,6 +64,14 @@ func TestKubectlSchema(t *testing.T) {
 	t.Log(out)
 	require.Contains(t, out, "replicas\t<integer>")
 	require.Contains(t, out, "Replicas is how many copies")
+
+	// An invalid object (wrong type in spec) is refused by the server with
+	// 422 and the field path.
+	invalid := strings.Replace(manifest, "replicas: 2", `replicas: "two"`, 1)
+	out, err := k.run(invalid, "apply", "-f", "-")
+	require.Error(t, err, out)
+	require.Contains(t, out, `is invalid: spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer`)
+	require.Equal(t, "2", k.must("", "get", "widget", "w1", "-n", "default", "-o", "jsonpath={.spec.replicas}"))
 }
 
 // TestKubectlExplainOpenAPIV2: kubectl's v2 explain reads /openapi/v2 in

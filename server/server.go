@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/validate"
 )
 
 // Server is the HTTP API. It implements http.Handler; Serve and
@@ -39,6 +40,8 @@ type resource struct {
 	gvString string
 	listKind string
 	fields   map[string]bool // selectable field labels
+	// validator checks objects against Schema; nil without one.
+	validator *validate.SchemaValidator
 }
 
 // New validates cfg and returns a Server for its resources.
@@ -66,6 +69,9 @@ func New(cfg Config) (*Server, error) {
 		rr := &resource{Resource: r, gv: r.GroupVersion(), listKind: r.Kind + "List",
 			fields: map[string]bool{"metadata.name": true, "metadata.namespace": true}}
 		rr.gvString = rr.gv.String()
+		if rr.validator, err = newSchemaValidator(r.Schema); err != nil {
+			return nil, fmt.Errorf("server: resource %s: %w", r.Plural, err)
+		}
 		for _, f := range r.SelectableFields {
 			rr.fields[f] = true
 		}

@@ -20,7 +20,8 @@ import (
 // implies: apiVersion, kind, name (from the URL or generateName) and
 // namespace (from the path). Type and identity mismatches are 400; names
 // that are not DNS-1123 subdomains, namespaces that are not DNS-1123
-// labels or do not match the path are 422 Invalid.
+// labels or do not match the path, and objects that violate the
+// resource's schema are 422 Invalid, with every field error as a cause.
 func (r *resource) normalize(obj map[string]any, t target) (*unstructured.Unstructured, error) {
 	if err := r.checkTypeMeta(obj); err != nil {
 		return nil, err
@@ -58,6 +59,7 @@ func (r *resource) normalize(obj map[string]any, t target) (*unstructured.Unstru
 		}
 	}
 	errs = append(errs, r.normalizeNamespace(u, t)...)
+	errs = append(errs, r.schemaErrors(u.Object)...)
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: r.Group, Kind: r.Kind}, name, errs)
 	}
