@@ -62,6 +62,10 @@ type Resource struct {
 	// x-kubernetes-preserve-unknown-fields: true keeps them). nil: only
 	// metadata fields are checked.
 	Schema *spec.Schema
+	// PrinterColumns are the columns of the resource's table output
+	// (Accept: application/json;as=Table;g=meta.k8s.io;v=v1, what kubectl
+	// get asks for), between NAME and AGE.
+	PrinterColumns []PrinterColumn
 	// SelectableFields names the field labels fieldSelector accepts besides
 	// metadata.name and metadata.namespace (for example "spec.nodeName");
 	// GetAttrs must return them.
@@ -92,6 +96,9 @@ func (r *Resource) validate() error {
 	}
 	if !strings.HasPrefix(r.KeyRoot, "/") || strings.HasSuffix(r.KeyRoot, "/") {
 		errs = append(errs, fmt.Errorf("key root %q must start with \"/\" and not end with \"/\"", r.KeyRoot))
+	}
+	if _, err := tableColumns(r.PrinterColumns); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("resource %s/%s %s: %w", r.Group, r.Version, r.Plural, err)

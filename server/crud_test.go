@@ -194,7 +194,7 @@ func TestStatusCodes(t *testing.T) {
 			}
 		})
 	}
-	for _, accept := range []string{"application/vnd.kubernetes.protobuf", "application/json;as=Table;v=v1;g=meta.k8s.io"} {
+	for _, accept := range []string{"application/vnd.kubernetes.protobuf", "application/json;as=Table;v=v1beta1;g=meta.k8s.io"} {
 		f.doAccept("GET", coll, "", accept, nil).status(t, http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable)
 	}
 	for _, accept := range []string{"application/json", "*/*", "application/vnd.kubernetes.protobuf, application/json;q=0.9",

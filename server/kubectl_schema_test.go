@@ -11,8 +11,15 @@ import (
 	"github.com/listwatch/listwatch/internal/testapi"
 )
 
-// withWidgetSchema gives the fixture's widgets testapi.WidgetSchema.
-func withWidgetSchema(cfg *Config) { cfg.Resources[0].Schema = testapi.WidgetSchema() }
+// withWidgetSchema gives the fixture's widgets testapi.WidgetSchema and
+// the printer columns cacher-demo gives them.
+func withWidgetSchema(cfg *Config) {
+	cfg.Resources[0].Schema = testapi.WidgetSchema()
+	cfg.Resources[0].PrinterColumns = []PrinterColumn{
+		{Name: "Size", Type: "integer", JSONPath: ".spec.replicas", Description: "Replicas wanted."},
+		{Name: "Node", Type: "string", JSONPath: ".spec.nodeName", Priority: 1},
+	}
+}
 
 // kubectlRunner runs the kubectl binary against f's server, with an empty
 // kubeconfig and a private cache directory.
@@ -72,6 +79,12 @@ func TestKubectlSchema(t *testing.T) {
 	require.Error(t, err, out)
 	require.Contains(t, out, `is invalid: spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer`)
 	require.Equal(t, "2", k.must("", "get", "widget", "w1", "-n", "default", "-o", "jsonpath={.spec.replicas}"))
+
+	// kubectl get prints the printer columns; -o wide adds priority 1.
+	out = k.must("", "get", "widgets", "-n", "default")
+	require.Regexp(t, `^NAME\s+SIZE\s+AGE\nw1\s+2\s+\S+$`, out)
+	out = k.must("", "get", "widgets", "-A", "-o", "wide")
+	require.Regexp(t, `^NAMESPACE\s+NAME\s+SIZE\s+NODE\s+AGE\ndefault\s+w1\s+2\s+n1\s+\S+$`, out)
 }
 
 // TestKubectlExplainOpenAPIV2: kubectl's v2 explain reads /openapi/v2 in

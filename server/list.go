@@ -38,6 +38,14 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 		s.writeError(w, req, err)
 		return
 	}
+	if wantsTable(req.Header.Values("Accept")) {
+		md, _ := list.Object["metadata"].(map[string]any)
+		if md == nil {
+			md = map[string]any{}
+		}
+		s.writeTable(w, req, t.res, list.Items, md)
+		return
+	}
 	s.writeList(w, req, t.res, list)
 }
 

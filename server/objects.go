@@ -37,6 +37,10 @@ func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
 		s.writeError(w, req, t.res.objectError(err, t.name))
 		return
 	}
+	if wantsTable(req.Header.Values("Accept")) {
+		s.writeTable(w, req, t.res, []unstructured.Unstructured{*out}, nil)
+		return
+	}
 	s.writeObject(w, req, http.StatusOK, t.res, out)
 }
 

@@ -42,6 +42,8 @@ type resource struct {
 	fields   map[string]bool // selectable field labels
 	// validator checks objects against Schema; nil without one.
 	validator *validate.SchemaValidator
+	// columns are the table output's columns.
+	columns []tableColumn
 }
 
 // New validates cfg and returns a Server for its resources.
@@ -69,6 +71,9 @@ func New(cfg Config) (*Server, error) {
 		rr := &resource{Resource: r, gv: r.GroupVersion(), listKind: r.Kind + "List",
 			fields: map[string]bool{"metadata.name": true, "metadata.namespace": true}}
 		rr.gvString = rr.gv.String()
+		if rr.columns, err = tableColumns(r.PrinterColumns); err != nil {
+			return nil, fmt.Errorf("server: resource %s: %w", r.Plural, err)
+		}
 		if rr.validator, err = newSchemaValidator(r.Schema); err != nil {
 			return nil, fmt.Errorf("server: resource %s: %w", r.Plural, err)
 		}
@@ -119,7 +124,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	case len(parts) >= 2 && parts[0] == "openapi" && s.openapi.serve(w, req, parts):
 		return
 	}
-	if !acceptsJSON(req.Header.Values("Accept")) {
+	if accept := req.Header.Values("Accept"); !acceptsJSON(accept) && !wantsTable(accept) {
 		s.writeError(w, req, notAcceptable(req.Header.Get("Accept")))
 		return
 	}

@@ -165,6 +165,10 @@ func (s *stack) startHTTP(addr string) error {
 	srv, err := server.New(server.Config{Resources: []server.Resource{{
 		Group: group, Version: version, Plural: plural, Kind: kind, Namespaced: true,
 		Storage: s.cacher, KeyRoot: keyRoot, Schema: testapi.WidgetSchema(),
+		PrinterColumns: []server.PrinterColumn{
+			{Name: "Size", Type: "integer", JSONPath: ".spec.replicas", Description: "Replicas wanted."},
+			{Name: "Color", Type: "string", JSONPath: ".spec.color", Priority: 1},
+		},
 	}}, Metrics: s.metrics})
 	if err != nil {
 		return err
