@@ -40,10 +40,13 @@ func (f *failureClock) failed(err error) time.Duration {
 	return max(time.Since(f.since), time.Nanosecond)
 }
 
-// outage reports whether err says the storage is unreachable or slow
-// (directly, or as the Status of a storage watch's error event).
+// outage reports whether err says the storage is unreachable or slow, or
+// that its transformer cannot run (CodeInternal, e.g. a key service down),
+// directly or as the Status of a storage watch's error event: a relist would
+// meet the same condition.
 func outage(err error) bool {
 	return storage.IsCode(err, storage.CodeUnreachable) || storage.IsCode(err, storage.CodeTimeout) ||
+		storage.IsCode(err, storage.CodeInternal) ||
 		apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
 }
 

@@ -107,7 +107,8 @@ func (c *Cacher) planWatch(ctx context.Context, w *watcher, rv uint64, opts stor
 	if err := c.learnCompaction(ctx, rv, false); err != nil {
 		return watchPlan{}, err
 	}
-	if compacted := c.cache.Compacted(); rv+1 < compacted {
+	// etcd compacted rv when rv < its compact revision; the storage answers.
+	if compacted := c.cache.Compacted(); rv < compacted {
 		return watchPlan{pos: rv, storageFirst: true}, nil
 	}
 	return watchPlan{pos: rv}, nil

@@ -49,7 +49,12 @@ const (
 //	Timeout                 *storage.StorageError ErrCodeTimeout
 //	Unreachable             *storage.StorageError ErrCodeUnreachable
 //	CorruptObj              storage.InternalError wrapping a *StorageError ErrCodeCorruptObj
-//	                        (both IsInternalError and IsCorruptObject hold)
+//	                        (both IsInternalError and IsCorruptObject hold); from a list:
+//	                        with CorruptKeys, apierrors StatusError 500 StoreReadError with
+//	                        one cause per key (Kubernetes' aggregated error), else the bare
+//	                        storage.InternalError "unable to transform key ..." of a list
+//	                        that stops at its first corrupt object
+//	Internal                storage.InternalError
 //	InvalidArgument         apierrors BadRequest (400)
 //	Gone                    apierrors ResourceExpired (410)
 //	TooLargeResourceVersion storage.NewTooLargeResourceVersionError (504 with the ResourceVersionTooLarge cause)
@@ -83,7 +88,15 @@ func toK8s(err error, o op) error {
 	case lwstorage.CodeUnreachable:
 		return k8sstorage.NewUnreachableError(e.Key, e.ResourceVersion)
 	case lwstorage.CodeCorruptObj:
+		switch {
+		case len(e.CorruptKeys) > 0:
+			return &apierrors.StatusError{ErrStatus: e.Status()}
+		case (o == opList || o == opPagedList) && e.Err != nil:
+			return k8sstorage.NewInternalError(e.Err)
+		}
 		return k8sstorage.NewInternalError(k8sstorage.NewCorruptObjError(e.Key, err))
+	case lwstorage.CodeInternal:
+		return k8sstorage.NewInternalError(err)
 	case lwstorage.CodeInvalidArgument:
 		return apierrors.NewBadRequest(e.Error())
 	case lwstorage.CodeGone:

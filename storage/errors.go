@@ -27,6 +27,7 @@ const (
 	CodeTooManyRequests
 	CodeUnreachable
 	CodeRequestTooLarge
+	CodeInternal
 )
 
 // Sentinels for errors.Is: errors.Is(err, storage.ErrNotFound) is true for any
@@ -45,6 +46,7 @@ var (
 	ErrTooManyRequests         = &Error{Code: CodeTooManyRequests}
 	ErrUnreachable             = &Error{Code: CodeUnreachable}
 	ErrRequestTooLarge         = &Error{Code: CodeRequestTooLarge}
+	ErrInternal                = &Error{Code: CodeInternal}
 )
 
 // Error is a storage error. Match it with errors.Is against a sentinel, or
@@ -71,6 +73,11 @@ type Error struct {
 	// value could not be read (Key is the first); Status reports one cause
 	// per key.
 	CorruptKeys []string
+	// ListStopped is, for a list's CodeCorruptObj error with CorruptKeys, why
+	// the list stopped before its end: ErrTooManyCorrupt when it met the
+	// store's limit of corrupt objects, the error (not a corrupt object) that
+	// ended it, or nil when it read to the end. Status adds it as a last cause.
+	ListStopped error
 	// Msg is a human-readable description.
 	Msg string
 	// Err is the underlying cause, if any.
@@ -88,6 +95,9 @@ func (e *Error) Error() string {
 	}
 	if e.Err != nil {
 		msg = msg + ": " + e.Err.Error()
+	}
+	if e.ListStopped != nil {
+		msg = msg + "; list stopped: " + e.ListStopped.Error()
 	}
 	return msg
 }
@@ -131,6 +141,8 @@ func (c Code) String() string {
 		return "storage unreachable"
 	case CodeRequestTooLarge:
 		return "request too large"
+	case CodeInternal:
+		return "internal error"
 	}
 	return "storage error"
 }
@@ -148,11 +160,8 @@ func (e *Error) Status() metav1.Status {
 	}
 	st.ListMeta.Continue = e.Continue
 	if len(e.CorruptKeys) > 0 {
-		st.Details = &metav1.StatusDetails{}
-		for _, k := range e.CorruptKeys {
-			st.Details.Causes = append(st.Details.Causes, metav1.StatusCause{
-				Type: metav1.CauseType(metav1.StatusReasonStoreReadError), Field: k, Message: "stored object cannot be decoded"})
-		}
+		st.Reason = metav1.StatusReasonStoreReadError
+		st.Details = &metav1.StatusDetails{Causes: corruptCauses(e.CorruptKeys, e.ListStopped)}
 	}
 	if e.RetryAfterSeconds > 0 || e.Code == CodeTooLargeResourceVersion {
 		retry := e.RetryAfterSeconds
@@ -193,6 +202,28 @@ func (c Code) httpStatus() (int32, metav1.StatusReason) {
 		return http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable
 	}
 	return http.StatusInternalServerError, metav1.StatusReasonInternalError
+}
+
+// ErrTooManyCorrupt is the ListStopped of a list that met the store's limit
+// of corrupt objects; its message is Kubernetes' wording.
+var ErrTooManyCorrupt = errors.New("too many errors, the list is truncated")
+
+// corruptCauses are the Status causes of a list that met corrupt objects, as
+// Kubernetes words them: one per key (Field is the key), then why the list
+// stopped early, if it did.
+func corruptCauses(keys []string, stopped error) []metav1.StatusCause {
+	causes := make([]metav1.StatusCause, 0, len(keys)+1)
+	for _, k := range keys {
+		causes = append(causes, metav1.StatusCause{Type: metav1.CauseTypeUnexpectedServerResponse, Field: k,
+			Message: "stored object cannot be decoded"})
+	}
+	switch {
+	case errors.Is(stopped, ErrTooManyCorrupt):
+		causes = append(causes, metav1.StatusCause{Type: metav1.CauseTypeTooMany, Message: ErrTooManyCorrupt.Error()})
+	case stopped != nil:
+		causes = append(causes, metav1.StatusCause{Type: metav1.CauseTypeUnexpectedServerResponse, Message: stopped.Error()})
+	}
+	return causes
 }
 
 // NewNotFoundError reports that key does not exist (at rv, if known).

@@ -18,9 +18,9 @@ import (
 // newCacherEnv builds the listwatch cacher over the listwatch etcd store of
 // newEtcdEnv, runs it until t ends, waits until it has loaded the resource,
 // and puts the adapter over the cacher.
-func newCacherEnv(t *testing.T, srv *embedtest.Server) *env {
+func newCacherEnv(t *testing.T, srv *embedtest.Server, opts envOptions) *env {
 	t.Helper()
-	e := newEtcdEnv(t, srv)
+	e := newEtcdEnv(t, srv, opts)
 	c, err := cacher.New(cacher.Config{
 		Storage:        e.lw,
 		ResourcePrefix: "/pods",

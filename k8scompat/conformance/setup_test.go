@@ -25,6 +25,7 @@ import (
 	"github.com/listwatch/listwatch/k8scompat"
 	lwstorage "github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
+	lwvalue "github.com/listwatch/listwatch/storage/value"
 )
 
 // envSeq makes every env's etcd prefix unique, also across -count runs.
@@ -53,9 +54,17 @@ type env struct {
 func (e *env) newPod() runtime.Object     { return &example.Pod{} }
 func (e *env) newPodList() runtime.Object { return &example.PodList{} }
 
+// envOptions are what a suite case asks of the store it runs against.
+type envOptions struct {
+	// failFastLists makes lists fail at their first corrupt object
+	// (etcd3.Config.MaxCorruptObjects < 0), as Kubernetes' lists do without
+	// its AllowUnsafeMalformedObjectDeletion feature.
+	failFastLists bool
+}
+
 // newEtcdEnv builds the listwatch etcd store for t on srv, below a prefix of
 // its own, and the adapter over it.
-func newEtcdEnv(t *testing.T, srv *embedtest.Server) *env {
+func newEtcdEnv(t *testing.T, srv *embedtest.Server, opts envOptions) *env {
 	t.Helper()
 	cli, err := embedtest.NewClient(srv.Endpoints)
 	if err != nil {
@@ -73,7 +82,7 @@ func newEtcdEnv(t *testing.T, srv *embedtest.Server) *env {
 	}
 	e.kv = storagetesting.NewKVRecorder(cli.KV, e.lists)
 	cli.KV = e.kv
-	lw, err := etcd3.New(etcd3.Config{
+	cfg := etcd3.Config{
 		Client:         cli,
 		Codec:          e.codec,
 		NewFunc:        e.newPod,
@@ -82,7 +91,11 @@ func newEtcdEnv(t *testing.T, srv *embedtest.Server) *env {
 		ResourcePrefix: "/pods/",
 		Transformer:    k8scompat.Transformer(e.transformer),
 		Versioner:      lwstorage.APIObjectVersioner{},
-	})
+	}
+	if opts.failFastLists {
+		cfg.MaxCorruptObjects = -1
+	}
+	lw, err := etcd3.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +285,23 @@ type withTransformerOverride struct {
 }
 
 func (w withTransformerOverride) UpdateTransformer(m storagetesting.TransformerModifier) func() {
-	return w.tr.set(m(w.tr.get()))
+	return w.tr.set(unavailableUnlessCorrupt{m(w.tr.get())})
+}
+
+// unavailableUnlessCorrupt maps the upstream suite's convention onto
+// listwatch's: the suite marks a value as corrupt by failing its transform
+// with the corruptErr it is given (errCorrupt here), and any other injected
+// error stands for a failure that says nothing about the value, which the
+// store must not report as a corrupt object; listwatch transformers say that
+// with value.ErrUnavailable.
+type unavailableUnlessCorrupt struct{ k8svalue.Transformer }
+
+func (u unavailableUnlessCorrupt) TransformFromStorage(ctx context.Context, data []byte, dataCtx k8svalue.Context) ([]byte, bool, error) {
+	out, stale, err := u.Transformer.TransformFromStorage(ctx, data, dataCtx)
+	if err != nil && !errors.Is(err, errCorrupt) {
+		err = fmt.Errorf("%w: %w", lwvalue.ErrUnavailable, err)
+	}
+	return out, stale, err
 }
 
 // watchCacheEnabled tells the upstream functions whether a watch cache

@@ -17,11 +17,18 @@ import (
 )
 
 // fromStorage transforms a stored value back to encoded object bytes. A
-// transformer failure is a corrupt object naming the key.
+// transformer failure is a corrupt object naming the key, unless the
+// transformer could not run at all (value.IsUnavailable): that is an
+// internal error, which says nothing about the value.
 func (s *Store) fromStorage(ctx context.Context, etcdKey string, data []byte) ([]byte, bool, error) {
 	out, stale, err := s.transformer.TransformFromStorage(ctx, data, value.DefaultContext(etcdKey))
 	if err != nil {
-		return nil, false, storage.NewCorruptObjError(s.userKey(etcdKey), fmt.Errorf("transforming from storage: %w", err))
+		key := s.userKey(etcdKey)
+		err = fmt.Errorf("unable to transform key %q: %w", key, err)
+		if value.IsUnavailable(err) {
+			return nil, false, &storage.Error{Code: storage.CodeInternal, Key: key, Err: err}
+		}
+		return nil, false, storage.NewCorruptObjError(key, err)
 	}
 	return out, stale, nil
 }
@@ -78,23 +85,40 @@ type listAppender struct {
 	newItem func() runtime.Object
 	ptrElem bool
 	// corrupt are the errors of the items that could not be read; the list
-	// goes on to find them all, then fails (see corruptError).
+	// goes on past them, up to maxCorrupt, then fails (see corruptError).
 	corrupt []*storage.Error
+	// maxCorrupt is the most corrupt items a list reads past; negative: none.
+	maxCorrupt int
+	// stopped is why the list ended before its end after corrupt items.
+	stopped error
 }
 
-// skipCorrupt records err and reports true when it says an item's stored
-// value cannot be read; other errors end the list.
-func (a *listAppender) skipCorrupt(err error) bool {
+// readFailed decides what an item's read error does to the list: nil when
+// the list reads on past a corrupt item (recorded), otherwise the error that
+// ends the list, naming the corrupt items met so far.
+func (a *listAppender) readFailed(err error) error {
 	var se *storage.Error
-	if errors.As(err, &se) && se.Code == storage.CodeCorruptObj {
+	corrupt := errors.As(err, &se) && se.Code == storage.CodeCorruptObj
+	switch {
+	case corrupt && a.maxCorrupt < 0:
+		return err
+	case corrupt:
 		a.corrupt = append(a.corrupt, se)
-		return true
+		if len(a.corrupt) < a.maxCorrupt {
+			return nil
+		}
+		a.stopped = storage.ErrTooManyCorrupt
+	case len(a.corrupt) == 0:
+		return err
+	default:
+		a.stopped = err
 	}
-	return false
+	return a.corruptError()
 }
 
 // corruptError is nil when every item could be read; otherwise the error of
-// the first corrupt item, naming every corrupt key (CorruptKeys).
+// the first corrupt item, naming every corrupt key (CorruptKeys) and why
+// the list stopped early, if it did (ListStopped).
 func (a *listAppender) corruptError() error {
 	if len(a.corrupt) == 0 {
 		return nil
@@ -103,13 +127,14 @@ func (a *listAppender) corruptError() error {
 	for _, e := range a.corrupt {
 		first.CorruptKeys = append(first.CorruptKeys, e.Key)
 	}
+	first.ListStopped = a.stopped
 	if n := len(a.corrupt); n > 1 {
 		first.Msg = fmt.Sprintf("%d stored objects cannot be decoded (keys %s); the first", n, strings.Join(first.CorruptKeys, ", "))
 	}
 	return &first
 }
 
-func newListAppender(listObj runtime.Object) (*listAppender, error) {
+func newListAppender(listObj runtime.Object, maxCorrupt int) (*listAppender, error) {
 	itemsPtr, err := meta.GetItemsPtr(listObj)
 	if err != nil {
 		return nil, storage.NewInvalidArgumentError(fmt.Sprintf("list object %T has no Items", listObj), err)
@@ -118,7 +143,7 @@ func newListAppender(listObj runtime.Object) (*listAppender, error) {
 	if err != nil || v.Kind() != reflect.Slice {
 		return nil, storage.NewInvalidArgumentError(fmt.Sprintf("list object %T: Items is not a slice", listObj), err)
 	}
-	a := &listAppender{items: v}
+	a := &listAppender{items: v, maxCorrupt: maxCorrupt}
 	elem := v.Type().Elem()
 	switch {
 	case isUnstructuredList(listObj):

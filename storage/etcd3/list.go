@@ -53,7 +53,7 @@ func (s *Store) GetList(ctx context.Context, key string, opts storage.ListOption
 	if err != nil {
 		return err
 	}
-	app, err := newListAppender(listObj)
+	app, err := newListAppender(listObj, s.maxCorrupt)
 	if err != nil {
 		return err
 	}
@@ -122,8 +122,10 @@ func (s *Store) appendKVs(ctx context.Context, app *listAppender, resp *clientv3
 			return lastKey, true, nil
 		}
 		lastKey = string(kv.Key)
-		if err := s.appendKV(ctx, app, kv, pred); err != nil && !app.skipCorrupt(err) {
-			return lastKey, false, err
+		if err := s.appendKV(ctx, app, kv, pred); err != nil {
+			if err := app.readFailed(err); err != nil {
+				return lastKey, false, err
+			}
 		}
 		resp.Kvs[i] = nil // let the decoded value's bytes go early
 	}

@@ -23,6 +23,7 @@ const (
 	DefaultLeaseMaxObjects    = 1000
 	DefaultWatchBufferSize    = 100
 	DefaultMaxListBatch       = 10000
+	DefaultMaxCorruptObjects  = 100
 	DefaultInitialEventsBatch = 10000
 )
 
@@ -69,6 +70,13 @@ type Config struct {
 	// InitialEventsBatch is the page size used to read the initial state of
 	// a watch; 0 means DefaultInitialEventsBatch (10000).
 	InitialEventsBatch int64
+	// MaxCorruptObjects is how many corrupt objects (values that cannot be
+	// transformed or decoded) a list reads past, naming each in its error
+	// (storage.Error.CorruptKeys), before it gives up; 0 means
+	// DefaultMaxCorruptObjects (100, Kubernetes' limit). Negative: a list
+	// fails at its first corrupt object, as Kubernetes does without its
+	// AllowUnsafeMalformedObjectDeletion feature.
+	MaxCorruptObjects int
 	// Logger receives debug and warning logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -88,6 +96,7 @@ type Store struct {
 	compaction     *compactionTracker
 	watchBuffer    int
 	maxListBatch   int64
+	maxCorrupt     int
 	initialBatch   int64
 	logger         *slog.Logger
 
@@ -128,6 +137,7 @@ func New(cfg Config) (*Store, error) {
 		versioner:      cfg.Versioner,
 		watchBuffer:    cfg.WatchBufferSize,
 		maxListBatch:   cfg.MaxListBatch,
+		maxCorrupt:     cfg.MaxCorruptObjects,
 		initialBatch:   cfg.InitialEventsBatch,
 		logger:         cfg.Logger,
 		watchers:       make(map[*watcher]struct{}),
@@ -140,6 +150,9 @@ func New(cfg Config) (*Store, error) {
 	}
 	if s.watchBuffer == 0 {
 		s.watchBuffer = DefaultWatchBufferSize
+	}
+	if s.maxCorrupt == 0 {
+		s.maxCorrupt = DefaultMaxCorruptObjects
 	}
 	if s.maxListBatch == 0 {
 		s.maxListBatch = DefaultMaxListBatch

@@ -22,7 +22,8 @@ import (
 // than the RV, else a too-large-RV error event; a compacted RV does not
 // matter) as ADDED events and then, when the predicate allows bookmarks, one
 // BOOKMARK annotated with storage.InitialEventsAnnotationKey carrying the
-// state's RV. Otherwise RV N delivers the events after N.
+// state's RV. Otherwise RV N delivers the events after N, or a 410 error
+// event when etcd has compacted N (N is older than its compact revision).
 //
 // Each watch owns one goroutine and one etcd watch; see the package doc for
 // when it ends. Stop cancels it and waits until the goroutine has exited.
@@ -169,8 +170,11 @@ func (w *watcher) run() {
 	// watch from the current revision (+1) would get none, and would hold
 	// them back for every other watch of the store, until the next write.
 	// Events at or below startRev are skipped (sendEvents).
-	from := max(w.startRev, 1)
-	wch := w.openEtcdWatch(from)
+	// Starting at startRev also makes a watch from a compacted RV fail: etcd
+	// compacted startRev exactly when startRev < its compact revision C, and
+	// a watch from C-1 cannot be served exactly either, since the events at
+	// C lost their previous values (a DELETE there has nothing to carry).
+	wch := w.openEtcdWatch(max(w.startRev, 1))
 	for {
 		select {
 		case <-w.ctx.Done():
@@ -181,14 +185,6 @@ func (w *watcher) run() {
 					w.sendError(&storage.Error{Code: storage.CodeUnreachable, Key: w.key, Msg: "etcd watch channel closed"})
 				}
 				return
-			}
-			if from == w.startRev && wres.CompactRevision == w.startRev+1 {
-				w.s.compaction.observed(wres.CompactRevision)
-				// Only the extra early revision was compacted: the requested
-				// history is all there.
-				from = w.startRev + 1
-				wch = w.openEtcdWatch(from)
-				continue
 			}
 			if !w.handle(wres) {
 				return

@@ -4,8 +4,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -56,24 +58,35 @@ func TestWatchProgressOnIdleStore(t *testing.T) {
 	}
 }
 
-// TestWatchFromJustBeforeCompaction: a watch from compactRev-1 asks for
-// events from compactRev on, which etcd still has; the store's early start
-// (one revision before) must not turn that into a 410.
-func TestWatchFromJustBeforeCompaction(t *testing.T) {
+// TestWatchFromJustBeforeCompactionIsGone: etcd compacted at C keeps the
+// state at C, not at C-1, so a watch from C-1 gets 410 like an Exact list at
+// C-1 does (its events at C may have lost their previous values), and a
+// watch from C is served.
+func TestWatchFromJustBeforeCompactionIsGone(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	a := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
 	b := mustCreate(t, s, "/widgets/ns/b", widget("b", nil))
-	if rvOf(t, b) != rvOf(t, a)+1 {
-		t.Skipf("revisions %d, %d not consecutive", rvOf(t, a), rvOf(t, b))
-	}
 	if err := etcdServer.Compact(ctx, int64(rvOf(t, b))); err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rvOf(t, a)), Predicate: storage.Everything})
+	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rvOf(t, b) - 1), Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	expectEvent(t, w, watch.Added, "b", rvOf(t, b))
+	ev := expectEvent(t, w, watch.Error, "", 0)
+	if st, ok := ev.Object.(*metav1.Status); !ok || st.Code != 410 {
+		t.Fatalf("watch from C-1: error event %#v, want 410", ev.Object)
+	}
+	expectClosed(t, w)
+	w2, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rvOf(t, b)), Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+	if err := s.Delete(ctx, "/widgets/ns/a", &testapi.Widget{}, nil, nil, nil, storage.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expectEvent(t, w2, watch.Deleted, "a", 0)
 }

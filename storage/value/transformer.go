@@ -3,7 +3,25 @@
 // an AES-GCM implementation.
 package value
 
-import "context"
+import (
+	"context"
+	"errors"
+)
+
+// ErrUnavailable marks (errors.Is) a transformer error that says nothing
+// about the stored value: the transformer could not run at all, for example
+// because its key-management service is unreachable. Stores then report an
+// internal error naming the key instead of a corrupt object, and a list stops
+// there instead of reading past it. Wrap it with fmt.Errorf("...: %w",
+// value.ErrUnavailable, ...); a transformer error caused by the context
+// ending is read the same way. Every other error means the value is corrupt.
+var ErrUnavailable = errors.New("value: transformer unavailable")
+
+// IsUnavailable reports whether a TransformFromStorage error is not about
+// the value (ErrUnavailable, or the context cancelled or past its deadline).
+func IsUnavailable(err error) bool {
+	return errors.Is(err, ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
 
 // Context is the authenticated data bound to a transformed value: the etcd
 // key, so that a value copied to another key fails to decrypt.
