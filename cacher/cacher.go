@@ -35,6 +35,9 @@ type Cacher struct {
 	// wholeRevisions: the storage's watch marks revision ends (see
 	// revisionBatch); learned from its first mark.
 	wholeRevisions atomic.Bool
+	// writtenRV is the newest RV of a write made through the cacher
+	// (noteWrite); reads at RV "0" wait for it (waitOwnWrites).
+	writtenRV atomic.Uint64
 
 	// catchUpSlots is a semaphore of MaxCatchUpStreams storage watches.
 	catchUpSlots chan struct{}
@@ -140,19 +143,31 @@ func (c *Cacher) Versioner() storage.Versioner { return c.cfg.Versioner }
 
 // Create implements storage.Interface; it writes to the storage.
 func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
-	return c.store.Create(ctx, key, obj, out, ttl)
+	if err := c.store.Create(ctx, key, obj, out, ttl); err != nil {
+		return err
+	}
+	c.noteWrite(out)
+	return nil
 }
 
 // Delete implements storage.Interface; it writes to the storage.
 func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
-	return c.store.Delete(ctx, key, out, preconditions, validateDeletion, cachedExistingObject, opts)
+	if err := c.store.Delete(ctx, key, out, preconditions, validateDeletion, cachedExistingObject, opts); err != nil {
+		return err
+	}
+	c.noteWrite(out)
+	return nil
 }
 
 // GuaranteedUpdate implements storage.Interface; it writes to the storage.
 func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
-	return c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject)
+	if err := c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject); err != nil {
+		return err
+	}
+	c.noteWrite(destination)
+	return nil
 }
 
 // Stats implements storage.Interface: the storage's count.

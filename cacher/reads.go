@@ -35,7 +35,12 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, o
 	if opts.ResourceVersion == "" || c.waitReady(ctx) != nil {
 		return c.store.Get(ctx, key, opts, objPtr)
 	}
-	if err := c.waitFresh(ctx, rv, c.cfg.FreshWaitTimeout); err != nil {
+	if rv == 0 {
+		err = c.waitOwnWrites(ctx)
+	} else {
+		err = c.waitFresh(ctx, rv, c.cfg.FreshWaitTimeout)
+	}
+	if err != nil {
 		return err
 	}
 	el, cur, ok, err := c.cache.Get(key)
@@ -139,7 +144,11 @@ func (c *Cacher) listFromCache(ctx context.Context, plan listPlan, q watchcache.
 		}
 		return c.cache.List(cur, watchcache.NotOlderThan, q)
 	}
-	if err := c.waitFresh(ctx, plan.minRV, c.cfg.FreshWaitTimeout); err != nil {
+	wait := c.waitOwnWrites
+	if plan.minRV > 0 {
+		wait = func(ctx context.Context) error { return c.waitFresh(ctx, plan.minRV, c.cfg.FreshWaitTimeout) }
+	}
+	if err := wait(ctx); err != nil {
 		return watchcache.ListResult{}, err
 	}
 	return c.cache.List(plan.minRV, watchcache.NotOlderThan, q)

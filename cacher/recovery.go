@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/storage"
@@ -83,10 +84,16 @@ func (c *Cacher) reinitialize(cause error, failingFor time.Duration) {
 }
 
 // sendFinalError ends a watch aborted by reinitialize with an error event
-// (500 InternalError naming the cause), unless its client stops first.
+// (500 naming the cause), unless its client stops first. The reason is
+// InternalError, or the storage's own StoreReadError when the storage watch
+// failed on unreadable data (a corrupt object, a corrupt deletion).
 func (w *watcher) sendFinalError(cause error) {
 	w.c.cfg.Metrics.WatcherTerminated("reinitialized")
 	st := apierrors.NewInternalError(cause).Status()
+	var storageStatus apierrors.APIStatus
+	if errors.As(cause, &storageStatus) && storageStatus.Status().Reason == metav1.StatusReasonStoreReadError {
+		st.Reason, st.Message = metav1.StatusReasonStoreReadError, cause.Error()
+	}
 	t := time.NewTimer(finalErrorTimeout)
 	defer t.Stop()
 	select {

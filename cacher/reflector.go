@@ -123,11 +123,14 @@ func (c *Cacher) replace(l *listing) error {
 // meanwhile progress notifications are requested to get one quickly. It
 // reports whether anything was applied.
 func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (bool, error) {
-	// Watch from the revision before rv: etcd answers progress requests
-	// only for watches not ahead of its revision, and the replayed events
-	// of revision rv are ignored by the cache.
+	// Once the storage marks revision ends, the cache's RV is always a
+	// whole revision: watch from it. Before that, it may be in the middle of
+	// one: watch from the revision before and replay rv (the cache ignores
+	// what it holds). Replaying needlessly would decode revision rv again,
+	// which fails if its values became unreadable since (a broken
+	// transformer) and would stop the cache over data it already holds.
 	from := rv
-	if from > 1 {
+	if from > 1 && !c.wholeRevisions.Load() {
 		from--
 	}
 	opts := storage.ListOptions{ResourceVersion: strconv.FormatUint(from, 10), Recursive: true, ProgressNotify: true,

@@ -50,7 +50,7 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 	}
 	w := c.newWatcher(key, opts)
 	if deadline, ok := ctx.Deadline(); ok && w.bookmarks {
-		w.bookmarkAt = deadlineBookmarkTime(time.Now(), deadline)
+		w.bookmarkAt = storage.DeadlineBookmarkTime(time.Now(), deadline)
 	}
 	if w.plan, err = c.planWatch(ctx, w, rv, opts); err != nil {
 		return nil, err
@@ -116,7 +116,8 @@ func (c *Cacher) planWatch(ctx context.Context, w *watcher, rv uint64, opts stor
 
 // planInitial takes the state a watch with initial events starts from: the
 // cache's current state, once it is at least minRV and, when consistent,
-// at least the storage's current revision. When the cache does not get
+// at least the storage's current revision (at RV "0", once it holds this
+// cacher's own writes, see waitOwnWrites). When the cache does not get
 // there in time, the storage sends the initial state instead.
 func (c *Cacher) planInitial(ctx context.Context, w *watcher, minRV uint64, consistent, annotate bool) (watchPlan, error) {
 	target := minRV
@@ -126,6 +127,11 @@ func (c *Cacher) planInitial(ctx context.Context, w *watcher, minRV uint64, cons
 			return watchPlan{}, err
 		}
 		target = max(target, cur)
+	}
+	if target == 0 {
+		if err := c.waitOwnWrites(ctx); err != nil {
+			return watchPlan{}, err
+		}
 	}
 	if err := c.waitFresh(ctx, target, c.cfg.ConsistentReadTimeout); err != nil {
 		if ctx.Err() != nil {

@@ -31,7 +31,7 @@ type watcher struct {
 	// progressNotify: the client asked for storage progress notifications.
 	progressNotify bool
 	// bookmarkAt is when to send the bookmark that precedes the watch's
-	// deadline (zero: none; see deadlineBookmarkTime).
+	// deadline (zero: none; see storage.DeadlineBookmarkTime).
 	bookmarkAt time.Time
 
 	// input is the queue of live events, filled without blocking by the
@@ -296,21 +296,6 @@ func (c *Cacher) objectRV(obj runtime.Object) uint64 {
 		return 0
 	}
 	return rv
-}
-
-// deadlineBookmarkLead is how long before a watch's deadline its last
-// bookmark is sent (as Kubernetes' cacher does), so that a client whose
-// watch times out can resume from a recent RV even when nothing it watches
-// changed.
-const deadlineBookmarkLead = 2 * time.Second
-
-// deadlineBookmarkTime returns when a watch ending at deadline gets its
-// bookmark: deadlineBookmarkLead before it, or halfway for shorter watches.
-func deadlineBookmarkTime(now, deadline time.Time) time.Time {
-	if at := deadline.Add(-deadlineBookmarkLead); at.After(now) {
-		return at
-	}
-	return now.Add(deadline.Sub(now) / 2)
 }
 
 // queueBookmark queues a bookmark at the cache's RV to w while it is in

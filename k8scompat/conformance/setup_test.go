@@ -56,10 +56,13 @@ func (e *env) newPodList() runtime.Object { return &example.PodList{} }
 
 // envOptions are what a suite case asks of the store it runs against.
 type envOptions struct {
-	// failFastLists makes lists fail at their first corrupt object
-	// (etcd3.Config.MaxCorruptObjects < 0), as Kubernetes' lists do without
-	// its AllowUnsafeMalformedObjectDeletion feature.
-	failFastLists bool
+	// aggregateCorrupt makes lists read past corrupt objects and name them
+	// all (listwatch's default, etcd3.Config.MaxCorruptObjects 0), as
+	// Kubernetes' store does when wrapped for its
+	// AllowUnsafeMalformedObjectDeletion feature. Without it lists fail at
+	// their first corrupt object, as the plain Kubernetes store the suite is
+	// written against does.
+	aggregateCorrupt bool
 }
 
 // newEtcdEnv builds the listwatch etcd store for t on srv, below a prefix of
@@ -92,7 +95,7 @@ func newEtcdEnv(t *testing.T, srv *embedtest.Server, opts envOptions) *env {
 		Transformer:    k8scompat.Transformer(e.transformer),
 		Versioner:      lwstorage.APIObjectVersioner{},
 	}
-	if opts.failFastLists {
+	if !opts.aggregateCorrupt {
 		cfg.MaxCorruptObjects = -1
 	}
 	lw, err := etcd3.New(cfg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/metadata"
@@ -175,10 +176,18 @@ func (w *watcher) run() {
 	// a watch from C-1 cannot be served exactly either, since the events at
 	// C lost their previous values (a DELETE there has nothing to carry).
 	wch := w.openEtcdWatch(max(w.startRev, 1))
+	deadlineBookmark, stop := w.deadlineBookmarkTimer()
+	defer stop()
 	for {
 		select {
 		case <-w.ctx.Done():
 			return
+		case <-deadlineBookmark:
+			// Every event up to lastRV has been sent: a bookmark there lets
+			// the client resume without a relist once the deadline ends it.
+			if w.lastRV > 0 && !w.sendBookmark(w.lastRV, "") {
+				return
+			}
 		case wres, ok := <-wch:
 			if !ok {
 				if w.ctx.Err() == nil {
@@ -191,6 +200,18 @@ func (w *watcher) run() {
 			}
 		}
 	}
+}
+
+// deadlineBookmarkTimer fires once, shortly before the watch's deadline, if
+// the watch allows bookmarks and has one (storage.DeadlineBookmarkTime);
+// otherwise it never fires.
+func (w *watcher) deadlineBookmarkTimer() (<-chan time.Time, func() bool) {
+	deadline, ok := w.ctx.Deadline()
+	if !ok || !w.pred.AllowWatchBookmarks {
+		return nil, func() bool { return false }
+	}
+	t := time.NewTimer(time.Until(storage.DeadlineBookmarkTime(time.Now(), deadline)))
+	return t.C, t.Stop
 }
 
 // openEtcdWatch opens the etcd watch of w from revision from.

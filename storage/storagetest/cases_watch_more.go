@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ var watchMoreCases = []Case{
 	{"WatchManyWatchersSameEvents", testWatchMany},
 	{"ListExactFutureResourceVersion", testListExactFuture},
 	{"WatchBookmarkFollowsEarlierEvents", testWatchBookmarkPromise},
+	{"WatchDeadlineBookmark", testWatchDeadlineBookmark},
 	{"ListNamespaceScopedPaging", testListNamespacePaging},
 }
 
@@ -156,5 +158,39 @@ func testListNamespacePaging(t *testing.T, e *Env) {
 	checkNames(t, second, "ns1/o02")
 	if tok, _ := listMeta(t, second); tok != "" {
 		t.Fatalf("continue token %q after the last item of ns1", tok)
+	}
+}
+
+// testWatchDeadlineBookmark: a watch that allows bookmarks and has a
+// context deadline gets a BOOKMARK before the deadline ends it, not older
+// than the events it delivered; without AllowWatchBookmarks it gets none.
+func testWatchDeadlineBookmark(t *testing.T, e *Env) {
+	for _, allow := range []bool{true, false} {
+		opts := allOpts(rvString(e.etcdRev(t)))
+		opts.Predicate.AllowWatchBookmarks = allow
+		wctx, cancel := context.WithTimeout(ctx(t), 1500*time.Millisecond)
+		w, err := e.Store.Watch(wctx, e.ResourcePrefix, opts)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		created := rvOf(t, e.mustCreate(t, "ns", fmt.Sprintf("deadline-%v", allow), nil))
+		events := drainUntilClosed(t, w)
+		cancel()
+		w.Stop()
+		var bookmarks []int64
+		for _, ev := range events {
+			if ev.Type == watch.Bookmark {
+				bookmarks = append(bookmarks, rvOf(t, ev.Object))
+			}
+		}
+		switch {
+		case allow && len(bookmarks) == 0:
+			t.Fatalf("no BOOKMARK before the deadline ended the watch (events %d)", len(events))
+		case allow && bookmarks[len(bookmarks)-1] < created:
+			t.Fatalf("deadline BOOKMARK at %d, older than the ADDED at %d it follows", bookmarks[len(bookmarks)-1], created)
+		case !allow && len(bookmarks) > 0:
+			t.Fatalf("BOOKMARK %v sent to a watch that does not allow bookmarks", bookmarks)
+		}
 	}
 }
