@@ -123,14 +123,15 @@ func (c *Cacher) replace(l *listing) error {
 // meanwhile progress notifications are requested to get one quickly. It
 // reports whether anything was applied.
 func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (bool, error) {
-	// Once the storage marks revision ends, the cache's RV is always a
-	// whole revision: watch from it. Before that, it may be in the middle of
-	// one: watch from the revision before and replay rv (the cache ignores
-	// what it holds). Replaying needlessly would decode revision rv again,
-	// which fails if its values became unreadable since (a broken
-	// transformer) and would stop the cache over data it already holds.
+	// A listing's RV, and the cache's RV once the storage marks revision
+	// ends, are whole revisions: watch from them. Otherwise the cache may
+	// be in the middle of revision rv: watch from the one before and replay
+	// rv (the cache ignores what it holds). Replaying needlessly would
+	// decode revision rv again, which fails if its values became unreadable
+	// since (a broken transformer), and asks etcd for a revision it may
+	// have compacted.
 	from := rv
-	if from > 1 && !c.wholeRevisions.Load() {
+	if *pending == nil && from > 1 && !c.wholeRevisions.Load() {
 		from--
 	}
 	opts := storage.ListOptions{ResourceVersion: strconv.FormatUint(from, 10), Recursive: true, ProgressNotify: true,

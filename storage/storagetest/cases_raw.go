@@ -32,14 +32,26 @@ func (e *Env) putCorrupt(t *testing.T, key string) {
 	}
 }
 
+// expectCorrupt checks a corrupt-object error naming key: a 500
+// InternalError for one object, a 500 StoreReadError (Kubernetes' aggregated
+// list error) from a list.
 func expectCorrupt(t *testing.T, op, key string, err error) {
 	t.Helper()
 	expectCode(t, op, err, storage.ErrCorruptObj)
 	if !strings.Contains(err.Error(), key) {
 		t.Fatalf("%s: error %q does not name the corrupt key %q", op, err, key)
 	}
-	if !apierrors.IsInternalError(err) {
-		t.Fatalf("%s: apierrors.IsInternalError(%v) is false", op, err)
+	if !apierrors.IsInternalError(err) && !apierrors.IsStoreReadError(err) {
+		t.Fatalf("%s: %v is neither InternalError nor StoreReadError", op, err)
+	}
+}
+
+// expectCorruptList checks the error of a list over corrupt values naming key.
+func expectCorruptList(t *testing.T, op, key string, err error) {
+	t.Helper()
+	expectCorrupt(t, op, key, err)
+	if !apierrors.IsStoreReadError(err) {
+		t.Fatalf("%s: %v is not a StoreReadError", op, err)
 	}
 }
 
@@ -54,7 +66,7 @@ func testListCorrupt(t *testing.T, e *Env) {
 	key := e.key("ns", "bad")
 	e.putCorrupt(t, key)
 	err := e.Store.GetList(ctx(t), e.ResourcePrefix, everything, e.emptyList())
-	expectCorrupt(t, "GetList over a corrupt value", key, err)
+	expectCorruptList(t, "GetList over a corrupt value", key, err)
 }
 
 // A list over several corrupt values names every corrupt key, in the
@@ -67,7 +79,7 @@ func testListEveryCorrupt(t *testing.T, e *Env) {
 	}
 	e.mustCreate(t, "ns", "z", nil)
 	err := e.Store.GetList(ctx(t), e.ResourcePrefix, everything, e.emptyList())
-	expectCorrupt(t, "GetList over corrupt values", keys[0], err)
+	expectCorruptList(t, "GetList over corrupt values", keys[0], err)
 	var st apierrors.APIStatus
 	if !errors.As(err, &st) || st.Status().Details == nil {
 		t.Fatalf("GetList over corrupt values: %v has no Status details", err)
