@@ -96,3 +96,25 @@ func TestKubectlExplainOpenAPIV2(t *testing.T) {
 	require.Contains(t, out, "replicas\t<integer>")
 	require.Contains(t, out, "Replicas is how many copies")
 }
+
+// TestKubectlServerSideApply: kubectl apply --server-side leaves
+// managedFields; another manager's conflicting apply fails with the
+// conflict unless --force-conflicts.
+func TestKubectlServerSideApply(t *testing.T) {
+	f := newFixture(t, withWidgetSchema)
+	k := newKubectl(t, f)
+	manifest := "apiVersion: demo.listwatch.dev/v1\nkind: Widget\nmetadata:\n  name: s1\n  namespace: default\nspec:\n  replicas: 1\n"
+	require.Equal(t, "widget.demo.listwatch.dev/s1 serverside-applied", k.must(manifest, "apply", "--server-side", "-f", "-"))
+	require.Equal(t, "kubectl Apply", k.must("", "get", "widget", "s1", "-n", "default",
+		"-o", "jsonpath={.metadata.managedFields[*].manager} {.metadata.managedFields[*].operation}"))
+
+	other := strings.Replace(manifest, "replicas: 1", "replicas: 7", 1)
+	out, err := k.run(other, "apply", "--server-side", "--field-manager=other", "-f", "-")
+	require.Error(t, err, out)
+	require.Contains(t, out, `conflict with "kubectl"`)
+	require.Contains(t, out, ".spec.replicas")
+	require.Equal(t, "1", k.must("", "get", "widget", "s1", "-n", "default", "-o", "jsonpath={.spec.replicas}"))
+
+	k.must(other, "apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-")
+	require.Equal(t, "7", k.must("", "get", "widget", "s1", "-n", "default", "-o", "jsonpath={.spec.replicas}"))
+}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -78,6 +79,11 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 		s.writeError(w, req, err)
 		return
 	}
+	manager, err := fieldManagerName(req)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
 	obj, err := s.decodeValidated(w, req, t.res, body)
 	if err != nil {
 		s.writeError(w, req, err)
@@ -91,6 +97,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 		s.writeError(w, req, err)
 		return
 	}
+	u = t.res.recordUpdate(t.res.emptyObject(), u, manager)
 	t.name = u.GetName()
 	out := &unstructured.Unstructured{}
 	if err := t.res.Storage.Create(req.Context(), t.objectKey(), u, out, 0); err != nil {
@@ -113,6 +120,11 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 		s.writeError(w, req, err)
 		return
 	}
+	manager, err := fieldManagerName(req)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
 	obj, err := s.decodeValidated(w, req, t.res, body)
 	if err != nil {
 		s.writeError(w, req, err)
@@ -126,7 +138,10 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 	wantRV := next.GetResourceVersion()
 	s.update(w, req, t, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		u := next.DeepCopy()
-		return u, t.res.checkAndCarry(cur, u, wantRV)
+		if err := t.res.checkAndCarry(cur, u, wantRV); err != nil {
+			return nil, err
+		}
+		return t.res.recordUpdate(cur, u, manager), nil
 	})
 }
 
@@ -146,11 +161,25 @@ func (r *resource) checkAndCarry(cur, next *unstructured.Unstructured, wantRV st
 // sets is a precondition (409 when stale); a JSON patch that cannot be
 // applied (missing path, failed test) is 422.
 func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) {
+	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); mt == mediaApplyPatch {
+		s.serveApply(w, req, t)
+		return
+	}
 	if err := rejectDryRun(req); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	body, err := s.readBody(w, req, false, mediaMergePatch, mediaJSONPatch)
+	if req.URL.Query().Has("force") {
+		s.writeError(w, req, apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: "PatchOptions"}, "",
+			field.ErrorList{field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch")}))
+		return
+	}
+	manager, err := fieldManagerName(req)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	body, err := s.readBody(w, req, false, mediaMergePatch, mediaJSONPatch, mediaApplyPatch)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -189,7 +218,10 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		if next.GetNamespace() != cur.GetNamespace() {
 			return nil, badRequest("metadata.namespace cannot be changed")
 		}
-		return next, t.res.checkAndCarry(cur, next, next.GetResourceVersion())
+		if err := t.res.checkAndCarry(cur, next, next.GetResourceVersion()); err != nil {
+			return nil, err
+		}
+		return t.res.recordUpdate(cur, next, manager), nil
 	})
 }
 
@@ -219,6 +251,19 @@ func patcher(contentType string, body []byte) (func(doc map[string]any) (any, er
 // stored result.
 func (s *Server) update(w http.ResponseWriter, req *http.Request, t target,
 	mutate func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error)) {
+	out, err := s.storeUpdate(req, t, false, mutate)
+	if err != nil {
+		s.writeError(w, req, t.res.objectError(err, t.name))
+		return
+	}
+	s.writeObject(w, req, http.StatusOK, t.res, out)
+}
+
+// storeUpdate runs a read-modify-write of t's object with mutate and
+// returns the stored result. With ignoreNotFound, a missing object is
+// handed to mutate empty (no resourceVersion) and created.
+func (s *Server) storeUpdate(req *http.Request, t target, ignoreNotFound bool,
+	mutate func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
 	out := &unstructured.Unstructured{}
 	try := func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		cur, ok := input.(*unstructured.Unstructured)
@@ -231,12 +276,10 @@ func (s *Server) update(w http.ResponseWriter, req *http.Request, t target,
 		}
 		return next, nil, nil
 	}
-	err := t.res.Storage.GuaranteedUpdate(req.Context(), t.objectKey(), out, false, nil, try, nil)
-	if err != nil {
-		s.writeError(w, req, t.res.objectError(err, t.name))
-		return
+	if err := t.res.Storage.GuaranteedUpdate(req.Context(), t.objectKey(), out, ignoreNotFound, nil, try, nil); err != nil {
+		return nil, err
 	}
-	s.writeObject(w, req, http.StatusOK, t.res, out)
+	return out, nil
 }
 
 // serveDelete answers DELETE on an object. An optional DeleteOptions body

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/validation/validate"
 )
 
@@ -44,6 +45,8 @@ type resource struct {
 	validator *validate.SchemaValidator
 	// columns are the table output's columns.
 	columns []tableColumn
+	// fieldManager records managedFields and merges apply patches.
+	fieldManager *managedfields.FieldManager
 }
 
 // New validates cfg and returns a Server for its resources.
@@ -88,6 +91,9 @@ func New(cfg Config) (*Server, error) {
 		if !contains(s.groups, r.Group) {
 			s.groups = append(s.groups, r.Group)
 		}
+	}
+	if err := newFieldManagers(ordered); err != nil {
+		return nil, err
 	}
 	if s.openapi, err = newOpenAPI(ordered, c.GitVersion); err != nil {
 		return nil, err

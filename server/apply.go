@@ -1,0 +1,143 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+)
+
+// serveApply answers a server-side apply: PATCH with
+// application/apply-patch+yaml, a required fieldManager and optional
+// force. The merge, the ownership bookkeeping in managedFields and the
+// conflict detection are apimachinery's field manager (structured-merge-
+// diff over the resource's schema). A conflict is 409 naming the managers
+// and fields; force takes the fields over. Applying to an object that does
+// not exist creates it (201). The result is validated like any write.
+func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) {
+	if err := rejectDryRun(req); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	body, err := s.readBody(w, req, false, mediaApplyPatch)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	mode, err := fieldValidation(req)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	manager, err := fieldManagerName(req)
+	if err == nil && !req.URL.Query().Has("fieldManager") {
+		err = apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: "PatchOptions"}, "",
+			field.ErrorList{field.Required(field.NewPath("fieldManager"), "is required for apply patch")})
+	}
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	force, err := parseBool(req.URL.Query(), "force")
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	patch, err := t.res.decodeApplyPatch(w, mode, body, t)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	wantRV := (&unstructured.Unstructured{Object: patch}).GetResourceVersion()
+	var created bool
+	out, err := s.storeUpdate(req, t, true, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		created = cur.GetResourceVersion() == ""
+		live := cur
+		if created {
+			live = t.res.emptyObject()
+			live.SetName(t.name)
+			live.SetNamespace(t.namespace)
+		}
+		applied, err := t.res.fieldManager.Apply(live, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(patch)}, manager, force)
+		if err != nil {
+			if _, ok := err.(apierrors.APIStatus); ok {
+				return nil, err
+			}
+			return nil, unprocessable(fmt.Sprintf("the apply patch cannot be applied: %v", err))
+		}
+		u, ok := applied.(*unstructured.Unstructured)
+		if !ok {
+			return nil, fmt.Errorf("field manager returned %T, want *unstructured.Unstructured", applied)
+		}
+		next, err := t.res.normalize(u.Object, t)
+		if err != nil {
+			return nil, err
+		}
+		if created {
+			next.SetResourceVersion("")
+			if wantRV != "" {
+				return nil, apierrors.NewNotFound(schema.GroupResource{Group: t.res.Group, Resource: t.res.Plural}, t.name)
+			}
+			return next, prepareCreate(next)
+		}
+		return next, t.res.checkAndCarry(cur, next, wantRV)
+	})
+	if err != nil {
+		s.writeError(w, req, t.res.objectError(err, t.name))
+		return
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	s.writeObject(w, req, code, t.res, out)
+}
+
+// decodeApplyPatch decodes an apply patch (YAML or JSON), applies
+// fieldValidation to it, and checks what can be checked on a partial
+// object: its apiVersion and kind, its name and namespace against the URL,
+// and the types of the values it sets (required fields are checked on the
+// merged result).
+func (r *resource) decodeApplyPatch(w http.ResponseWriter, mode string, body []byte, t target) (map[string]any, error) {
+	js, err := yaml.YAMLToJSON(body)
+	if err != nil {
+		return nil, badRequest(fmt.Sprintf("malformed apply patch: %v", err))
+	}
+	patch, err := decodeJSONObject(js)
+	if err != nil {
+		return nil, err
+	}
+	if err := enforceFieldValidation(w, mode, r.fieldProblems(js, patch)); err != nil {
+		return nil, err
+	}
+	if err := r.checkTypeMeta(patch); err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: patch}
+	if _, ok := patch["metadata"].(map[string]any); !ok && patch["metadata"] != nil {
+		return nil, badRequest("metadata must be an object")
+	}
+	if n := u.GetName(); n == "" {
+		u.SetName(t.name)
+	} else if n != t.name {
+		return nil, badRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", n, t.name))
+	}
+	if ns := u.GetNamespace(); r.Namespaced && ns != "" && ns != t.namespace {
+		return nil, badRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the URL (%s)", ns, t.namespace))
+	}
+	var errs field.ErrorList
+	for _, e := range r.schemaErrors(patch) {
+		if e.Type != field.ErrorTypeRequired {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: r.Group, Kind: r.Kind}, t.name, errs)
+	}
+	return patch, nil
+}
