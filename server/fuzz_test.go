@@ -86,11 +86,17 @@ func FuzzJSONPatch(f *testing.F) {
 	f.Add(`[]`, `[{"op":"add","path":"/-","value":1},{"op":"replace","path":"/0","value":null}]`)
 	f.Fuzz(func(t *testing.T, doc, patch string) {
 		var d any
-		var ops []any
-		if utiljson.Unmarshal([]byte(doc), &d) != nil || utiljson.Unmarshal([]byte(patch), &ops) != nil {
+		if utiljson.Unmarshal([]byte(doc), &d) != nil {
 			return
 		}
-		out, err := applyJSONPatch(d, ops)
+		p, err := decodeJSONPatch([]byte(patch), 1<<20)
+		if err != nil {
+			if st := statusFor(err); st.Code != 400 && st.Code != 413 {
+				t.Fatalf("patch %q: status %d, want 400 or 413", patch, st.Code)
+			}
+			return
+		}
+		out, err := p.apply(d)
 		if err != nil {
 			return
 		}

@@ -2,12 +2,27 @@ package server
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// Cases from RFC 6902 Appendix A, plus edge cases.
+// patchDoc applies the JSON patch patch to the JSON document doc.
+func patchDoc(doc, patch string) (any, error) {
+	var d any
+	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+		return nil, err
+	}
+	p, err := decodeJSONPatch([]byte(patch), DefaultMaxRequestBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	return p.apply(d)
+}
+
+// Cases from RFC 6902 Appendix A, plus edge cases and what
+// github.com/evanphx/json-patch accepts beyond the RFC.
 func TestJSONPatch(t *testing.T) {
 	cases := []struct{ name, doc, patch, want string }{
 		{"add member", `{"foo":"bar"}`, `[{"op":"add","path":"/baz","value":"qux"}]`, `{"baz":"qux","foo":"bar"}`},
@@ -27,14 +42,13 @@ func TestJSONPatch(t *testing.T) {
 		{"copy", `{"a":{"x":1}}`, `[{"op":"copy","from":"/a","path":"/b"},{"op":"replace","path":"/b/x","value":2}]`, `{"a":{"x":1},"b":{"x":2}}`},
 		{"null value", `{"a":1}`, `[{"op":"add","path":"/b","value":null}]`, `{"a":1,"b":null}`},
 		{"replace root", `{"a":1}`, `[{"op":"replace","path":"","value":{"b":2}}]`, `{"b":2}`},
+		// Beyond RFC 6902, as Kubernetes (which uses the same library) accepts them:
+		{"negative index", `{"foo":[1,2,3]}`, `[{"op":"remove","path":"/foo/-1"}]`, `{"foo":[1,2]}`},
+		{"leading zero index", `{"foo":[1,2]}`, `[{"op":"remove","path":"/foo/01"}]`, `{"foo":[1]}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var doc any
-			var ops []any
-			require.NoError(t, json.Unmarshal([]byte(c.doc), &doc))
-			require.NoError(t, json.Unmarshal([]byte(c.patch), &ops))
-			got, err := applyJSONPatch(doc, ops)
+			got, err := patchDoc(c.doc, c.patch)
 			require.NoError(t, err)
 			b, err := json.Marshal(got)
 			require.NoError(t, err)
@@ -45,7 +59,6 @@ func TestJSONPatch(t *testing.T) {
 		{"remove missing", `{"foo":"bar"}`, `[{"op":"remove","path":"/baz"}]`},
 		{"add to missing parent", `{"foo":"bar"}`, `[{"op":"add","path":"/baz/bat","value":"qux"}]`},
 		{"index out of range", `{"foo":[1]}`, `[{"op":"add","path":"/foo/5","value":2}]`},
-		{"leading zero index", `{"foo":[1,2]}`, `[{"op":"remove","path":"/foo/01"}]`},
 		{"test fails", `{"baz":"qux"}`, `[{"op":"test","path":"/baz","value":"bar"}]`},
 		{"test number vs string", `{"a":1}`, `[{"op":"test","path":"/a","value":"1"}]`},
 		{"unknown op", `{}`, `[{"op":"frob","path":"/a"}]`},
@@ -54,13 +67,12 @@ func TestJSONPatch(t *testing.T) {
 		{"move into itself", `{"a":{"b":{}}}`, `[{"op":"move","from":"/a","path":"/a/b/c"}]`},
 		{"remove root", `{}`, `[{"op":"remove","path":""}]`},
 		{"op not an object", `{}`, `[1]`},
+		{"copies beyond the limit", `{"a":"` + strings.Repeat("x", 1000) + `"}`,
+			`[` + strings.Repeat(`{"op":"copy","from":"/a","path":"/b"},`, 4000) + `{"op":"copy","from":"/a","path":"/c"}]`},
+		{"too many operations", `{}`, `[` + strings.Repeat(`{"op":"test","path":"","value":{}},`, 10000) + `{"op":"test","path":"","value":{}}]`},
 	}
 	for _, c := range errs {
-		var doc any
-		var ops []any
-		require.NoError(t, json.Unmarshal([]byte(c.doc), &doc))
-		require.NoError(t, json.Unmarshal([]byte(c.patch), &ops))
-		_, err := applyJSONPatch(doc, ops)
+		_, err := patchDoc(c.doc, c.patch)
 		require.Error(t, err, c.name)
 	}
 }

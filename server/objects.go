@@ -189,7 +189,7 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		s.writeError(w, req, err)
 		return
 	}
-	apply, err := patcher(req.Header.Get("Content-Type"), body)
+	apply, err := patcher(req.Header.Get("Content-Type"), body, s.cfg.MaxRequestBodyBytes)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -226,14 +226,15 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 }
 
 // patcher decodes a patch body and returns the function applying it.
-func patcher(contentType string, body []byte) (func(doc map[string]any) (any, error), error) {
+// A JSON patch's copy operations may add at most copyLimit bytes.
+func patcher(contentType string, body []byte, copyLimit int64) (func(doc map[string]any) (any, error), error) {
 	if mt, _, _ := mime.ParseMediaType(contentType); mt == mediaJSONPatch {
-		var ops []any
-		if err := utiljson.Unmarshal(body, &ops); err != nil {
-			return nil, badRequest(fmt.Sprintf("malformed JSON patch (a JSON array of operations is expected): %v", err))
+		p, err := decodeJSONPatch(body, copyLimit)
+		if err != nil {
+			return nil, err
 		}
 		return func(doc map[string]any) (any, error) {
-			out, err := applyJSONPatch(doc, ops)
+			out, err := p.apply(doc)
 			if err != nil {
 				return nil, unprocessable(fmt.Sprintf("the JSON patch cannot be applied: %v", err))
 			}
