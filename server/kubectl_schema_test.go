@@ -1,10 +1,13 @@
 package server
 
 import (
+	"bufio"
+	"context"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -49,6 +52,44 @@ func (k *kubectlRunner) run(stdin string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
+// start runs kubectl in the background until the test ends and returns
+// its output lines.
+func (k *kubectlRunner) start(args ...string) <-chan string {
+	k.t.Helper()
+	ctx, cancel := context.WithCancel(testCtx(k.t))
+	cmd := exec.CommandContext(ctx, k.bin, append([]string{"--server", k.f.ts.URL, "--cache-dir", k.cache,
+		"--kubeconfig", k.cache + "/none"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	require.NoError(k.t, err)
+	require.NoError(k.t, cmd.Start())
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	k.t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
+	return lines
+}
+
+// nextLine returns the next line of a started kubectl, failing after 20 s.
+func (k *kubectlRunner) nextLine(lines <-chan string) string {
+	k.t.Helper()
+	select {
+	case l, ok := <-lines:
+		require.True(k.t, ok, "kubectl ended")
+		return l
+	case <-time.After(20 * time.Second):
+		k.t.Fatal("no kubectl output within 20s")
+	}
+	return ""
+}
+
 func (k *kubectlRunner) must(stdin string, args ...string) string {
 	k.t.Helper()
 	out, err := k.run(stdin, args...)
@@ -85,6 +126,13 @@ func TestKubectlSchema(t *testing.T) {
 	require.Regexp(t, `^NAME\s+SIZE\s+AGE\nw1\s+2\s+\S+$`, out)
 	out = k.must("", "get", "widgets", "-A", "-o", "wide")
 	require.Regexp(t, `^NAMESPACE\s+NAME\s+SIZE\s+NODE\s+AGE\ndefault\s+w1\s+2\s+n1\s+\S+$`, out)
+
+	// kubectl get -w watches as Table: a change shows in the same columns.
+	lines := k.start("get", "widgets", "-n", "default", "-w")
+	require.Regexp(t, `^NAME\s+SIZE\s+AGE$`, k.nextLine(lines))
+	require.Regexp(t, `^w1\s+2\s+\S+$`, k.nextLine(lines))
+	k.must("", "patch", "widget", "w1", "-n", "default", "--type=merge", "-p", `{"spec":{"replicas":8}}`)
+	require.Regexp(t, `^w1\s+8\s+\S+$`, k.nextLine(lines))
 }
 
 // TestKubectlExplainOpenAPIV2: kubectl's v2 explain reads /openapi/v2 in

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // PrinterColumn is one column of a resource's table output (what
@@ -198,6 +199,31 @@ func cell(typ string, v any, now time.Time) any {
 		return nil
 	}
 	return string(b)
+}
+
+// tableWatchEncoder returns, when req asks for a Table, the encoder of a
+// watch whose objects are each a Table of one row (with the column
+// definitions, so every event stands alone); bookmarks and errors are sent
+// as in any watch. It returns nil for other watches.
+func (s *Server) tableWatchEncoder(req *http.Request, r *resource) (func(watch.Event) ([]byte, error), error) {
+	if !wantsTable(req.Header.Values("Accept")) {
+		return nil, nil
+	}
+	include, err := includeObject(req)
+	if err != nil {
+		return nil, err
+	}
+	return func(ev watch.Event) ([]byte, error) {
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok || ev.Type == watch.Bookmark || ev.Type == watch.Error {
+			return encodeEvent(ev, r)
+		}
+		t, err := r.table([]unstructured.Unstructured{*u}, map[string]any{"resourceVersion": u.GetResourceVersion()}, include, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		return encodeEvent(watch.Event{Type: ev.Type, Object: t}, r)
+	}, nil
 }
 
 // tableMediaType is the Content-Type of a Table response.

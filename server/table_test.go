@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -98,4 +99,44 @@ func TestPrinterColumnConfig(t *testing.T) {
 			Storage: newStore(t, "/widgets"), KeyRoot: "/widgets", PrinterColumns: cols}}})
 		require.ErrorContains(t, err, "printer column", "%+v", cols)
 	}
+}
+
+// TestWatchTable: a watch asked for as a Table sends each object as a
+// one-row Table (as kubectl get -w asks), bookmarks as usual.
+func TestWatchTable(t *testing.T) {
+	f := newFixture(t, withWidgetSchema)
+	coll := apiBase + "/namespaces/ns/widgets"
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.ts.URL+coll+"?watch=true", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", tableAccept)
+	resp, err := f.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	f.create("ns", "w1", nil, "n1")
+	r := f.do(http.MethodPatch, coll+"/w1", mediaMergePatch, `{"spec":{"replicas":6}}`)
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	dec := json.NewDecoder(resp.Body)
+	for _, want := range []struct {
+		typ  string
+		size any
+	}{{"ADDED", nil}, {"MODIFIED", float64(6)}} {
+		var ev struct {
+			Type   string       `json:"type"`
+			Object metav1.Table `json:"object"`
+		}
+		require.NoError(t, dec.Decode(&ev))
+		require.Equal(t, want.typ, ev.Type)
+		require.Equal(t, "Table", ev.Object.Kind)
+		require.Len(t, ev.Object.ColumnDefinitions, 4)
+		require.Len(t, ev.Object.Rows, 1)
+		require.Equal(t, []any{"w1", want.size, "n1"}, ev.Object.Rows[0].Cells[:3])
+		require.NotEmpty(t, ev.Object.ResourceVersion)
+	}
+
+	f.doAccept(http.MethodGet, coll+"?watch=true&includeObject=Everything", "", tableAccept, nil).
+		status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
 }

@@ -43,6 +43,11 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 		s.writeError(w, req, err)
 		return
 	}
+	encode, err := s.tableWatchEncoder(req, t.res) // nil unless a Table is asked for
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
 	timeout := watchTimeout(p.timeout, s.cfg.MaxWatchTimeout)
 	ctx, cancel := context.WithTimeout(req.Context(), timeout)
 	defer cancel()
@@ -68,6 +73,10 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 	defer s.activeWatches.Add(-1)
 	rc := startStream(w)
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	if encode != nil {
+		s.pumpEncoded(ctx, w, rc, src, t.res, encode)
+		return
+	}
 	s.pump(ctx, w, rc, src, t.res)
 }
 
@@ -101,6 +110,12 @@ func startStream(w http.ResponseWriter) *http.ResponseController {
 // pump runs the reader goroutine and writes what it queues until the
 // stream ends; it returns after the reader has returned.
 func (s *Server) pump(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, src watch.Interface, r *resource) {
+	s.pumpEncoded(ctx, w, rc, src, r, func(ev watch.Event) ([]byte, error) { return s.enc.line(ev, r) })
+}
+
+// pumpEncoded is pump with the events encoded by encode.
+func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, src watch.Interface,
+	r *resource, encode func(watch.Event) ([]byte, error)) {
 	queue := make(chan []byte, s.cfg.WatchBufferSize)
 	done := make(chan struct{})
 	readerDone := make(chan struct{})
@@ -109,7 +124,7 @@ func (s *Server) pump(ctx context.Context, w http.ResponseWriter, rc *http.Respo
 	go func() {
 		defer close(readerDone)
 		defer close(queue)
-		if s.readEvents(src, r, queue, done) {
+		if s.readEvents(src, r, encode, queue, done) {
 			overflow.Store(true)
 			stop() // release the storage watch now, not when the connection gives up
 			s.log.Info("ending slow watch: its buffer stayed full", "resource", r.Plural,
@@ -162,7 +177,8 @@ func (s *Server) writeBatch(w http.ResponseWriter, rc *http.ResponseController, 
 // readEvents moves events from src to queue until src ends or done is
 // closed. It reports true when it gave up because queue stayed full for
 // SlowWatcherTimeout.
-func (s *Server) readEvents(src watch.Interface, r *resource, queue chan<- []byte, done <-chan struct{}) (overflowed bool) {
+func (s *Server) readEvents(src watch.Interface, r *resource, encode func(watch.Event) ([]byte, error),
+	queue chan<- []byte, done <-chan struct{}) (overflowed bool) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -180,7 +196,7 @@ func (s *Server) readEvents(src watch.Interface, r *resource, queue chan<- []byt
 		case <-done:
 			return false
 		}
-		line, err := s.enc.line(ev, r)
+		line, err := encode(ev)
 		if err != nil {
 			s.log.Error("watch event cannot be encoded", "resource", r.Plural, "err", err)
 			line, ev.Type = errorLine(apierrors.NewInternalError(err), r), watch.Error
