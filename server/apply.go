@@ -20,7 +20,7 @@ import (
 // and fields; force takes the fields over. Applying to an object that does
 // not exist creates it (201). The result is validated like any write.
 func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) {
-	if err := rejectDryRun(req); err != nil {
+	if err := checkDryRun(req.URL.Query()["dryRun"]); err != nil {
 		s.writeError(w, req, err)
 		return
 	}

@@ -142,7 +142,7 @@ func TestStatusCodes(t *testing.T) {
 		{"negative limit", "GET", coll + "?limit=-1", "", nil, 400, metav1.StatusReasonBadRequest},
 		{"bad watch flag", "GET", coll + "?watch=maybe", "", nil, 400, metav1.StatusReasonBadRequest},
 		{"bad continue token", "GET", coll + "?limit=1&continue=garbage", "", nil, 400, metav1.StatusReasonBadRequest},
-		{"dryRun", "DELETE", item + "?dryRun=All", "", nil, 400, metav1.StatusReasonBadRequest},
+		{"dryRun not All", "DELETE", item + "?dryRun=Some", "", nil, 400, metav1.StatusReasonBadRequest},
 		{"malformed DeleteOptions", "DELETE", item, "application/json", `{"preconditions":`, 400, metav1.StatusReasonBadRequest},
 		{"unknown resource", "GET", apiBase + "/namespaces/default/gizmos", "", nil, 404, metav1.StatusReasonNotFound},
 		{"unknown path", "GET", "/api/v1/pods", "", nil, 404, metav1.StatusReasonNotFound},

@@ -165,4 +165,15 @@ func TestKubectlServerSideApply(t *testing.T) {
 
 	k.must(other, "apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-")
 	require.Equal(t, "7", k.must("", "get", "widget", "s1", "-n", "default", "-o", "jsonpath={.spec.replicas}"))
+
+	// Server-side dry runs: diff and --dry-run=server write nothing.
+	nine := strings.Replace(manifest, "replicas: 1", "replicas: 9", 1)
+	out, err = k.run(nine, "diff", "--server-side", "--force-conflicts", "-f", "-")
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, out)
+	require.Equal(t, 1, exit.ExitCode(), "kubectl diff exits 1 when there are differences: %s", out)
+	require.Contains(t, out, "-  replicas: 7")
+	require.Contains(t, out, "+  replicas: 9")
+	require.Contains(t, k.must(nine, "apply", "--server-side", "--force-conflicts", "--dry-run=server", "-f", "-"), "(server dry run)")
+	require.Equal(t, "7", k.must("", "get", "widget", "s1", "-n", "default", "-o", "jsonpath={.spec.replicas}"))
 }

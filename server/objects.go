@@ -70,7 +70,7 @@ func (s *Server) writeObject(w http.ResponseWriter, req *http.Request, code int,
 
 // serveCreate answers POST on a collection.
 func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target) {
-	if err := rejectDryRun(req); err != nil {
+	if err := checkDryRun(req.URL.Query()["dryRun"]); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
@@ -99,6 +99,10 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 	}
 	u = t.res.recordUpdate(t.res.emptyObject(), u, manager)
 	t.name = u.GetName()
+	if isDryRun(req) {
+		s.writeObject(w, req, http.StatusCreated, t.res, u)
+		return
+	}
 	out := &unstructured.Unstructured{}
 	if err := t.res.Storage.Create(req.Context(), t.objectKey(), u, out, 0); err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))
@@ -111,7 +115,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 // equal the stored one (409 Conflict otherwise); without one the update is
 // unconditional. The object must exist (404).
 func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target) {
-	if err := rejectDryRun(req); err != nil {
+	if err := checkDryRun(req.URL.Query()["dryRun"]); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
@@ -165,7 +169,7 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		s.serveApply(w, req, t)
 		return
 	}
-	if err := rejectDryRun(req); err != nil {
+	if err := checkDryRun(req.URL.Query()["dryRun"]); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
@@ -262,9 +266,13 @@ func (s *Server) update(w http.ResponseWriter, req *http.Request, t target,
 
 // storeUpdate runs a read-modify-write of t's object with mutate and
 // returns the stored result. With ignoreNotFound, a missing object is
-// handed to mutate empty (no resourceVersion) and created.
+// handed to mutate empty (no resourceVersion) and created. A dry run
+// writes nothing.
 func (s *Server) storeUpdate(req *http.Request, t target, ignoreNotFound bool,
 	mutate func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+	if isDryRun(req) {
+		return s.dryRunUpdate(req, t, ignoreNotFound, mutate)
+	}
 	out := &unstructured.Unstructured{}
 	try := func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		cur, ok := input.(*unstructured.Unstructured)
@@ -287,7 +295,7 @@ func (s *Server) storeUpdate(req *http.Request, t target, ignoreNotFound bool,
 // carries preconditions on uid and resourceVersion (409 when they fail).
 // The response is the last state of the object.
 func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target) {
-	if err := rejectDryRun(req); err != nil {
+	if err := checkDryRun(req.URL.Query()["dryRun"]); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
@@ -302,8 +310,8 @@ func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target)
 			s.writeError(w, req, badRequest(fmt.Sprintf("malformed DeleteOptions: %v", err)))
 			return
 		}
-		if len(opts.DryRun) > 0 {
-			s.writeError(w, req, badRequest("dryRun is not supported"))
+		if err := checkDryRun(opts.DryRun); err != nil {
+			s.writeError(w, req, err)
 			return
 		}
 	}
@@ -316,6 +324,18 @@ func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target)
 		}
 	}
 	out := &unstructured.Unstructured{}
+	if isDryRun(req) || len(opts.DryRun) > 0 {
+		if err := t.res.Storage.Get(req.Context(), t.objectKey(), storage.GetOptions{}, out); err != nil {
+			s.writeError(w, req, t.res.objectError(err, t.name))
+			return
+		}
+		if err := pre.Check(t.objectKey(), out); err != nil {
+			s.writeError(w, req, t.res.objectError(err, t.name))
+			return
+		}
+		s.writeObject(w, req, http.StatusOK, t.res, out)
+		return
+	}
 	err = t.res.Storage.Delete(req.Context(), t.objectKey(), out, pre,
 		func(context.Context, runtime.Object) error { return nil }, nil, storage.DeleteOptions{})
 	if err != nil {
@@ -323,13 +343,4 @@ func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target)
 		return
 	}
 	s.writeObject(w, req, http.StatusOK, t.res, out)
-}
-
-// rejectDryRun refuses ?dryRun: this server does not implement it, and
-// silently writing would be wrong.
-func rejectDryRun(req *http.Request) error {
-	if req.URL.Query().Has("dryRun") {
-		return badRequest("dryRun is not supported")
-	}
-	return nil
 }
