@@ -57,10 +57,13 @@ type Resource struct {
 	// nil means storage.DefaultAttrs (metadata.name, metadata.namespace).
 	GetAttrs storage.AttrFunc
 	// Schema is the OpenAPI v3 structural schema of the objects (as a CRD
-	// carries it), without apiVersion, kind and metadata. Fields it does not
-	// declare are unknown to fieldValidation and dropped (nested
-	// x-kubernetes-preserve-unknown-fields: true keeps them). nil: only
-	// metadata fields are checked.
+	// carries it), without apiVersion, kind and metadata. It is published
+	// at /openapi/v2 and /openapi/v3, every write is validated against it
+	// (422 on violations), server-side apply merges by it, and fields it
+	// does not declare are unknown to fieldValidation and dropped (nested
+	// x-kubernetes-preserve-unknown-fields: true keeps them). New fails on
+	// a schema that is not structural (one type per node, no $ref, ...).
+	// nil: any fields are kept and only metadata is checked.
 	Schema *spec.Schema
 	// PrinterColumns are the columns of the resource's table output
 	// (Accept: application/json;as=Table;g=meta.k8s.io;v=v1, what kubectl
@@ -99,6 +102,11 @@ func (r *Resource) validate() error {
 	}
 	if _, err := tableColumns(r.PrinterColumns); err != nil {
 		errs = append(errs, err)
+	}
+	if r.Schema != nil {
+		if err := checkStructural(r.Schema); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("resource %s/%s %s: %w", r.Group, r.Version, r.Plural, err)

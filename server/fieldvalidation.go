@@ -140,8 +140,7 @@ func propertySchema(s *spec.Schema, key string) (*spec.Schema, bool) {
 
 // preservesUnknown reports x-kubernetes-preserve-unknown-fields: true.
 func preservesUnknown(s *spec.Schema) bool {
-	v, ok := s.Extensions.GetBool("x-kubernetes-preserve-unknown-fields")
-	return ok && v
+	return extensionTrue(s, "x-kubernetes-preserve-unknown-fields")
 }
 
 // enforceFieldValidation applies mode to problems: Strict fails the

@@ -70,8 +70,6 @@ func toFieldErrors(err error) field.ErrorList {
 				values = append(values, fmt.Sprint(v))
 			}
 			return field.ErrorList{field.NotSupported(p, e.Value, values)}
-		case openapierrors.TooLongFailCode:
-			return field.ErrorList{field.Invalid(p, e.Value, e.Error())}
 		default:
 			return field.ErrorList{field.Invalid(p, e.Value, e.Error())}
 		}

@@ -2,8 +2,10 @@ package server
 
 import (
 	"net/http"
+	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -94,3 +96,22 @@ func TestSchemaValidationRequiredAndFormats(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestSchemaValidatorConcurrent: one resource's validator serves
+// concurrent requests (run with -race).
+func TestSchemaValidatorConcurrent(t *testing.T) {
+	f := newFixture(t, withWidgetSchema)
+	r := f.srv.resources[group+"/v1/widgets"]
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				errs := r.schemaErrors(map[string]any{"spec": map[string]any{"replicas": "x", "nodeName": int64(i)}})
+				assert.Len(t, errs, 2)
+			}
+		}()
+	}
+	wg.Wait()
+}

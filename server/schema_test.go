@@ -1,0 +1,47 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/listwatch/listwatch/internal/testapi"
+)
+
+// TestCheckStructural: schemas the server cannot serve are refused by New
+// with the offending path; the Widget schema passes.
+func TestCheckStructural(t *testing.T) {
+	require.NoError(t, checkStructural(testapi.WidgetSchema()))
+	obj := func(x spec.Schema) *spec.Schema {
+		return &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"},
+			Properties: map[string]spec.Schema{"x": x}}}
+	}
+	multi := spec.Schema{}
+	multi.Type = spec.StringOrArray{"string", "integer"}
+	ref := spec.Schema{}
+	ref.Ref = spec.MustCreateRef("#/definitions/other")
+	pattern := *spec.StringProperty()
+	pattern.Pattern = "(["
+	array := spec.Schema{}
+	array.Type = spec.StringOrArray{"array"}
+	untyped := spec.Schema{}
+	intOrString := spec.Schema{}
+	intOrString.AddExtension("x-kubernetes-int-or-string", true)
+	require.NoError(t, checkStructural(obj(intOrString)))
+	for name, c := range map[string]struct {
+		s    *spec.Schema
+		want string
+	}{
+		"root not object": {&spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string"}}}, "root must have type object"},
+		"two types":       {obj(multi), "schema.x: one type is allowed"},
+		"ref":             {obj(ref), "schema.x: $ref is not allowed"},
+		"bad pattern":     {obj(pattern), "schema.x: pattern"},
+		"array no items":  {obj(array), "schema.x: an array needs one items schema"},
+		"no type":         {obj(untyped), "schema.x: a type is required"},
+	} {
+		_, err := New(Config{Resources: []Resource{{Group: group, Version: "v1", Plural: "widgets", Kind: "Widget",
+			Storage: newStore(t, "/widgets"), KeyRoot: "/widgets", Schema: c.s}}})
+		require.ErrorContains(t, err, c.want, name)
+	}
+}
