@@ -98,7 +98,13 @@ func (k *kubectlRunner) must(stdin string, args ...string) string {
 }
 
 // TestKubectlSchema drives kubectl's schema-dependent commands with their
-// defaults: apply -f (which downloads OpenAPI to validate), explain.
+// defaults. With TestKubectlServerSideApply it covers the done-when steps
+// 1-6 of issue #13: (1) apply -f with default validation, (2) explain
+// widgets and widgets.spec, (6) an invalid object refused with 422 and the
+// field path, (5) get widgets with a SIZE column (also watched);
+// TestKubectlServerSideApply: (3) apply --server-side leaving
+// managedFields and (4) a conflicting apply refused without
+// --force-conflicts.
 func TestKubectlSchema(t *testing.T) {
 	f := newFixture(t, withWidgetSchema)
 	k := newKubectl(t, f)

@@ -38,7 +38,7 @@ func TestKubectl(t *testing.T) {
 	require.Contains(t, out, "widgets")
 	require.Contains(t, out, "gadgets")
 	manifest := "apiVersion: demo.listwatch.dev/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: default\n  labels: {app: web}\nspec:\n  nodeName: n1\n"
-	require.Equal(t, "widget.demo.listwatch.dev/w1 created", must(manifest, "create", "--validate=false", "-f", "-"))
+	require.Equal(t, "widget.demo.listwatch.dev/w1 created", must(manifest, "create", "-f", "-"))
 	require.Equal(t, "widget.demo.listwatch.dev/w1", must("", "get", "widgets", "-n", "default", "-l", "app=web", "-o", "name"))
 	require.Equal(t, "", must("", "get", "widgets", "-A", "--field-selector", "spec.nodeName=n2", "-o", "name"))
 	must("", "patch", "widget", "w1", "-n", "default", "--type=merge", "-p", `{"spec":{"replicas":3}}`)
