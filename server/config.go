@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -153,6 +154,25 @@ type Config struct {
 	// registered on it, at /metrics in Prometheus' text format. nil: no
 	// /metrics.
 	Metrics *prometheus.Registry
+	// TLS, when set, makes Serve and ListenAndServe serve HTTPS with it.
+	// For client certificates set ClientCAs and ClientAuth
+	// tls.VerifyClientCertIfGiven, and ClientCertAuthenticator in
+	// Authenticator.
+	TLS *tls.Config
+	// Authenticator, when set, identifies the user of every request but
+	// /livez, /readyz and /healthz (open to anyone, as kube-apiserver
+	// lets anonymous users read them); a request it cannot identify gets
+	// 401 Unauthorized. nil: no authentication, every request is served
+	// as the anonymous user.
+	Authenticator Authenticator
+	// Authorizer, when set, decides every authenticated request; a denied
+	// one gets 403 Forbidden. nil allows everything (ReadAllWriteGroups is
+	// an example policy).
+	Authorizer Authorizer
+	// AllowInsecureNonLoopback lets Serve serve on an address other than
+	// loopback without TLS and an Authenticator, which it otherwise
+	// refuses.
+	AllowInsecureNonLoopback bool
 }
 
 func (c *Config) withDefaults() (Config, error) {

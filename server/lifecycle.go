@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -27,11 +28,20 @@ func (s *Server) Close() {
 	})
 }
 
-// Serve serves HTTP on l until ctx ends, then shuts down gracefully: watch
+// Serve serves HTTP (HTTPS with Config.TLS) on l until ctx ends, then shuts down gracefully: watch
 // streams end at once, other requests get up to 10 s to finish, and l is
 // closed. It returns nil after a shutdown caused by ctx, or the error that
-// stopped serving.
+// stopped serving. It refuses a listener that is not on loopback unless
+// TLS and an Authenticator are configured or AllowInsecureNonLoopback is
+// set.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	if err := s.checkExposure(l); err != nil {
+		_ = l.Close()
+		return err
+	}
+	if s.cfg.TLS != nil {
+		l = tls.NewListener(l, s.cfg.TLS)
+	}
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -124,6 +124,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	case len(parts) >= 1 && len(parts) <= 2 && (parts[0] == "livez" || parts[0] == "readyz" || parts[0] == "healthz"):
 		s.serveHealth(w, req, parts)
 		return
+	}
+	req, err := s.authenticate(req)
+	if err == nil && !(len(parts) >= 4 && parts[0] == "apis") {
+		err = s.authorizeNonResource(req)
+	}
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	switch {
 	case len(parts) == 1 && parts[0] == "metrics" && s.metrics != nil:
 		s.metrics.handler.ServeHTTP(w, req)
 		return
@@ -147,6 +157,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.serveAPIs(w, req, parts[1:])
 	case len(parts) >= 4 && parts[0] == "apis":
 		t, err := s.resolve(parts[1], parts[2], parts[3:])
+		if err == nil {
+			err = s.authorizeResource(req, t)
+		}
 		if err != nil {
 			s.writeError(w, req, err)
 			return
