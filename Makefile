@@ -23,7 +23,7 @@ test: vet
 	$(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
 	$(MAKE) test-k8scompat
 
-.PHONY: test-k8scompat bench-k8s
+.PHONY: test-k8scompat bench-k8s bench-peer
 K8SBENCHTIME ?= 500ms
 
 ## test-k8scompat: Kubernetes' own storage suite (k8s.io/apiserver v0.37.2) against listwatch, in the separate module k8scompat/
@@ -32,7 +32,11 @@ test-k8scompat:
 
 ## bench-k8s: Kubernetes' own storage benchmarks on listwatch and on Kubernetes' etcd3 store and cacher, side by side
 bench-k8s:
-	cd k8scompat && $(GO) test -run '^$$' -bench . -benchtime $(K8SBENCHTIME) -timeout 60m ./bench | $(GO) run ./cmd/benchtable
+	cd k8scompat && $(GO) test -run '^$$' -bench 'WriteThroughput|StoreList' -benchtime $(K8SBENCHTIME) -timeout 60m ./bench | $(GO) run ./cmd/benchtable
+
+## bench-peer: listwatch's cacher and Kubernetes' cacher on the same workload in one run (fan-out, slow watchers, memory, lists), side by side
+bench-peer:
+	cd k8scompat && $(GO) test -run '^$$' -bench Peer -benchtime 1x -timeout 60m ./bench | $(GO) run ./cmd/benchtable
 
 ## bench: the benchmark tables (see README); one table per benchmark, one column per metric
 bench:

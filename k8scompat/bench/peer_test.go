@@ -1,0 +1,435 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/apis/example"
+	k8sstorage "k8s.io/apiserver/pkg/storage"
+	"k8s.io/klog/v2"
+
+	"github.com/listwatch/listwatch/embedtest"
+)
+
+// The peer benchmarks run the same workload against listwatch's cacher and
+// Kubernetes' cacher (k8s.io/apiserver's Cacher with its CacheDelegator over
+// its etcd3 store), each on an etcd of its own, in one process and one run:
+// example.Pod objects of about 1 KiB, written by one writer doing plain etcd
+// puts of encoded pods (neither store's write path is involved). The codec
+// is JSON, or protobuf with KUBE_TEST_API_TYPE=application/vnd.kubernetes.protobuf.
+// Sizes: K8SBENCH_PEER_OBJECTS (10000), K8SBENCH_PEER_UPDATES (2000),
+// K8SBENCH_PEER_WATCHERS (comma list, "10,100,1000").
+//
+//	go test -run '^$' -bench Peer -benchtime 1x ./bench | go run ./cmd/benchtable
+
+// peerBackends are the two caches compared.
+func peerBackends() []backend {
+	var out []backend
+	for _, be := range backends {
+		if be.cached {
+			out = append(out, be)
+		}
+	}
+	return out
+}
+
+func peerObjects() int { return envInt("K8SBENCH_PEER_OBJECTS", 10000) }
+func peerUpdates() int { return envInt("K8SBENCH_PEER_UPDATES", 2000) }
+
+func peerWatcherCounts() []int {
+	var out []int
+	for _, f := range strings.Split(envString("K8SBENCH_PEER_WATCHERS", "10,100,1000"), ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// padding makes a pod's encoding about 1 KiB.
+var padding = strings.Repeat("x", 760)
+
+// sentAt is the annotation carrying the writer's clock at the put, in ns.
+const sentAt = "bench.listwatch.dev/sent"
+
+func peerPod(i int, sent time.Time) *example.Pod {
+	return &example.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "example.apiserver.k8s.io/v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   fmt.Sprintf("ns-%d", i%50),
+			Name:        fmt.Sprintf("pod-%06d", i),
+			Labels:      map[string]string{"app": fmt.Sprintf("app-%d", i%20)},
+			Annotations: map[string]string{"pad": padding, sentAt: strconv.FormatInt(sent.UnixNano(), 10)},
+		},
+		Spec: example.PodSpec{NodeName: fmt.Sprintf("node-%d", i%100)},
+	}
+}
+
+func podKey(p *example.Pod) string { return "/pods/" + p.Namespace + "/" + p.Name }
+
+func encodePod(b *testing.B, p *example.Pod) []byte {
+	data, err := runtimeapi.Encode(codec, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// primePods puts n pods straight into etcd and returns their mean encoded size.
+func primePods(b *testing.B, srv *embedtest.Server, n int) float64 {
+	b.Helper()
+	ctx := context.Background()
+	total := 0
+	var ops []clientv3.Op
+	flush := func() {
+		if len(ops) == 0 {
+			return
+		}
+		if _, err := srv.Client.Txn(ctx).Then(ops...).Commit(); err != nil {
+			b.Fatal(err)
+		}
+		ops = ops[:0]
+	}
+	for i := range n {
+		p := peerPod(i, time.Now())
+		data := encodePod(b, p)
+		total += len(data)
+		ops = append(ops, clientv3.OpPut(podKey(p), string(data)))
+		if len(ops) == 100 {
+			flush()
+		}
+	}
+	flush()
+	return float64(total) / float64(n)
+}
+
+// latencies collects delivery latencies from many goroutines.
+type latencies struct {
+	mu  sync.Mutex
+	all []time.Duration
+}
+
+func (l *latencies) add(d []time.Duration) {
+	l.mu.Lock()
+	l.all = append(l.all, d...)
+	l.mu.Unlock()
+}
+
+func (l *latencies) quantile(q float64) time.Duration {
+	if len(l.all) == 0 {
+		return 0
+	}
+	slices.Sort(l.all)
+	return l.all[min(len(l.all)-1, int(q*float64(len(l.all))))]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// fanoutRun is one run of watchers over store while updates are written.
+type fanoutRun struct {
+	watchers, slow int
+	slowDelay      time.Duration
+	// rate paces the writer (puts per second); 0 writes as fast as etcd
+	// acknowledges.
+	rate int
+}
+
+type fanoutResult struct {
+	delivered  int64
+	elapsed    time.Duration
+	cpu        time.Duration // process CPU time (user+system) over the run
+	fast, all  *latencies
+	terminated int
+}
+
+// cpuTime is the process's user plus system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// run opens the watchers at the current RV, writes updates to existing
+// pods one at a time, and waits until every watcher that is still open has
+// every update.
+func (r fanoutRun) run(b *testing.B, srv *embedtest.Server, store k8sstorage.Interface, objects, updates int) fanoutResult {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	list := &example.PodList{}
+	if err := store.GetList(ctx, "/pods/", k8sstorage.ListOptions{Recursive: true, Predicate: k8sstorage.Everything,
+		ResourceVersion: ""}, list); err != nil {
+		b.Fatal(err)
+	}
+	res := fanoutResult{fast: &latencies{}, all: &latencies{}}
+	var delivered atomic.Int64
+	var terminated atomic.Int64
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for i := range r.watchers {
+		w, err := store.Watch(ctx, "/pods/", k8sstorage.ListOptions{ResourceVersion: list.ResourceVersion,
+			Predicate: k8sstorage.Everything, Recursive: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		slow := i < r.slow
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer w.Stop()
+			lat := make([]time.Duration, 0, updates)
+			got := 0
+			for got < updates {
+				select {
+				case ev, ok := <-w.ResultChan():
+					if !ok {
+						terminated.Add(1)
+						res.all.add(lat)
+						return
+					}
+					if ev.Type != watch.Modified {
+						continue
+					}
+					// Kubernetes' cacher may wrap the pod (cachingObject).
+					if acc, err := meta.Accessor(ev.Object); err == nil {
+						if ns, err := strconv.ParseInt(acc.GetAnnotations()[sentAt], 10, 64); err == nil {
+							lat = append(lat, time.Since(time.Unix(0, ns)))
+						}
+					}
+					got++
+					delivered.Add(1)
+					if slow {
+						time.Sleep(r.slowDelay)
+					}
+				case <-done:
+					res.all.add(lat)
+					return
+				}
+			}
+			if !slow {
+				res.fast.add(lat)
+			}
+			res.all.add(lat)
+		}()
+	}
+	payloads := make([][]byte, updates)
+	keys := make([]string, updates)
+	rng := rand.New(rand.NewPCG(1, 2))
+	start, cpuStart := time.Now(), cpuTime()
+	for i := range updates {
+		if r.rate > 0 {
+			time.Sleep(time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(r.rate))))
+		}
+		p := peerPod(rng.IntN(objects), time.Now())
+		keys[i], payloads[i] = podKey(p), encodePod(b, p)
+		if _, err := srv.Client.Put(ctx, keys[i], string(payloads[i])); err != nil {
+			b.Fatal(err)
+		}
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(3 * time.Minute):
+		close(done)
+		<-finished
+		b.Errorf("watchers did not receive every update within 3 minutes (%d of %d delivered)",
+			delivered.Load(), int64(updates)*int64(r.watchers))
+	}
+	res.elapsed, res.cpu = time.Since(start), cpuTime()-cpuStart
+	res.delivered = delivered.Load()
+	res.terminated = int(terminated.Load())
+	return res
+}
+
+// BenchmarkPeerFanout: W watchers of every pod; one writer updates
+// K8SBENCH_PEER_UPDATES pods, as fast as etcd acknowledges (Writer=max) or
+// paced at 200 puts/s (Writer=200/s). Reported: events delivered per second
+// over the run (first put to last delivery), the latency from put to
+// receipt, the process CPU time per delivered event, and how many watches
+// the cache ended.
+func BenchmarkPeerFanout(b *testing.B) {
+	klog.SetLogger(logr.Discard())
+	objects, updates := peerObjects(), peerUpdates()
+	for _, rate := range []int{0, 200} {
+		writer := "max"
+		if rate > 0 {
+			writer = fmt.Sprintf("%d_per_s", rate)
+		}
+		for _, watchers := range peerWatcherCounts() {
+			for _, be := range peerBackends() {
+				b.Run(fmt.Sprintf("Writer=%s/Watchers=%d/Backend=%s", writer, watchers, be.name), func(b *testing.B) {
+					srv := embedtest.Start(b)
+					primePods(b, srv, objects)
+					store := be.new(b, srv)
+					var res fanoutResult
+					for range b.N {
+						res = fanoutRun{watchers: watchers, rate: rate}.run(b, srv, store, objects, updates)
+					}
+					b.ReportMetric(float64(res.delivered)/res.elapsed.Seconds(), "events/s")
+					b.ReportMetric(ms(res.all.quantile(0.5)), "p50-ms")
+					b.ReportMetric(ms(res.all.quantile(0.99)), "p99-ms")
+					if res.delivered > 0 {
+						b.ReportMetric(float64(res.cpu.Nanoseconds())/float64(res.delivered), "cpu-ns/event")
+					}
+					b.ReportMetric(float64(res.terminated), "terminated")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkPeerSlowWatchers: 100 watchers, of which Slow sleep 5 ms per
+// event; reports how many watches the cache ends and the fast watchers'
+// latency (compare Slow=10 with Slow=0).
+func BenchmarkPeerSlowWatchers(b *testing.B) {
+	klog.SetLogger(logr.Discard())
+	objects, updates := peerObjects(), peerUpdates()
+	for _, slow := range []int{0, 10} {
+		for _, be := range peerBackends() {
+			b.Run(fmt.Sprintf("Slow=%d/Backend=%s", slow, be.name), func(b *testing.B) {
+				srv := embedtest.Start(b)
+				primePods(b, srv, objects)
+				store := be.new(b, srv)
+				var res fanoutResult
+				for range b.N {
+					res = fanoutRun{watchers: 100, slow: slow, slowDelay: 5 * time.Millisecond}.run(b, srv, store, objects, updates)
+				}
+				b.ReportMetric(float64(res.terminated), "terminated")
+				b.ReportMetric(ms(res.fast.quantile(0.99)), "fast-p99-ms")
+			})
+		}
+	}
+}
+
+// heapInUse is the live heap after two collections.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// settledHeap waits (at most 5 s) until the live heap stops shrinking, so
+// that the embedded etcd's own clean-up after the priming writes is not
+// counted against the cache, and returns it.
+func settledHeap() uint64 {
+	last := heapInUse()
+	for range 10 {
+		time.Sleep(500 * time.Millisecond)
+		cur := heapInUse()
+		if cur+cur/100 >= last {
+			return cur
+		}
+		last = cur
+	}
+	return last
+}
+
+// BenchmarkPeerMemory: the Go heap a cache holds for its objects (the heap
+// after it is ready minus the heap before it was built, both after GC),
+// per object and as a multiple of the mean encoded size.
+func BenchmarkPeerMemory(b *testing.B) {
+	klog.SetLogger(logr.Discard())
+	for _, objects := range []int{peerObjects(), 5 * peerObjects()} {
+		for _, be := range peerBackends() {
+			b.Run(fmt.Sprintf("Objects=%d/Backend=%s", objects, be.name), func(b *testing.B) {
+				srv := embedtest.Start(b)
+				encoded := primePods(b, srv, objects)
+				var perObject float64
+				for range b.N {
+					before := settledHeap()
+					store := be.new(b, srv)
+					after := heapInUse()
+					runtime.KeepAlive(store)
+					perObject = (float64(after) - float64(before)) / float64(objects)
+				}
+				b.ReportMetric(perObject, "B/obj")
+				b.ReportMetric(perObject/encoded, "x-encoded")
+			})
+		}
+	}
+}
+
+// BenchmarkPeerList: lists of every pod at RV "0" and consistent (RV ""),
+// and a consistent list walked in pages of 500; the median time of a full
+// list over at least 7 lists (after one warm-up list).
+func BenchmarkPeerList(b *testing.B) {
+	klog.SetLogger(logr.Discard())
+	for _, objects := range []int{peerObjects(), 5 * peerObjects()} {
+		for _, be := range peerBackends() {
+			b.Run(fmt.Sprintf("Objects=%d/Backend=%s", objects, be.name), func(b *testing.B) {
+				srv := embedtest.Start(b)
+				primePods(b, srv, objects)
+				store := be.new(b, srv)
+				ctx := context.Background()
+				for _, mode := range []string{"RV=0", "RV=consistent", "Paged=500"} {
+					b.Run(mode, func(b *testing.B) {
+						listAll(b, ctx, store, mode, objects)
+						var times []time.Duration
+						for range max(7, b.N) {
+							start := time.Now()
+							listAll(b, ctx, store, mode, objects)
+							times = append(times, time.Since(start))
+						}
+						slices.Sort(times)
+						b.ReportMetric(ms(times[len(times)/2]), "ms/list")
+					})
+				}
+			})
+		}
+	}
+}
+
+// listAll lists every pod as mode says and checks that it got want.
+func listAll(b *testing.B, ctx context.Context, store k8sstorage.Interface, mode string, want int) {
+	opts := k8sstorage.ListOptions{Recursive: true, Predicate: k8sstorage.Everything}
+	switch mode {
+	case "RV=0":
+		opts.ResourceVersion = "0"
+	case "Paged=500":
+		opts.Predicate.Limit = 500
+	}
+	n := 0
+	for {
+		list := &example.PodList{}
+		if err := store.GetList(ctx, "/pods/", opts, list); err != nil {
+			b.Fatal(err)
+		}
+		n += len(list.Items)
+		if list.Continue == "" || opts.Predicate.Limit == 0 {
+			if n != want {
+				b.Fatalf("%s listed %d pods, want %d", mode, n, want)
+			}
+			return
+		}
+		opts.Predicate.Continue = list.Continue
+	}
+}
+
+func envString(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
