@@ -47,3 +47,10 @@ func (q *eventQueue) takeAll(dst []*watchcache.Event) []*watchcache.Event {
 	q.mu.Unlock()
 	return dst
 }
+
+// empty reports whether nothing is queued.
+func (q *eventQueue) empty() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.buf) == 0
+}

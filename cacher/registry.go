@@ -98,6 +98,7 @@ func (r *registry) slotFor(w *watcher) slot {
 }
 
 func (r *registry) add(w *watcher) {
+	w.direct = w.input.empty()
 	w.slot = r.slotFor(w)
 	r.all[w] = struct{}{}
 	if w.progressNotify && w.bookmarks {
@@ -114,6 +115,7 @@ func (r *registry) has(w *watcher) bool {
 }
 
 func (r *registry) remove(w *watcher) {
+	w.direct = false
 	if _, ok := r.all[w]; !ok {
 		return
 	}

@@ -17,9 +17,10 @@ import (
 )
 
 // watcher is one watch served by the cacher. Its goroutine (run) owns the
-// delivery state and is the only sender on result, which it closes when it
-// exits. The dispatcher (under Cacher.dispatchMu) writes only input,
-// lagged, lagFrom, seq and slot.
+// delivery state and sends on result, which it closes when it exits, except
+// while direct is set: then the dispatcher (under Cacher.dispatchMu) owns
+// them and sends on result itself, without blocking. Otherwise the
+// dispatcher writes only input, lagged, lagFrom, seq, slot and direct.
 type watcher struct {
 	c         *Cacher
 	key       string
@@ -44,6 +45,13 @@ type watcher struct {
 	lagFrom uint64
 	seq     uint64 // dispatcher-owned dispatch round
 	slot    slot   // dispatcher-owned index position
+	// direct (guarded by dispatchMu) lets the dispatcher deliver live events
+	// straight to result, saving the goroutine hop per event while the
+	// client keeps up. The goroutine sets it, holding dispatchMu, when it is
+	// in live dispatch with nothing queued; the dispatcher clears it when
+	// result is full (the event then goes to input, which wakes the
+	// goroutine) and when the watcher leaves live dispatch.
+	direct bool
 
 	// result carries events to the client; closed by run on exit.
 	result chan watch.Event
@@ -104,9 +112,60 @@ func (w *watcher) matches(el *watchcache.Element) bool {
 	return w.emptyPred || el.Matches(&w.pred)
 }
 
-// offer queues ev without blocking; false means the queue is full.
+// offer hands ev to the watcher without blocking (dispatchMu held):
+// straight to result in direct mode, else to its input queue; false means
+// the queue is full.
 func (w *watcher) offer(ev *watchcache.Event) bool {
+	if w.direct {
+		if w.deliverNow(ev) {
+			return true
+		}
+		w.direct = false
+	}
 	return w.input.push(ev)
+}
+
+// deliverNow is deliver for the dispatcher in direct mode: true when ev is
+// sent or concerns nothing; false, with nothing changed, when result is
+// full.
+func (w *watcher) deliverNow(ev *watchcache.Event) bool {
+	if ev.Type == watch.Bookmark {
+		if !w.bookmarks || ev.RV < w.lastSent || ev.RV < w.pos {
+			return true
+		}
+		out, ok := w.bookmarkEvent(ev.RV, false)
+		return !ok || w.trySend(out, ev.RV)
+	}
+	if w.handled(ev.RV, ev.Key()) {
+		return true
+	}
+	out, ok := w.convert(ev)
+	if ok && !w.trySend(out, ev.RV) {
+		return false
+	}
+	w.markHandled(ev.RV, ev.Key())
+	return true
+}
+
+// trySend sends ev if result has room.
+func (w *watcher) trySend(ev watch.Event, rv uint64) bool {
+	select {
+	case w.result <- ev:
+		w.lastSent = max(w.lastSent, rv)
+		return true
+	default:
+		return false
+	}
+}
+
+// goDirect lets the dispatcher deliver straight to result again once
+// nothing is queued (see direct).
+func (w *watcher) goDirect() {
+	w.c.dispatchMu.Lock()
+	if w.c.reg.has(w) && w.input.empty() {
+		w.direct = true
+	}
+	w.c.dispatchMu.Unlock()
 }
 
 // run is the watcher's goroutine: initial events, then alternately catching
@@ -154,11 +213,15 @@ func (w *watcher) live(ctx context.Context) bool {
 			w.c.queueBookmark(w)
 		case <-w.input.ready:
 			batch = w.input.takeAll(batch)
+			if len(batch) == 0 {
+				continue // a stale token: what it announced was taken already
+			}
 			for _, ev := range batch {
 				if !w.deliver(ctx, ev) {
 					return false
 				}
 			}
+			w.goDirect()
 		case <-w.lagged:
 			return w.drain(ctx, batch)
 		}
@@ -253,16 +316,25 @@ func (w *watcher) send(ctx context.Context, ev watch.Event, rv uint64) bool {
 }
 
 func (w *watcher) sendBookmark(ctx context.Context, rv uint64, initialEnd bool) bool {
+	ev, ok := w.bookmarkEvent(rv, initialEnd)
+	if !ok {
+		return true
+	}
+	return w.send(ctx, ev, rv)
+}
+
+// bookmarkEvent builds a BOOKMARK at rv; false if the object cannot carry it.
+func (w *watcher) bookmarkEvent(rv uint64, initialEnd bool) (watch.Event, bool) {
 	obj := w.c.cfg.NewFunc()
 	if err := w.c.cfg.Versioner.UpdateObject(obj, rv); err != nil {
-		return true
+		return watch.Event{}, false
 	}
 	if initialEnd {
 		if a, err := meta.Accessor(obj); err == nil {
 			a.SetAnnotations(map[string]string{storage.InitialEventsAnnotationKey: "true"})
 		}
 	}
-	return w.send(ctx, watch.Event{Type: watch.Bookmark, Object: obj}, rv)
+	return watch.Event{Type: watch.Bookmark, Object: obj}, true
 }
 
 // fail ends the watch with an error event for err.
