@@ -80,17 +80,17 @@ func (t *table) parseLine(line string) {
 	if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
 		return
 	}
-	m := backendRE.FindStringSubmatch(f[0])
+	full := f[0]
+	if i := strings.LastIndex(full, "-"); i > 0 {
+		if _, err := strconv.Atoi(full[i+1:]); err == nil {
+			full = full[:i] // GOMAXPROCS suffix
+		}
+	}
+	m := backendRE.FindStringSubmatch(full)
 	if m == nil {
 		return
 	}
-	name := strings.Replace(f[0], m[0], "", 1)
-	name = strings.TrimPrefix(name, "Benchmark")
-	if i := strings.LastIndex(name, "-"); i > 0 {
-		if _, err := strconv.Atoi(name[i+1:]); err == nil {
-			name = name[:i] // GOMAXPROCS suffix
-		}
-	}
+	name := strings.TrimPrefix(strings.Replace(full, m[0], "", 1), "Benchmark")
 	for i := 2; i+1 < len(f); i += 2 {
 		v, err := strconv.ParseFloat(f[i], 64)
 		if err != nil {

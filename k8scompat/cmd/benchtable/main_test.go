@@ -31,3 +31,26 @@ PASS`
 		t.Errorf("ns/op and list-calls/s must not be tabled:\n%s", s)
 	}
 }
+
+// The peer benchmarks put the backend last in the name, before the
+// GOMAXPROCS suffix; lower-is-better metrics stay out of the geometric mean.
+func TestTablePeerNames(t *testing.T) {
+	in := `BenchmarkPeerFanout/Watchers=10/Backend=listwatch-cacher-2  1  5 ns/op  300 events/s  2 p99-ms
+BenchmarkPeerFanout/Watchers=10/Backend=k8s-cacher-2  1  5 ns/op  100 events/s  4 p99-ms`
+	tb := &table{rows: map[string]*row{}}
+	for _, l := range strings.Split(in, "\n") {
+		tb.parseLine(l)
+	}
+	var out strings.Builder
+	tb.print(&out)
+	s := out.String()
+	for _, want := range []string{
+		"| PeerFanout/Watchers=10 | events/s | - | - | - | 300.0 | 100.0 | 3.00 |",
+		"| PeerFanout/Watchers=10 | p99-ms | - | - | - | 2.0 | 4.0 | 0.50 |",
+		"cacher 3.00 (n=1)",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("table lacks %q:\n%s", want, s)
+		}
+	}
+}
