@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -47,6 +50,11 @@ type stackConfig struct {
 	listen string
 	// bookmarkInterval and historyMax tune the cacher (0 = its defaults).
 	bookmarkInterval time.Duration
+	// serverOptions, when set, adjusts the HTTP server's configuration
+	// (TLS, authentication, authorization).
+	serverOptions func(*server.Config)
+	// etcdTLS is the client TLS of an existing etcd (nil: plain).
+	etcdTLS *tls.Config
 }
 
 // stack is etcd → etcd3 store → counting wrapper (what reaches etcd) → cacher → HTTP server.
@@ -70,6 +78,16 @@ type stack struct {
 	closeOnce    sync.Once
 }
 
+// newEtcdClient connects to an existing etcd, with client TLS when
+// tlsCfg is set.
+func newEtcdClient(endpoints []string, tlsCfg *tls.Config) (*clientv3.Client, error) {
+	if tlsCfg == nil {
+		return embedtest.NewClient(endpoints)
+	}
+	return clientv3.New(clientv3.Config{Endpoints: endpoints, TLS: tlsCfg, DialTimeout: 5 * time.Second,
+		Logger: zap.NewNop(), DialOptions: []grpc.DialOption{grpc.WithBlock()}}) //nolint:staticcheck // fail fast on a dead server
+}
+
 func newUnstructuredStore(cli *clientv3.Client) (*etcd3.Store, error) {
 	return etcd3.New(etcd3.Config{
 		Client: cli, Codec: unstructured.UnstructuredJSONScheme,
@@ -82,7 +100,7 @@ func newUnstructuredStore(cli *clientv3.Client) (*etcd3.Store, error) {
 func startStack(ctx context.Context, cfg stackConfig) (*stack, error) {
 	s := &stack{}
 	if len(cfg.etcdEndpoints) > 0 {
-		cli, err := embedtest.NewClient(cfg.etcdEndpoints)
+		cli, err := newEtcdClient(cfg.etcdEndpoints, cfg.etcdTLS)
 		if err != nil {
 			return nil, fmt.Errorf("cannot reach etcd at %v: %w", cfg.etcdEndpoints, err)
 		}
@@ -106,7 +124,7 @@ func startStack(ctx context.Context, cfg stackConfig) (*stack, error) {
 		return nil, err
 	}
 	if cfg.listen != "" {
-		if err := s.startHTTP(cfg.listen); err != nil {
+		if err := s.startHTTP(cfg.listen, cfg.serverOptions); err != nil {
 			s.close()
 			return nil, err
 		}
@@ -161,15 +179,19 @@ func (s *stack) stopCacher() error {
 	return err
 }
 
-func (s *stack) startHTTP(addr string) error {
-	srv, err := server.New(server.Config{Resources: []server.Resource{{
+func (s *stack) startHTTP(addr string, options func(*server.Config)) error {
+	cfg := server.Config{Resources: []server.Resource{{
 		Group: group, Version: version, Plural: plural, Kind: kind, Namespaced: true,
 		Storage: s.cacher, KeyRoot: keyRoot, Schema: testapi.WidgetSchema(),
 		PrinterColumns: []server.PrinterColumn{
 			{Name: "Size", Type: "integer", JSONPath: ".spec.replicas", Description: "Replicas wanted."},
 			{Name: "Color", Type: "string", JSONPath: ".spec.color", Priority: 1},
 		},
-	}}, Metrics: s.metrics})
+	}}, Metrics: s.metrics}
+	if options != nil {
+		options(&cfg)
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -182,6 +204,9 @@ func (s *stack) startHTTP(addr string) error {
 	go func() { done <- srv.Serve(ctx, ln) }()
 	s.srv, s.cancelServe, s.serveDone = srv, cancel, done
 	s.baseURL = "http://" + ln.Addr().String()
+	if cfg.TLS != nil {
+		s.baseURL = "https://" + ln.Addr().String()
+	}
 	return nil
 }
 

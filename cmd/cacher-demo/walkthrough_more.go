@@ -70,7 +70,7 @@ func (w *walkthrough) restartAndResume(ctx context.Context) error {
 	if err := w.st.startCacher(ctx, stackConfig{bookmarkInterval: time.Second}); err != nil {
 		return err
 	}
-	if err := w.st.startHTTP("127.0.0.1:0"); err != nil {
+	if err := w.st.startHTTP("127.0.0.1:0", nil); err != nil {
 		return err
 	}
 	if err := w.connect(); err != nil {
