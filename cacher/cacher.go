@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
@@ -38,6 +39,12 @@ type Cacher struct {
 	// writtenRV is the newest RV of a write made through the cacher
 	// (noteWrite); reads at RV "0" wait for it (waitOwnWrites).
 	writtenRV atomic.Uint64
+	// relist asks the reflector to list again (the consistency check found
+	// the cache diverged from the storage).
+	relist chan struct{}
+	// dropEvent, set only by tests (export_test.go), makes applyRevision
+	// skip an event: the cache then diverges from the storage.
+	dropEvent atomic.Pointer[func(watch.EventType, runtime.Object) bool]
 
 	// catchUpSlots is a semaphore of MaxCatchUpStreams storage watches.
 	catchUpSlots chan struct{}
@@ -73,6 +80,7 @@ func New(cfg Config) (*Cacher, error) {
 		reg:            newRegistry(cfg),
 		catchUpSlots:   make(chan struct{}, cfg.MaxCatchUpStreams),
 		progressWanted: make(chan struct{}, 1),
+		relist:         make(chan struct{}, 1),
 	}
 	return c, nil
 }
@@ -97,6 +105,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 	own.Go(func() { c.reflect(ctx) })
 	own.Go(func() { c.progressLoop(ctx) })
 	own.Go(func() { c.bookmarkLoop(ctx) })
+	own.Go(func() { c.consistencyLoop(ctx) })
 	<-ctx.Done()
 	own.Wait()
 	c.runMu.Lock()
@@ -108,21 +117,24 @@ func (c *Cacher) Run(ctx context.Context) error {
 }
 
 // startWatcher runs fn in a goroutine owned by Run, with a context that
-// ends with Run's. It fails when Run has not started or has stopped.
-func (c *Cacher) startWatcher(reqCtx context.Context, fn func(ctx context.Context)) (context.CancelFunc, error) {
+// ends with Run's, with reqCtx's, or when the function given to setAbort
+// (before the goroutine starts) is called. It fails when Run has not
+// started or has stopped.
+func (c *Cacher) startWatcher(reqCtx context.Context, setAbort func(context.CancelCauseFunc), fn func(ctx context.Context)) error {
 	c.runMu.Lock()
 	defer c.runMu.Unlock()
 	if !c.started || c.stopped || c.runCtx.Err() != nil {
-		return nil, &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "cacher is not running"}
+		return &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "cacher is not running"}
 	}
-	ctx, cancel := context.WithCancel(c.watchersCtx)
-	stop := context.AfterFunc(reqCtx, cancel)
+	ctx, cancel := context.WithCancelCause(c.watchersCtx)
+	setAbort(cancel)
+	stop := context.AfterFunc(reqCtx, func() { cancel(nil) })
 	c.wg.Go(func() {
 		defer stop()
-		defer cancel()
+		defer cancel(nil)
 		fn(ctx)
 	})
-	return cancel, nil
+	return nil
 }
 
 // WaitReady blocks until the first list has been loaded or ctx ends.

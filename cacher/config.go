@@ -27,6 +27,9 @@ const (
 	DefaultProgressInterval      = time.Second
 	DefaultCatchUpBatch          = 256
 	DefaultWatchRecoveryTimeout  = 2 * time.Second
+	// DefaultConsistencyCheckInterval is how often the cache is compared
+	// with the storage (jittered by up to 20%).
+	DefaultConsistencyCheckInterval = 5 * time.Minute
 )
 
 // Config configures a Cacher. Storage, ResourcePrefix, NewFunc and
@@ -82,6 +85,14 @@ type Config struct {
 	// and re-initialises from a fresh list (0: 2 s). Outages of the storage
 	// (unreachable, timeouts) do not count: they are waited out.
 	WatchRecoveryTimeout time.Duration
+	// ConsistencyCheckInterval is how often the cache's state is compared
+	// with the storage's at the same revision, keys and resource versions
+	// only, when the storage can list them (storage.KeyVersionLister); on a
+	// difference the cacher logs the keys, counts it, ends the watches whose
+	// scope holds a differing key and relists, keeping the other watches
+	// (0: DefaultConsistencyCheckInterval; negative: never). Each wait is
+	// jittered by up to 20%.
+	ConsistencyCheckInterval time.Duration
 	// FreshWaitTimeout is how long a read or watch at RV N waits for the
 	// cache to reach N before a too-large-RV error (0: 3 s).
 	FreshWaitTimeout time.Duration
@@ -138,6 +149,9 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.ConsistentReadTimeout, DefaultConsistentReadTimeout)
 	setDefault(&c.BookmarkInterval, DefaultBookmarkInterval)
 	setDefault(&c.ProgressInterval, DefaultProgressInterval)
+	if c.ConsistencyCheckInterval == 0 {
+		c.ConsistencyCheckInterval = DefaultConsistencyCheckInterval
+	}
 	return c, nil
 }
 

@@ -20,10 +20,17 @@ import (
 type countingMetrics struct {
 	cacher.NoopMetrics
 	lagged, terminated, reinitialized atomic.Int64
+	checks, diverged                  atomic.Int64
 }
 
-func (m *countingMetrics) WatcherLagged()           { m.lagged.Add(1) }
-func (m *countingMetrics) Reinitialized()           { m.reinitialized.Add(1) }
+func (m *countingMetrics) WatcherLagged() { m.lagged.Add(1) }
+func (m *countingMetrics) Reinitialized() { m.reinitialized.Add(1) }
+func (m *countingMetrics) ConsistencyChecked(ok bool) {
+	m.checks.Add(1)
+	if !ok {
+		m.diverged.Add(1)
+	}
+}
 func (m *countingMetrics) WatcherTerminated(string) { m.terminated.Add(1) }
 
 func key(ns, name string) string { return "/widgets/" + ns + "/" + name }

@@ -27,6 +27,10 @@ type Metrics interface {
 	// Reinitialized counts a re-initialisation of the cache after its
 	// storage watch kept failing.
 	Reinitialized()
+	// ConsistencyChecked counts a consistency check of the cache against
+	// the storage; consistent is false when they differed (the cache then
+	// relists).
+	ConsistencyChecked(consistent bool)
 }
 
 // NoopMetrics discards everything.
@@ -56,6 +60,9 @@ func (NoopMetrics) ReadWait(time.Duration) {}
 // Reinitialized implements Metrics.
 func (NoopMetrics) Reinitialized() {}
 
+// ConsistencyChecked implements Metrics.
+func (NoopMetrics) ConsistencyChecked(bool) {}
+
 // PrometheusMetrics exports Metrics as Prometheus collectors labelled with
 // the resource.
 type PrometheusMetrics struct {
@@ -67,6 +74,7 @@ type PrometheusMetrics struct {
 	lists                *prometheus.CounterVec
 	readWait             prometheus.Histogram
 	reinitialized        prometheus.Counter
+	consistencyChecks    *prometheus.CounterVec
 }
 
 // NewPrometheusMetrics creates the collectors for resource and registers
@@ -89,8 +97,10 @@ func NewPrometheusMetrics(reg prometheus.Registerer, resource string) (*Promethe
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
 		reinitialized: prometheus.NewCounter(prometheus.CounterOpts(opts("reinitializations_total",
 			"Re-initialisations of the watch cache after its storage watch kept failing."))),
+		consistencyChecks: prometheus.NewCounterVec(prometheus.CounterOpts(opts("consistency_checks_total",
+			"Consistency checks of the watch cache against the storage, by result (consistent, diverged).")), []string{"result"}),
 	}
-	for _, c := range []prometheus.Collector{m.received, m.dispatched, m.watchers, m.lagged, m.terminated, m.rv, m.lists, m.readWait, m.reinitialized} {
+	for _, c := range []prometheus.Collector{m.received, m.dispatched, m.watchers, m.lagged, m.terminated, m.rv, m.lists, m.readWait, m.reinitialized, m.consistencyChecks} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -112,6 +122,15 @@ func (m *PrometheusMetrics) WatcherLagged() { m.lagged.Inc() }
 
 // Reinitialized implements Metrics.
 func (m *PrometheusMetrics) Reinitialized() { m.reinitialized.Inc() }
+
+// ConsistencyChecked implements Metrics.
+func (m *PrometheusMetrics) ConsistencyChecked(consistent bool) {
+	result := "diverged"
+	if consistent {
+		result = "consistent"
+	}
+	m.consistencyChecks.WithLabelValues(result).Inc()
+}
 
 // WatcherTerminated implements Metrics.
 func (m *PrometheusMetrics) WatcherTerminated(reason string) {

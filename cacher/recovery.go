@@ -83,12 +83,17 @@ func (c *Cacher) reinitialize(cause error, failingFor time.Duration) {
 		errReinitialized, c.prefix, failingFor.Round(time.Millisecond), rv, cause))
 }
 
-// sendFinalError ends a watch aborted by reinitialize with an error event
+// sendFinalError ends a watch aborted by reinitialize (or by a consistency
+// check that found the cache diverged in its scope) with an error event
 // (500 naming the cause), unless its client stops first. The reason is
 // InternalError, or the storage's own StoreReadError when the storage watch
 // failed on unreadable data (a corrupt object, a corrupt deletion).
 func (w *watcher) sendFinalError(cause error) {
-	w.c.cfg.Metrics.WatcherTerminated("reinitialized")
+	reason := "reinitialized"
+	if errors.Is(cause, errDiverged) {
+		reason = "diverged"
+	}
+	w.c.cfg.Metrics.WatcherTerminated(reason)
 	st := apierrors.NewInternalError(cause).Status()
 	var storageStatus apierrors.APIStatus
 	if errors.As(cause, &storageStatus) && storageStatus.Status().Reason == metav1.StatusReasonStoreReadError {

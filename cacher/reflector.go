@@ -156,6 +156,8 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 		select {
 		case <-ctx.Done():
 			return progressed, ctx.Err()
+		case <-c.relist:
+			return progressed, fmt.Errorf("%w: the consistency check found the cache diverged from the storage", errRelist)
 		case now := <-poke.C:
 			if *pending != nil && !now.Before(confirmBy) {
 				if err := c.replace(*pending); err != nil {

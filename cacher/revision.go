@@ -36,7 +36,11 @@ func (c *Cacher) applyRevision(b *revisionBatch) error {
 	c.dispatchMu.Lock()
 	defer c.dispatchMu.Unlock()
 	evs := make([]*watchcache.Event, 0, len(b.events))
+	drop := c.dropEvent.Load()
 	for _, e := range b.events {
+		if drop != nil && (*drop)(e.Type, e.Object) {
+			continue
+		}
 		ev, err := c.cache.Apply(e.Type, e.Object, b.rv)
 		if err != nil {
 			return err

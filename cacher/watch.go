@@ -62,12 +62,11 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 		}
 		w.plan.slotHeld = true
 	}
-	cancel, err := c.startWatcher(ctx, w.run)
+	err = c.startWatcher(ctx, func(abort context.CancelCauseFunc) { w.abort = abort }, w.run)
 	if err != nil {
 		c.releaseSlot(w.plan.slotHeld)
 		return nil, err
 	}
-	w.cancel = cancel
 	c.cfg.Metrics.WatchersChanged(1)
 	return w, nil
 }

@@ -59,7 +59,7 @@ type watcher struct {
 	done chan struct{}
 	// stopped is closed by Stop, before the context is cancelled.
 	stopped  chan struct{}
-	cancel   context.CancelFunc
+	abort    context.CancelCauseFunc // ends the watch's context with a cause
 	stopOnce sync.Once
 
 	// Owned by run:
@@ -82,8 +82,8 @@ func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
 func (w *watcher) Stop() {
 	w.stopOnce.Do(func() {
 		close(w.stopped)
-		if w.cancel != nil {
-			w.cancel()
+		if w.abort != nil {
+			w.abort(nil)
 		}
 	})
 	<-w.done
@@ -176,7 +176,7 @@ func (w *watcher) run(ctx context.Context) {
 		w.c.reg.remove(w)
 		w.c.dispatchMu.Unlock()
 		w.c.releaseSlot(w.plan.slotHeld)
-		if cause := context.Cause(ctx); errors.Is(cause, errReinitialized) {
+		if cause := context.Cause(ctx); errors.Is(cause, errReinitialized) || errors.Is(cause, errDiverged) {
 			w.sendFinalError(cause)
 		}
 		close(w.result)

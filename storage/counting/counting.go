@@ -6,6 +6,7 @@ package counting
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -129,4 +130,13 @@ func (s *Storage) RefreshCompactRevision(ctx context.Context) (int64, error) {
 		return r.RefreshCompactRevision(ctx)
 	}
 	return s.Interface.CompactRevision(), nil
+}
+
+// KeyVersions implements storage.KeyVersionLister when the wrapped storage
+// does; otherwise it returns errors.ErrUnsupported.
+func (s *Storage) KeyVersions(ctx context.Context, prefix string, rev int64, fn func(storage.KeyVersion) error) error {
+	if l, ok := s.Interface.(storage.KeyVersionLister); ok {
+		return l.KeyVersions(ctx, prefix, rev, fn)
+	}
+	return errors.ErrUnsupported
 }

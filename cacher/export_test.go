@@ -1,0 +1,17 @@
+package cacher
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// DropEventsForTest makes c skip the events for which drop returns true
+// when applying them to its cache, so that the cache diverges from the
+// storage; nil stops it.
+func DropEventsForTest(c *Cacher, drop func(watch.EventType, runtime.Object) bool) {
+	if drop == nil {
+		c.dropEvent.Store(nil)
+		return
+	}
+	c.dropEvent.Store(&drop)
+}
