@@ -24,6 +24,8 @@ type Cluster struct {
 	Client *clientv3.Client
 	// Members are the cluster's members, in start order.
 	Members []*Member
+	// TLS are the certificate files with Options.ClientTLS (nil without).
+	TLS *TLSFiles
 
 	opts      Options
 	dir       string
@@ -89,11 +91,20 @@ func startCluster(o Options, attempt int) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	scheme := "http"
+	if o.ClientTLS {
+		f, err := writeTLSFiles(filepath.Join(c.dir, "tls"))
+		if err != nil {
+			return nil, err
+		}
+		o.tls, c.TLS, scheme = f, f, "https"
+		c.opts = o
+	}
 	var initial []string
 	for i := 0; i < 3; i++ {
 		m := &Member{
 			Name:      fmt.Sprintf("m%d", i),
-			ClientURL: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[2*i])},
+			ClientURL: url.URL{Scheme: scheme, Host: fmt.Sprintf("127.0.0.1:%d", ports[2*i])},
 			PeerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])},
 		}
 		c.Members = append(c.Members, m)
@@ -126,7 +137,7 @@ func startCluster(o Options, attempt int) (*Cluster, error) {
 		c.closeMembers()
 		return nil, err
 	}
-	cli, err := NewClient(c.Endpoints())
+	cli, err := newClientFor(c.Endpoints(), c.TLS)
 	if err != nil {
 		c.closeMembers()
 		return nil, err

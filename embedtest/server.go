@@ -36,6 +36,12 @@ type Options struct {
 	ClientURL string
 	// StartTimeout bounds start-up; 0 means 30 s.
 	StartTimeout time.Duration
+	// ClientTLS serves clients over mutual TLS only, with certificates
+	// generated under the data directory (Server.TLS, Cluster.TLS); the
+	// returned Client uses them.
+	ClientTLS bool
+
+	tls *TLSFiles // set when ClientTLS, before members are configured
 }
 
 // Server is one running embedded etcd member with a connected client.
@@ -48,6 +54,8 @@ type Server struct {
 	Endpoints []string
 	// Dir is the data directory.
 	Dir string
+	// TLS are the certificate files with Options.ClientTLS (nil without).
+	TLS *TLSFiles
 
 	removeDir bool
 	closeOnce sync.Once
@@ -90,6 +98,13 @@ func StartServer(o Options) (*Server, error) {
 		}
 		o.Dir, removeDir = d, true
 	}
+	if o.ClientTLS {
+		f, err := writeTLSFiles(filepath.Join(o.Dir, "tls"))
+		if err != nil {
+			return nil, err
+		}
+		o.tls = f
+	}
 	cfg, err := memberConfig("default", filepath.Join(o.Dir, "member"), o)
 	if err != nil {
 		return nil, err
@@ -102,13 +117,13 @@ func StartServer(o Options) (*Server, error) {
 		}
 		return nil, err
 	}
-	eps := clientEndpoints(e)
-	cli, err := NewClient(eps)
+	eps := clientEndpoints(e, o.tls != nil)
+	cli, err := newClientFor(eps, o.tls)
 	if err != nil {
 		e.Close()
 		return nil, err
 	}
-	return &Server{Etcd: e, Client: cli, Endpoints: eps, Dir: o.Dir, removeDir: removeDir}, nil
+	return &Server{Etcd: e, Client: cli, Endpoints: eps, Dir: o.Dir, TLS: o.tls, removeDir: removeDir}, nil
 }
 
 // Close stops the client and the server and removes a temporary data dir.
@@ -158,6 +173,9 @@ func memberConfig(name, dir string, o Options) (*embed.Config, error) {
 	clientURL := o.ClientURL
 	if clientURL == "" {
 		clientURL = "http://127.0.0.1:0"
+		if o.tls != nil {
+			clientURL = "https://127.0.0.1:0"
+		}
 	}
 	cu, err := url.Parse(clientURL)
 	if err != nil {
@@ -166,6 +184,9 @@ func memberConfig(name, dir string, o Options) (*embed.Config, error) {
 	pu, _ := url.Parse("http://127.0.0.1:0")
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	if o.tls != nil {
+		cfg.ClientTLSInfo = o.tls.serverInfo()
+	}
 	cfg.UnsafeNoFsync = !o.Fsync
 	cfg.QuotaBackendBytes = o.QuotaBackendBytes
 	if cfg.QuotaBackendBytes == 0 {
@@ -204,10 +225,14 @@ func startEtcd(cfg *embed.Config, o Options) (*embed.Etcd, error) {
 	}
 }
 
-func clientEndpoints(e *embed.Etcd) []string {
+func clientEndpoints(e *embed.Etcd, secure bool) []string {
+	scheme := "http://"
+	if secure {
+		scheme = "https://"
+	}
 	var eps []string
 	for _, c := range e.Clients {
-		eps = append(eps, "http://"+c.Addr().String())
+		eps = append(eps, scheme+c.Addr().String())
 	}
 	return eps
 }
