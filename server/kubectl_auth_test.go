@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -77,4 +78,25 @@ current-context: c
 	out, err = run(carol, strings.Replace(manifest, "NAME", "k3", 1), "create", "-f", "-")
 	require.NoError(t, err, out)
 	require.Equal(t, "widget.demo.listwatch.dev/k3 created", out)
+
+	// Done-when step 9: /readyz?verbose lists each check (open to anyone)
+	// and /metrics (authenticated) shows the requests above and the watch
+	// kubectl holds open.
+	watch := exec.CommandContext(testCtx(t), bin, "--kubeconfig", bob, "--cache-dir", filepath.Join(e.dir, "cache"), "get", "widgets", "-w")
+	require.NoError(t, watch.Start())
+	t.Cleanup(func() {
+		_ = watch.Process.Kill()
+		_ = watch.Wait()
+	})
+	c := e.client(t)
+	r := e.do(t, c, "GET", "/readyz?verbose", "", "")
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, string(r.body), "[+]etcd ok")
+	require.Contains(t, string(r.body), "[+]ping ok")
+	require.Eventually(t, func() bool {
+		body := string(e.do(t, c, "GET", "/metrics", "bob-token", "").body)
+		return strings.Contains(body, `apiserver_longrunning_requests{verb="WATCH"} 1`) &&
+			strings.Contains(body, `apiserver_request_total{code="201",resource="widgets",verb="POST"} 2`) &&
+			strings.Contains(body, `apiserver_request_total{code="403",resource="widgets",verb="POST"} 1`)
+	}, 20*time.Second, 100*time.Millisecond, "metrics: %s", e.do(t, c, "GET", "/metrics", "bob-token", "").body)
 }

@@ -157,19 +157,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.serveAPIs(w, req, parts[1:])
 	case len(parts) >= 4 && parts[0] == "apis":
 		t, err := s.resolve(parts[1], parts[2], parts[3:])
-		if err == nil {
-			err = s.authorizeResource(req, t)
-		}
 		if err != nil {
 			s.writeError(w, req, err)
 			return
 		}
 		if s.metrics == nil {
-			s.serveResource(w, req, t)
+			s.serveAuthorized(w, req, t)
 			return
 		}
 		rec, start := &statusRecorder{ResponseWriter: w}, time.Now()
-		s.serveResource(rec, req, t)
+		s.serveAuthorized(rec, req, t)
 		s.metrics.observe(verb(req, t), t.res.Plural, rec.code, time.Since(start))
 	default:
 		s.writeError(w, req, apierrors.NewNotFound(schema.GroupResource{}, req.URL.Path))
@@ -217,6 +214,16 @@ func (s *Server) resolve(group, version string, rest []string) (target, error) {
 		return t, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: res.Plural}, t.name)
 	}
 	return t, nil
+}
+
+// serveAuthorized serves a resource request the Authorizer allows (403
+// otherwise).
+func (s *Server) serveAuthorized(w http.ResponseWriter, req *http.Request, t target) {
+	if err := s.authorizeResource(req, t); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	s.serveResource(w, req, t)
 }
 
 // serveResource dispatches a request on a collection or an object by method.
