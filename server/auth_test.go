@@ -183,6 +183,33 @@ func TestAuthentication(t *testing.T) {
 	e.do(t, e.client(t, other), http.MethodGet, coll, "", "").status(t, http.StatusUnauthorized, metav1.StatusReasonUnauthorized)
 }
 
+// TestAnonymous: with AllowAnonymous a request without credentials is
+// served as system:anonymous for the authorizer to decide; a wrong token
+// is still 401.
+func TestAnonymous(t *testing.T) {
+	tokens, err := ParseTokens(strings.NewReader(testTokens))
+	require.NoError(t, err)
+	var seen []string
+	f := newFixture(t, func(c *Config) {
+		c.Authenticator, c.AllowAnonymous = tokens, true
+		c.Authorizer = AuthorizerFunc(func(_ context.Context, a Attributes) (bool, string, error) {
+			seen = append(seen, a.User.Name+":"+strings.Join(a.User.Groups, ","))
+			return a.Verb == "list", "", nil
+		})
+	})
+	coll := apiBase + "/namespaces/ns/widgets"
+	require.Equal(t, http.StatusOK, f.do(http.MethodGet, coll, "", nil).code)
+	f.do(http.MethodGet, coll+"/w1", "", nil).status(t, http.StatusForbidden, metav1.StatusReasonForbidden)
+	require.Equal(t, []string{AnonymousUser + ":" + UnauthenticatedG, AnonymousUser + ":" + UnauthenticatedG}, seen)
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodGet, f.ts.URL+coll, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer wrong")
+	resp, err := f.client.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+}
+
 func TestParseTokens(t *testing.T) {
 	a, err := ParseTokens(strings.NewReader("t1,u1,1\n\nt2,u2,2,\"g1, g2\"\n"))
 	require.NoError(t, err)

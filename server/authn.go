@@ -170,17 +170,20 @@ func UserFrom(ctx context.Context) *User {
 }
 
 // authenticate identifies req's user with Config.Authenticator; a request
-// it cannot identify is 401, as Kubernetes answers without anonymous
-// access.
+// with wrong credentials is 401, and so is one without any unless
+// AllowAnonymous, as Kubernetes answers.
 func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
 	if s.cfg.Authenticator == nil {
 		return req, nil
 	}
 	u, ok, err := s.cfg.Authenticator.Authenticate(req)
-	if err != nil || !ok {
-		if err != nil {
-			s.log.Debug("authentication failed", "path", req.URL.Path, "err", err)
-		}
+	switch {
+	case err != nil:
+		s.log.Debug("authentication failed", "path", req.URL.Path, "err", err)
+		return req, apierrors.NewUnauthorized("Unauthorized")
+	case !ok && s.cfg.AllowAnonymous:
+		u = &User{Name: AnonymousUser, Groups: []string{UnauthenticatedG}}
+	case !ok:
 		return req, apierrors.NewUnauthorized("Unauthorized")
 	}
 	return req.WithContext(context.WithValue(req.Context(), userKey{}, u)), nil

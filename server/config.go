@@ -165,6 +165,11 @@ type Config struct {
 	// 401 Unauthorized. nil: no authentication, every request is served
 	// as the anonymous user.
 	Authenticator Authenticator
+	// AllowAnonymous serves requests that carry no credentials as the
+	// user system:anonymous (group system:unauthenticated), for the
+	// Authorizer to decide, instead of answering 401 (kube-apiserver's
+	// --anonymous-auth). Wrong credentials are 401 either way.
+	AllowAnonymous bool
 	// Authorizer, when set, decides every authenticated request; a denied
 	// one gets 403 Forbidden. nil allows everything (ReadAllWriteGroups is
 	// an example policy).

@@ -19,6 +19,7 @@ type secureFlags struct {
 	tlsCert, tlsKey, certDir  string
 	tokenFile, clientCA       string
 	writeGroups               string
+	anonymous                 bool
 	insecureNonLoopback       bool
 	etcdCA, etcdCert, etcdKey string
 }
@@ -29,6 +30,7 @@ func (f *secureFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.certDir, "cert-dir", "", "serve HTTPS with a self-signed certificate for 127.0.0.1 and localhost, written here as apiserver.crt/apiserver.key (when --tls-cert-file is not given)")
 	fs.StringVar(&f.tokenFile, "token-auth-file", "", "bearer tokens, one per line: token,user,uid,\"group1,group2\"")
 	fs.StringVar(&f.clientCA, "client-ca-file", "", "CA (PEM) that signs client certificates; the certificate's CN is the user, O the groups (needs HTTPS)")
+	fs.BoolVar(&f.anonymous, "anonymous-auth", false, "serve requests without credentials as system:anonymous (for --write-groups to decide) instead of 401")
 	fs.StringVar(&f.writeGroups, "write-groups", "", "comma-separated groups allowed to write; every authenticated user may read (default: everyone may do everything)")
 	fs.BoolVar(&f.insecureNonLoopback, "insecure-allow-unauthenticated-non-loopback", false,
 		"allow serving on a non-loopback address without TLS and authentication")
@@ -107,6 +109,7 @@ func (f *secureFlags) serverOptions(listen string) (func(*server.Config), string
 		if f.writeGroups != "" {
 			c.Authorizer = server.ReadAllWriteGroups(strings.Split(f.writeGroups, ",")...)
 		}
+		c.AllowAnonymous = f.anonymous
 		c.AllowInsecureNonLoopback = f.insecureNonLoopback
 	}, caPath, nil
 }
