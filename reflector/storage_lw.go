@@ -39,7 +39,7 @@ type storageLW struct {
 // resourcePrefix/namespace when namespace is not "", in s (the etcd3 store
 // or the cacher). newListFunc returns an empty list object for List.
 // metav1.ListOptions are translated to storage options: resourceVersion,
-// resourceVersionMatch, limit, continue, label and field selectors (a
+// resourceVersionMatch, limit, continue, label, field and shard selectors (a
 // malformed selector is a 400 Bad Request error), allowWatchBookmarks
 // (which also asks for etcd progress notifications), sendInitialEvents and
 // timeoutSeconds (the watch then ends normally after that long).
@@ -65,10 +65,16 @@ func (l *storageLW) predicate(opts metav1.ListOptions) (storage.SelectionPredica
 	if err != nil {
 		return storage.SelectionPredicate{}, storage.NewInvalidArgumentError(fmt.Sprintf("invalid field selector %q", opts.FieldSelector), err)
 	}
-	return storage.SelectionPredicate{
+	pred := storage.SelectionPredicate{
 		Label: lsel, Field: fsel, GetAttrs: l.getAttrs,
 		Limit: opts.Limit, Continue: opts.Continue, AllowWatchBookmarks: opts.AllowWatchBookmarks,
-	}, nil
+	}
+	if opts.ShardSelector != "" {
+		if pred.Shard, err = storage.ParseShardSelector(opts.ShardSelector); err != nil {
+			return storage.SelectionPredicate{}, err
+		}
+	}
+	return pred, nil
 }
 
 // List implements ListerWatcher.

@@ -38,6 +38,15 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 		s.writeError(w, req, err)
 		return
 	}
+	if p.shard != nil {
+		// Kubernetes echoes the applied shard selector: the list is a subset.
+		md, _ := list.Object["metadata"].(map[string]any)
+		if md == nil {
+			md = map[string]any{}
+			list.Object["metadata"] = md
+		}
+		md["shardInfo"] = map[string]any{"selector": p.shardExpr}
+	}
 	if wantsTable(req.Header.Values("Accept")) {
 		md, _ := list.Object["metadata"].(map[string]any)
 		if md == nil {

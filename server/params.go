@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/listwatch/listwatch/storage"
@@ -28,6 +29,9 @@ type listParams struct {
 	bookmarks     bool
 	initialEvents *bool
 	timeout       time.Duration // 0: none given
+	// shard is the parsed shardSelector (nil: none); shardExpr as given.
+	shard     sharding.Selector
+	shardExpr string
 }
 
 // parseListParams parses q. Malformed values are 400 BadRequest; valid
@@ -71,6 +75,12 @@ func parseListParams(q url.Values, r *resource) (*listParams, error) {
 		if !r.fields[req.Field] {
 			return nil, badRequest(fmt.Sprintf("field label not supported: %s", req.Field))
 		}
+	}
+	if q.Has("shardSelector") {
+		if p.shard, err = storage.ParseShardSelector(q.Get("shardSelector")); err != nil {
+			return nil, badRequest(err.Error())
+		}
+		p.shardExpr = p.shard.String()
 	}
 	if errs := p.validate(); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
@@ -128,7 +138,7 @@ func (p *listParams) validate() field.ErrorList {
 func (p *listParams) predicate(r *resource) storage.SelectionPredicate {
 	return storage.SelectionPredicate{
 		Label: p.label, Field: p.field, GetAttrs: r.GetAttrs,
-		Limit: p.limit, Continue: p.cont, AllowWatchBookmarks: p.bookmarks,
+		Limit: p.limit, Continue: p.cont, AllowWatchBookmarks: p.bookmarks, Shard: p.shard,
 	}
 }
 

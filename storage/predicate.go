@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/sharding"
 )
 
 // AttrFunc returns the label and field sets a predicate matches against.
@@ -47,6 +48,9 @@ type SelectionPredicate struct {
 	Continue string
 	// AllowWatchBookmarks lets a watch send BOOKMARK events.
 	AllowWatchBookmarks bool
+	// Shard selects one shard of the objects (see ParseShardSelector); nil
+	// or empty selects all.
+	Shard sharding.Selector
 }
 
 // Everything selects every object.
@@ -68,13 +72,25 @@ func (s *SelectionPredicate) fieldSel() fields.Selector {
 
 // Empty reports whether the predicate selects everything.
 func (s *SelectionPredicate) Empty() bool {
-	return s.labelSel().Empty() && s.fieldSel().Empty()
+	return s.labelSel().Empty() && s.fieldSel().Empty() && !s.Sharded()
 }
 
-// Matches reports whether obj satisfies the selectors.
+// Sharded reports whether the predicate selects one shard.
+func (s *SelectionPredicate) Sharded() bool { return s.Shard != nil && !s.Shard.Empty() }
+
+// MatchesShard reports whether obj is in the predicate's shard (always
+// true without one).
+func (s *SelectionPredicate) MatchesShard(obj runtime.Object) bool {
+	return !s.Sharded() || shardMatches(s.Shard, obj)
+}
+
+// Matches reports whether obj satisfies the selectors and is in the shard.
 func (s *SelectionPredicate) Matches(obj runtime.Object) (bool, error) {
 	if s.Empty() {
 		return true, nil
+	}
+	if !s.MatchesShard(obj) {
+		return false, nil
 	}
 	l, f, err := s.Attrs(obj)
 	if err != nil {
@@ -121,5 +137,8 @@ func (s *SelectionPredicate) MatchesSingleNamespace() (string, bool) {
 
 // String describes the predicate for logs and errors.
 func (s *SelectionPredicate) String() string {
+	if s.Sharded() {
+		return fmt.Sprintf("labels=%q fields=%q shard=%q", s.labelSel().String(), s.fieldSel().String(), s.Shard.String())
+	}
 	return fmt.Sprintf("labels=%q fields=%q", s.labelSel().String(), s.fieldSel().String())
 }

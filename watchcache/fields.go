@@ -73,7 +73,9 @@ func (f Fields) Set() fields.Set {
 }
 
 // Matches reports whether el's labels and fields satisfy p's selectors, as
-// p.MatchesObjectAttributes would with el's sets as maps.
+// p.MatchesObjectAttributes would with el's sets as maps, and el's object
+// is in p's shard, if any.
 func (el *Element) Matches(p *storage.SelectionPredicate) bool {
-	return (p.Label == nil || p.Label.Matches(el.Labels)) && (p.Field == nil || p.Field.Matches(el.Fields))
+	return (p.Label == nil || p.Label.Matches(el.Labels)) && (p.Field == nil || p.Field.Matches(el.Fields)) &&
+		p.MatchesShard(el.Object)
 }

@@ -18,6 +18,7 @@ func EncodeListOptions(opts metav1.ListOptions) url.Values {
 	}
 	set("labelSelector", opts.LabelSelector)
 	set("fieldSelector", opts.FieldSelector)
+	set("shardSelector", opts.ShardSelector)
 	set("resourceVersion", opts.ResourceVersion)
 	set("resourceVersionMatch", string(opts.ResourceVersionMatch))
 	set("continue", opts.Continue)

@@ -48,7 +48,7 @@ func Cases() []Case {
 	var all []Case
 	for _, group := range [][]Case{
 		createCases, getCases, listCases, pagingCases, updateCases, deleteCases, rawCases,
-		miscCases, badInputCases, watchCases, watchInitialCases, watchMoreCases, watchCorruptCases,
+		miscCases, badInputCases, watchCases, watchInitialCases, watchMoreCases, watchCorruptCases, shardCases,
 	} {
 		all = append(all, group...)
 	}
