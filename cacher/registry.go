@@ -15,7 +15,8 @@ const (
 type watcherSet map[*watcher]struct{}
 
 // slot is where a live watcher is indexed: byKey (exact key), byPrefix
-// (recursive key prefix) or byIndex (an exact label or field value).
+// (recursive key prefix), byIndex (an exact label or field value) or
+// byShard (a recursive key prefix and the hash ranges of a shard selector).
 type slot struct {
 	kind  slotKind
 	index string // byIndex: index name
@@ -28,6 +29,7 @@ const (
 	slotKey slotKind = iota
 	slotPrefix
 	slotIndex
+	slotShard // index: the shard selector's field
 )
 
 // dispatchIndex is one label or field whose exact value indexes watchers.
@@ -54,14 +56,15 @@ type registry struct {
 	byKey    map[string]watcherSet
 	byPrefix map[string]watcherSet
 	byIndex  map[string]map[string]watcherSet
-	indexes  []dispatchIndex // the most selective first
-	seq      uint64          // dispatch round, to visit a watcher once per event
-	visited  uint64          // watchers visited by dispatch, in total (cost measure)
+	byShard  map[string]map[string]*shardRanges // prefix, then shard field
+	indexes  []dispatchIndex                    // the most selective first
+	seq      uint64                             // dispatch round, to visit a watcher once per event
+	visited  uint64                             // watchers visited by dispatch, in total (cost measure)
 }
 
 func newRegistry(cfg Config) *registry {
 	r := &registry{all: watcherSet{}, progress: watcherSet{}, byKey: map[string]watcherSet{}, byPrefix: map[string]watcherSet{},
-		byIndex: map[string]map[string]watcherSet{}}
+		byIndex: map[string]map[string]watcherSet{}, byShard: map[string]map[string]*shardRanges{}}
 	r.indexes = append(r.indexes, dispatchIndex{name: watchcache.FieldIndex(nameField), attr: nameField})
 	for _, f := range cfg.IndexFields {
 		if f != nameField && f != namespaceField {
@@ -94,6 +97,9 @@ func (r *registry) slotFor(w *watcher) slot {
 			return slot{kind: slotIndex, index: d.name, value: v}
 		}
 	}
+	if field, ok := shardKey(w); ok {
+		return slot{kind: slotShard, index: field, value: w.prefix}
+	}
 	return slot{kind: slotPrefix, value: w.prefix}
 }
 
@@ -103,6 +109,20 @@ func (r *registry) add(w *watcher) {
 	r.all[w] = struct{}{}
 	if w.progressNotify && w.bookmarks {
 		r.progress[w] = struct{}{}
+	}
+	if w.slot.kind == slotShard {
+		byField := r.byShard[w.slot.value]
+		if byField == nil {
+			byField = map[string]*shardRanges{}
+			r.byShard[w.slot.value] = byField
+		}
+		sr := byField[w.slot.index]
+		if sr == nil {
+			sr = &shardRanges{members: watcherSet{}}
+			byField[w.slot.index] = sr
+		}
+		sr.add(w)
+		return
 	}
 	set := r.setFor(w.slot, true)
 	set[w] = struct{}{}
@@ -121,6 +141,19 @@ func (r *registry) remove(w *watcher) {
 	}
 	delete(r.all, w)
 	delete(r.progress, w)
+	if w.slot.kind == slotShard {
+		byField := r.byShard[w.slot.value]
+		if sr := byField[w.slot.index]; sr != nil {
+			sr.remove(w)
+			if len(sr.members) == 0 {
+				delete(byField, w.slot.index)
+			}
+		}
+		if len(byField) == 0 {
+			delete(r.byShard, w.slot.value)
+		}
+		return
+	}
 	set := r.setFor(w.slot, false)
 	delete(set, w)
 	if len(set) == 0 {
@@ -168,21 +201,24 @@ func (r *registry) dispatch(ev *watchcache.Event) int {
 	}
 	r.seq++
 	n := 0
+	visitOne := func(w *watcher) {
+		if w.seq == r.seq {
+			return
+		}
+		w.seq = r.seq
+		r.visited++
+		if !w.interested(ev) {
+			return
+		}
+		if w.offer(ev) {
+			n++
+		} else {
+			r.lag(w, ev.RV-1)
+		}
+	}
 	visit := func(set watcherSet) {
 		for w := range set {
-			if w.seq == r.seq {
-				continue
-			}
-			w.seq = r.seq
-			r.visited++
-			if !w.interested(ev) {
-				continue
-			}
-			if w.offer(ev) {
-				n++
-			} else {
-				r.lag(w, ev.RV-1)
-			}
+			visitOne(w)
 		}
 	}
 	key := ev.Key()
@@ -190,6 +226,11 @@ func (r *registry) dispatch(ev *watchcache.Event) int {
 	for i := 0; i < len(key); i++ {
 		if key[i] == '/' {
 			visit(r.byPrefix[key[:i+1]])
+			for field, sr := range r.byShard[key[:i+1]] {
+				if h, ok := shardHash(ev.Cur, field); ok {
+					sr.stab(h, visitOne)
+				}
+			}
 		}
 	}
 	for _, d := range r.indexes {

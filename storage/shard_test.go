@@ -82,3 +82,28 @@ func TestShardHalvesPartition(t *testing.T) {
 	}
 }
 
+// The parsed selector selects exactly what apimachinery's does.
+func TestShardSelectorMatchesApimachinery(t *testing.T) {
+	for _, expr := range []string{
+		"shardRange(object.metadata.uid, '0x0000000000000000', '0x5555555555555555')",
+		"shardRange(object.metadata.uid, '0x5555555555555555', '0xaaaaaaaaaaaaaaaa') || shardRange(object.metadata.uid, '0xf000000000000000', '0x10000000000000000')",
+	} {
+		sel, err := ParseShardSelector(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := sharding.NewSelector(sel.Requirements()...)
+		for range 500 {
+			u := &unstructured.Unstructured{}
+			u.SetUID(uuid.NewUUID())
+			got, err1 := sel.Matches(u)
+			want, err2 := ref.Matches(u)
+			if got != want || err1 != nil || err2 != nil {
+				t.Fatalf("%s on uid %s: %v (%v), apimachinery %v (%v)", expr, u.GetUID(), got, err1, want, err2)
+			}
+		}
+		if sel.String() != ref.String() {
+			t.Fatalf("String %q, want %q", sel.String(), ref.String())
+		}
+	}
+}

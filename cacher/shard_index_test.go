@@ -1,0 +1,102 @@
+package cacher
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/watchcache"
+)
+
+// shardWatchers adds n watchers of /widgets whose uid shards split the hash
+// space in n equal ranges.
+func shardWatchers(t testing.TB, c *Cacher, n int) []*watcher {
+	step := (uint64(1) << 63) / uint64(n) * 2
+	var ws []*watcher
+	for i := range n {
+		start := fmt.Sprintf("0x%016x", uint64(i)*step)
+		end := fmt.Sprintf("0x%016x", uint64(i+1)*step)
+		if i == n-1 {
+			end = "0x10000000000000000"
+		}
+		sel, err := storage.ParseShardSelector(fmt.Sprintf("shardRange(object.metadata.uid, '%s', '%s')", start, end))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, c.addTestWatcher("/widgets", true, storage.SelectionPredicate{Shard: sel}))
+	}
+	return ws
+}
+
+func applyWithUID(t testing.TB, c *Cacher, i int, uid types.UID, rv uint64) *watchcache.Event {
+	o := testapi.Make("ns", fmt.Sprintf("w%05d", i), nil)
+	o.UID, o.ResourceVersion = uid, fmt.Sprint(rv)
+	ev, err := c.cache.Apply(watch.Added, o, rv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// TestDispatchShardWatchersVisitOne: with 64 shard watchers covering the
+// hash space, an event visits exactly the watcher of its shard (not all
+// 64), and is queued to it.
+func TestDispatchShardWatchersVisitOne(t *testing.T) {
+	c := newDispatchCacher(t)
+	ws := shardWatchers(t, c, 64)
+	for i := range 200 {
+		ev := applyWithUID(t, c, i, uuid.NewUUID(), uint64(i+2))
+		before := c.reg.visited
+		if n := c.reg.dispatch(ev); n != 1 {
+			t.Fatalf("event %d queued to %d shard watchers, want 1", i, n)
+		}
+		if v := c.reg.visited - before; v != 1 {
+			t.Fatalf("event %d visited %d shard watchers, want 1", i, v)
+		}
+	}
+	for _, w := range ws[:32] {
+		c.reg.remove(w)
+	}
+	if n := len(c.reg.byShard["/widgets/"]["object.metadata.uid"].ranges); n != 32 {
+		t.Fatalf("%d ranges indexed after removing half the watchers, want 32", n)
+	}
+}
+
+// BenchmarkDispatchShards: the dispatcher's cost per event with one
+// unsharded watcher (shardWatchers=0) and with 1, 64 and 1,024 shard
+// watchers splitting the resource; with the shard index each event visits
+// one watcher, whatever the number of shards.
+func BenchmarkDispatchShards(b *testing.B) {
+	for _, shards := range []int{0, 1, 64, 1024} {
+		b.Run(fmt.Sprintf("shardWatchers=%d", shards), func(b *testing.B) {
+			c := newDispatchCacher(b)
+			if shards == 0 {
+				c.addTestWatcher("/widgets", true, storage.Everything)
+			} else {
+				shardWatchers(b, c, shards)
+			}
+			evs := make([]*watchcache.Event, 1000)
+			for i := range evs {
+				evs[i] = applyWithUID(b, c, i, uuid.NewUUID(), uint64(i+2))
+			}
+			b.ResetTimer()
+			before := c.reg.visited
+			for i := range b.N {
+				c.reg.dispatch(evs[i%len(evs)])
+				if i%len(evs) == len(evs)-1 {
+					b.StopTimer()
+					for w := range c.reg.all {
+						w.input.takeAll(nil)
+					}
+					b.StartTimer()
+				}
+			}
+			b.ReportMetric(float64(c.reg.visited-before)/float64(b.N), "visits/event")
+		})
+	}
+}
