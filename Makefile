@@ -23,7 +23,13 @@ test: vet
 	$(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
 	$(MAKE) test-k8scompat
 
-.PHONY: test-k8scompat bench-k8s bench-peer
+.PHONY: test-k8scompat bench-k8s bench-peer bench-scale
+SCALE_OBJECTS  ?= 1000000
+SCALE_WATCHERS ?= 100000
+
+## bench-scale: a cacher over SCALE_OBJECTS objects of ~1 KiB with SCALE_WATCHERS idle watchers: priming and load time, heap per object and per watcher, one event's latency
+bench-scale:
+	$(GO) test -run '^$$' -bench Scale -benchtime 1x -timeout 60m ./bench -args -scale.objects=$(SCALE_OBJECTS) -scale.watchers=$(SCALE_WATCHERS)
 K8SBENCHTIME ?= 500ms
 
 ## test-k8scompat: Kubernetes' own storage suite (k8s.io/apiserver v0.37.2) against listwatch, in the separate module k8scompat/
