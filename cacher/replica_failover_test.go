@@ -82,18 +82,7 @@ func TestReplicaFailoverGuarantees(t *testing.T) {
 	prefix := embedtest.Prefix(t)
 	var reps []*failoverReplica
 	for i := range 3 {
-		cli, err := embedtest.NewClient([]string{cl.Members[i].ClientURL.String()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cli.Close() })
-		s, err := etcd3.New(etcd3.Config{Client: cli, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-			NewListFunc: testapi.NewWidgetList, Prefix: prefix, ResourcePrefix: "/widgets"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Close)
-		r := &failoverReplica{store: s}
+		r := &failoverReplica{store: memberStore(t, cl, i, prefix)}
 		r.start(t)
 		t.Cleanup(r.kill)
 		reps = append(reps, r)

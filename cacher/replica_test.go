@@ -25,6 +25,14 @@ type replica struct {
 
 func startReplica(t *testing.T, cl *embedtest.Cluster, member int, prefix string) replica {
 	t.Helper()
+	s := memberStore(t, cl, member, prefix)
+	return replica{store: s, c: startCacher(t, s)}
+}
+
+// memberStore is a Widget store on prefix with an etcd client of its own,
+// connected to the cluster's member only.
+func memberStore(t *testing.T, cl *embedtest.Cluster, member int, prefix string) *etcd3.Store {
+	t.Helper()
 	cli, err := embedtest.NewClient([]string{cl.Members[member].ClientURL.String()})
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +44,7 @@ func startReplica(t *testing.T, cl *embedtest.Cluster, member int, prefix string
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return replica{store: s, c: startCacher(t, s)}
+	return s
 }
 
 // collect reads the next n object events of w and returns their RVs.
