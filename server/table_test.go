@@ -108,7 +108,10 @@ func TestWatchTable(t *testing.T) {
 	coll := apiBase + "/namespaces/ns/widgets"
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.ts.URL+coll+"?watch=true", nil)
+	// Watch from the list's RV: a watch without one starts with the state
+	// read when its goroutine runs, which may already hold the writes below.
+	rv := f.do(http.MethodGet, coll, "", nil).list(t).GetResourceVersion()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.ts.URL+coll+"?watch=true&resourceVersion="+rv, nil)
 	require.NoError(t, err)
 	req.Header.Set("Accept", tableAccept)
 	resp, err := f.client.Do(req)
