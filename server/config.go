@@ -29,8 +29,9 @@ const (
 
 // Resource registers one API resource served over a storage.Interface.
 type Resource struct {
-	// Group is the API group, such as "demo.listwatch.dev". Required (the
-	// legacy core group at /api is not served).
+	// Group is the API group, such as "demo.listwatch.dev". "" is the
+	// legacy core group, served at /api/{version} (as Kubernetes serves
+	// nodes and pods at /api/v1).
 	Group string
 	// Version is the API version, such as "v1". Required.
 	Version string
@@ -40,6 +41,9 @@ type Resource struct {
 	// Singular is the singular name advertised by discovery; "" means
 	// strings.ToLower(Kind).
 	Singular string
+	// ShortNames are the abbreviations discovery advertises, such as "no"
+	// for nodes (kubectl get no).
+	ShortNames []string
 	// Kind is the object kind, such as "Widget"; lists are Kind+"List".
 	// Required.
 	Kind string
@@ -83,7 +87,7 @@ func (r *Resource) GroupVersion() schema.GroupVersion {
 
 func (r *Resource) validate() error {
 	var errs []error
-	if r.Group == "" || len(validation.IsDNS1123Subdomain(r.Group)) > 0 {
+	if r.Group != "" && len(validation.IsDNS1123Subdomain(r.Group)) > 0 {
 		errs = append(errs, fmt.Errorf("group %q must be a DNS-1123 subdomain", r.Group))
 	}
 	if r.Version == "" || len(validation.IsDNS1123Label(r.Version)) > 0 {

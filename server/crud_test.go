@@ -288,7 +288,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	st := newStore(t, "/widgets")
 	good := widgets(st)
 	cases := map[string]func(r *Resource){
-		"no group":          func(r *Resource) { r.Group = "" },
+		"bad group":         func(r *Resource) { r.Group = "Not_A.Group" },
 		"bad version":       func(r *Resource) { r.Version = "V1" },
 		"plural namespaces": func(r *Resource) { r.Plural = "namespaces" },
 		"no kind":           func(r *Resource) { r.Kind = "" },

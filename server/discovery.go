@@ -102,6 +102,7 @@ func (s *Server) resourceList(g, v string) (any, error) {
 		singular := s.resources[g+"/"+v+"/"+r.Plural].Singular
 		l.APIResources = append(l.APIResources, metav1.APIResource{
 			Name: r.Plural, SingularName: singular, Namespaced: r.Namespaced, Kind: r.Kind, Verbs: verbs,
+			ShortNames: r.ShortNames,
 		})
 	}
 	if len(l.APIResources) == 0 {

@@ -28,7 +28,7 @@ func parseSimplePath(p string) (simplePath, error) {
 		return nil, fmt.Errorf("path %q must start with \".\" and name a field", p)
 	}
 	var out simplePath
-	for _, part := range strings.Split(s[1:], ".") {
+	for _, part := range splitUnescaped(s[1:]) {
 		name, rest, _ := strings.Cut(part, "[")
 		if name == "" {
 			return nil, fmt.Errorf("path %q has an empty field name", p)
@@ -74,4 +74,25 @@ func (p simplePath) get(obj map[string]any) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// splitUnescaped splits a path at dots that are not escaped as "\.", the
+// way label keys such as topology.kubernetes.io/zone are written in
+// printer columns; escaped dots become plain dots.
+func splitUnescaped(s string) []string {
+	var out []string
+	var cur strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '.':
+			cur.WriteByte('.')
+			i++
+		case s[i] == '.':
+			out = append(out, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(s[i])
+		}
+	}
+	return append(out, cur.String())
 }

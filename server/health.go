@@ -35,7 +35,7 @@ func (s *Server) healthChecks(endpoint string) []healthCheck {
 	}
 	for _, r := range s.cfg.Resources {
 		st := r.Storage
-		checks = append(checks, healthCheck{"resource-ready:" + r.Plural + "." + r.Group,
+		checks = append(checks, healthCheck{"resource-ready:" + strings.TrimSuffix(r.Plural+"."+r.Group, "."),
 			func(context.Context) error { return st.ReadinessCheck() }})
 	}
 	return append(checks, healthCheck{"shutdown", func(context.Context) error {

@@ -46,8 +46,9 @@ func newOpenAPI(resources []*resource, gitVersion string) (*openAPI, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.v3.UpdateGroupVersion("apis/"+gv, doc)
-		o.v3Paths["apis/"+gv] = true
+		p := strings.TrimPrefix(pathPrefix(byGV[gv][0].Group, byGV[gv][0].Version), "/")
+		o.v3.UpdateGroupVersion(p, doc)
+		o.v3Paths[p] = true
 	}
 	return o, nil
 }
@@ -70,8 +71,12 @@ func (o *openAPI) serve(w http.ResponseWriter, req *http.Request, parts []string
 
 // definitionName names a kind's schema as Kubernetes names a CRD's: the
 // group's labels reversed, then version and kind
-// (demo.listwatch.dev/v1 Widget is dev.listwatch.demo.v1.Widget).
+// (demo.listwatch.dev/v1 Widget is dev.listwatch.demo.v1.Widget); core
+// group kinds are named as Kubernetes names them (io.k8s.api.core.v1.Node).
 func definitionName(group, version, kind string) string {
+	if group == "" {
+		return "io.k8s.api.core." + version + "." + kind
+	}
 	labels := strings.Split(group, ".")
 	slices.Reverse(labels)
 	return strings.Join(labels, ".") + "." + version + "." + kind

@@ -34,7 +34,7 @@ var (
 // operations returns r's paths (below the server root) and their
 // operations.
 func (r *resource) operations() map[string][]operation {
-	base := "/apis/" + r.gvString
+	base := pathPrefix(r.Group, r.Version)
 	coll, item := base+"/"+r.Plural, base+"/"+r.Plural+"/{name}"
 	out := map[string][]operation{}
 	if r.Namespaced {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/validation/validate"
@@ -22,7 +21,7 @@ type Server struct {
 	cfg       Config
 	log       *slog.Logger
 	resources map[string]*resource // by group/version/plural
-	groups    []string             // group names in registration order
+	groups    []string             // named groups (not core) in registration order
 	enc       *encodeCache
 	metrics   *serverMetrics // nil without Config.Metrics
 	openapi   *openAPI
@@ -88,7 +87,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.resources[r.Group+"/"+r.Version+"/"+r.Plural] = rr
 		ordered = append(ordered, rr)
-		if !contains(s.groups, r.Group) {
+		if r.Group != "" && !contains(s.groups, r.Group) {
 			s.groups = append(s.groups, r.Group)
 		}
 	}
@@ -126,7 +125,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	req, err := s.authenticate(req)
-	if err == nil && !(len(parts) >= 4 && parts[0] == "apis") {
+	if err == nil && !isResourcePath(parts) {
 		err = s.authorizeNonResource(req)
 	}
 	if err != nil {
@@ -148,15 +147,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	case len(parts) == 1 && parts[0] == "version":
 		s.serveDiscovery(w, req, s.versionInfo)
 	case len(parts) == 1 && parts[0] == "api":
-		// No legacy core group: an empty APIVersions tells discovery
-		// clients so without an error.
-		s.serveDiscovery(w, req, func() (any, error) {
-			return &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{}}, nil
-		})
+		// An empty list when no core-group resource is registered tells
+		// discovery clients so without an error.
+		s.serveDiscovery(w, req, func() (any, error) { return s.coreVersions(), nil })
+	case len(parts) == 2 && parts[0] == "api":
+		s.serveDiscovery(w, req, func() (any, error) { return s.resourceList("", parts[1]) })
 	case len(parts) >= 1 && parts[0] == "apis" && len(parts) <= 3:
 		s.serveAPIs(w, req, parts[1:])
-	case len(parts) >= 4 && parts[0] == "apis":
-		t, err := s.resolve(parts[1], parts[2], parts[3:])
+	case isResourcePath(parts):
+		group, version, rest := "", parts[1], parts[2:]
+		if parts[0] == "apis" {
+			group, version, rest = parts[1], parts[2], parts[3:]
+		}
+		t, err := s.resolve(group, version, rest)
 		if err != nil {
 			s.writeError(w, req, err)
 			return

@@ -55,6 +55,33 @@ var rules = []struct {
 	{"embedtest", []string{"./cacher", "./reflector", "./server", "./watchcache", "./cmd"}},
 }
 
+// exampleOnly are dependencies only the examples (below examples/) may
+// have: Kubernetes' own API types, and the examples themselves. The library
+// stays free of k8s.io/api; an example that wants Node and Pod brings it.
+var exampleOnly = []string{"k8s.io/api", "./examples"}
+
+// TestExampleOnlyDependencies: no package outside examples/ depends on
+// k8s.io/api or on an example.
+func TestExampleOnlyDependencies(t *testing.T) {
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if rel == "examples" || strings.HasPrefix(rel, "examples/") {
+			continue
+		}
+		for _, dep := range p.Deps {
+			for _, f := range exampleOnly {
+				target := f
+				if strings.HasPrefix(f, "./") {
+					target = module + "/" + f[2:]
+				}
+				if dep == target || strings.HasPrefix(dep, target+"/") {
+					t.Errorf("%s depends on %s (only examples/ may)", p.ImportPath, dep)
+				}
+			}
+		}
+	}
+}
+
 // testHelper reports whether rel is a package of test helpers.
 func testHelper(rel string) bool {
 	last := rel[strings.LastIndex(rel, "/")+1:]

@@ -29,7 +29,8 @@ type Config struct {
 	// BaseURL is the server's URL, such as "http://127.0.0.1:8080".
 	// Required.
 	BaseURL string
-	// Group, Version and Plural name the resource. Required.
+	// Group, Version and Plural name the resource. Version and Plural are
+	// required; Group "" is the core group, served at /api/{version}.
 	Group, Version, Plural string
 	// Namespace restricts lists and watches to one namespace; "" means all
 	// namespaces (or a cluster-scoped resource).
@@ -58,14 +59,17 @@ var _ reflector.ListerWatcher = (*ListerWatcher)(nil)
 
 // New validates cfg and returns a ListerWatcher.
 func New(cfg Config) (*ListerWatcher, error) {
-	if cfg.Group == "" || cfg.Version == "" || cfg.Plural == "" {
-		return nil, errors.New("httplw: group, version and plural are required")
+	if cfg.Version == "" || cfg.Plural == "" {
+		return nil, errors.New("httplw: version and plural are required")
 	}
 	base, err := url.Parse(cfg.BaseURL)
 	if err != nil || base.Scheme == "" || base.Host == "" {
 		return nil, fmt.Errorf("httplw: base URL %q must be an absolute URL", cfg.BaseURL)
 	}
 	p := strings.TrimSuffix(base.String(), "/") + "/apis/" + url.PathEscape(cfg.Group) + "/" + url.PathEscape(cfg.Version)
+	if cfg.Group == "" {
+		p = strings.TrimSuffix(base.String(), "/") + "/api/" + url.PathEscape(cfg.Version)
+	}
 	if cfg.Namespace != "" {
 		p += "/namespaces/" + url.PathEscape(cfg.Namespace)
 	}

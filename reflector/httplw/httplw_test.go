@@ -273,3 +273,21 @@ func TestNewValidates(t *testing.T) {
 		require.Error(t, err, "%+v", cfg)
 	}
 }
+
+// TestCoreGroupPath: Group "" addresses the core group at /api/{version}.
+func TestCoreGroupPath(t *testing.T) {
+	paths := make(chan string, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths <- r.URL.Path
+		_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"NodeList","metadata":{"resourceVersion":"7"},"items":[]}`))
+	}))
+	defer ts.Close()
+	lw, err := New(Config{BaseURL: ts.URL, Version: "v1", Plural: "nodes"})
+	require.NoError(t, err)
+	obj, err := lw.List(testCtx(t), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "/api/v1/nodes", <-paths)
+	require.Equal(t, "7", obj.(*unstructured.UnstructuredList).GetResourceVersion())
+	_, err = New(Config{BaseURL: ts.URL, Plural: "nodes"})
+	require.Error(t, err)
+}
