@@ -1,0 +1,81 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/reflector/httplw"
+)
+
+// Informers are the shared informers of the controller manager, all from
+// one factory over the HTTP API: nodes, pods (indexed by spec.nodeName)
+// and the leases of kube-node-lease.
+type Informers struct {
+	// Factory starts and stops the informers.
+	Factory *reflector.InformerFactory
+	// Nodes, Pods and Leases are the informers.
+	Nodes  *reflector.SharedIndexInformer[*corev1.Node]
+	Pods   *reflector.SharedIndexInformer[*corev1.Pod]
+	Leases *reflector.SharedIndexInformer[*coordinationv1.Lease]
+}
+
+// NewInformers builds the informers of c's server; start them with
+// Factory.Start.
+func NewInformers(c *Client, opts ...reflector.InformerOption) (*Informers, error) {
+	f := reflector.NewInformerFactory(opts...)
+	inf := &Informers{Factory: f}
+	var err error
+	if inf.Nodes, err = informerFor[*corev1.Node](f, c, Nodes, "",
+		func() runtime.Object { return &corev1.Node{} }, func() runtime.Object { return &corev1.NodeList{} }); err != nil {
+		return nil, err
+	}
+	if inf.Pods, err = informerFor[*corev1.Pod](f, c, Pods, "",
+		func() runtime.Object { return &corev1.Pod{} }, func() runtime.Object { return &corev1.PodList{} }); err != nil {
+		return nil, err
+	}
+	if err := inf.Pods.AddIndexers(reflector.Indexers[*corev1.Pod]{PodNodeNameIndex: podNodeName}); err != nil {
+		return nil, err
+	}
+	if inf.Leases, err = informerFor[*coordinationv1.Lease](f, c, Leases, LeaseNamespace,
+		func() runtime.Object { return &coordinationv1.Lease{} },
+		func() runtime.Object { return &coordinationv1.LeaseList{} }); err != nil {
+		return nil, err
+	}
+	return inf, nil
+}
+
+// informerFor builds the factory's informer of k in namespace ns.
+func informerFor[T reflector.Object](f *reflector.InformerFactory, c *Client, k Kind, ns string,
+	newObj, newList func() runtime.Object) (*reflector.SharedIndexInformer[T], error) {
+	lw, err := httplw.New(httplw.Config{BaseURL: c.BaseURL(), Group: k.Group, Version: k.Version, Plural: k.Plural,
+		Namespace: ns, HTTPClient: c.HTTPClient(), NewFunc: newObj, NewListFunc: newList})
+	if err != nil {
+		return nil, fmt.Errorf("api: %s: %w", k.Plural, err)
+	}
+	return reflector.InformerFor[T](f, k.GroupVersionResource(), lw)
+}
+
+// errNilPod is returned by the pod index for a nil pod.
+var errNilPod = errors.New("api: nil pod")
+
+// podNodeName indexes a pod by the node it is bound to (unbound pods are
+// not indexed).
+func podNodeName(p *corev1.Pod) ([]string, error) {
+	if p == nil {
+		return nil, errNilPod
+	}
+	if p.Spec.NodeName == "" {
+		return nil, nil
+	}
+	return []string{p.Spec.NodeName}, nil
+}
+
+// PodsOnNode returns the pods the informer knows bound to node.
+func (i *Informers) PodsOnNode(node string) ([]*corev1.Pod, error) {
+	return i.Pods.GetIndexer().ByIndex(PodNodeNameIndex, node)
+}

@@ -1,0 +1,113 @@
+package simulator
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+)
+
+// waitFor polls cond (a state read from memory, no I/O) until it holds or
+// ctx ends.
+func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
+		}
+	}
+}
+
+// TestSimulator: Setup creates Z×N Ready nodes with zone labels, their
+// leases and their pods (one daemon pod per node, then plain and tolerating
+// pods); Run renews leases; a stopped node's heartbeats stop while the
+// others' go on, and resume; a node whose NodeReady was set to Unknown posts
+// True again.
+func TestSimulator(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := api.StartAPIServer(ctx, api.ServerConfig{Client: etcdServer.Client, Prefix: embedtest.Prefix(t)})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Close()) }()
+	c := api.NewClient(a.URL, &http.Client{})
+	inf, err := api.NewInformers(c)
+	require.NoError(t, err)
+	sim, err := New(Config{Client: c, Zones: 2, NodesPerZone: 2, PodsPerNode: 3, RenewInterval: 20 * time.Millisecond,
+		Nodes: inf.Nodes, TolerationSeconds: 7})
+	require.NoError(t, err)
+	require.NoError(t, sim.Setup(ctx))
+	inf.Factory.Start(ctx)
+	defer inf.Factory.Shutdown()
+	for _, ok := range inf.Factory.WaitForCacheSync(ctx) {
+		require.True(t, ok)
+	}
+	require.Equal(t, []string{"node-a0", "node-a1", "node-b0", "node-b1"}, sim.Nodes())
+	require.Len(t, inf.Nodes.GetStore().List(), 4)
+	require.Len(t, inf.Leases.GetStore().List(), 4)
+	n, ok := inf.Nodes.GetIndexer().GetByKey("node-b1")
+	require.True(t, ok)
+	require.Equal(t, "zone-b", n.Labels[api.ZoneLabel])
+	require.True(t, isReady(n))
+	pods, err := inf.PodsOnNode("node-a1")
+	require.NoError(t, err)
+	kinds := map[string]int{}
+	for _, p := range pods {
+		kinds[p.Labels[KindLabel]]++
+		if p.Labels[KindLabel] == string(PodTolerating) {
+			require.Equal(t, int64(7), *p.Spec.Tolerations[0].TolerationSeconds)
+		}
+		if p.Labels[KindLabel] == string(PodDaemon) {
+			require.Equal(t, "DaemonSet", p.OwnerReferences[0].Kind)
+		}
+	}
+	require.Equal(t, map[string]int{"daemon": 1, "plain": 1, "tolerating": 1}, kinds)
+	require.ErrorIs(t, sim.Stop("node-z9"), ErrUnknownNode)
+
+	runCtx, stopRun := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- sim.Run(runCtx) }()
+	defer func() { stopRun(); require.NoError(t, <-done) }()
+
+	require.NoError(t, sim.Stop("node-a0"))
+	stoppedAt := sim.LastHeartbeat("node-a0")
+	other := sim.LastHeartbeat("node-b0")
+	waitFor(ctx, t, "two rounds of node-b0", func() bool {
+		return sim.LastHeartbeat("node-b0").After(other.Add(30 * time.Millisecond))
+	})
+	// Any renewal of node-a0 in flight at Stop has landed by now.
+	stoppedAt = sim.LastHeartbeat("node-a0")
+	other = sim.LastHeartbeat("node-b0")
+	waitFor(ctx, t, "two more rounds of node-b0", func() bool {
+		return sim.LastHeartbeat("node-b0").After(other.Add(30 * time.Millisecond))
+	})
+	require.Equal(t, stoppedAt, sim.LastHeartbeat("node-a0"))
+	require.NoError(t, sim.Resume("node-a0"))
+	waitFor(ctx, t, "node-a0 renewing again", func() bool { return sim.LastHeartbeat("node-a0").After(stoppedAt) })
+
+	unknown, err := api.Mutate(ctx, c, api.Nodes, "", "node-a1", func() *corev1.Node { return &corev1.Node{} },
+		func(n *corev1.Node) (bool, error) {
+			n.Status.Conditions[0].Status = corev1.ConditionUnknown
+			n.Status.Conditions[0].LastTransitionTime = metav1.Now()
+			return true, nil
+		})
+	require.NoError(t, err)
+	unknownRV, err := strconv.ParseInt(unknown.ResourceVersion, 10, 64)
+	require.NoError(t, err)
+	waitFor(ctx, t, "node-a1 Ready again after Unknown", func() bool {
+		n, ok := inf.Nodes.GetIndexer().GetByKey("node-a1")
+		rv, _ := strconv.ParseInt(n.ResourceVersion, 10, 64)
+		return ok && rv > unknownRV && isReady(n) && n.Status.Conditions[0].Reason == "KubeletReady"
+	})
+}
