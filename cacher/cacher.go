@@ -39,9 +39,14 @@ type Cacher struct {
 	// writtenRV is the newest RV of a write made through the cacher
 	// (noteWrite); reads at RV "0" wait for it (waitOwnWrites).
 	writtenRV atomic.Uint64
-	// relist asks the reflector to list again (the consistency check found
-	// the cache diverged from the storage).
-	relist chan struct{}
+	// relist asks the reflector to list again, with the reason (the
+	// consistency check found the cache diverged from the storage, the
+	// storage's transformer changed); see askRelist.
+	relist chan error
+	// transformerGen counts the storage's transformer changes; trustedGen
+	// is its value when the list that filled the cache started (see
+	// revalidate.go).
+	transformerGen, trustedGen atomic.Uint64
 	// dropEvent, set only by tests (export_test.go), makes applyRevision
 	// skip an event: the cache then diverges from the storage.
 	dropEvent atomic.Pointer[func(watch.EventType, runtime.Object) bool]
@@ -80,7 +85,7 @@ func New(cfg Config) (*Cacher, error) {
 		reg:            newRegistry(cfg),
 		catchUpSlots:   make(chan struct{}, cfg.MaxCatchUpStreams),
 		progressWanted: make(chan struct{}, 1),
-		relist:         make(chan struct{}, 1),
+		relist:         make(chan error, 1),
 	}
 	return c, nil
 }
@@ -101,6 +106,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 	c.watchersCtx, c.abortWatchers = context.WithCancelCause(ctx)
 	c.runMu.Unlock()
 
+	defer c.watchTransformer()()
 	var own sync.WaitGroup
 	own.Go(func() { c.reflect(ctx) })
 	own.Go(func() { c.progressLoop(ctx) })

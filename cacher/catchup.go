@@ -14,13 +14,15 @@ import (
 )
 
 // catchUp replays history after pos, from the cache or, when the cache no
-// longer holds it, from the storage, until the watcher has joined live
+// longer holds it (or is not ready), from the storage, until the watcher has joined live
 // dispatch (true) or ended (false).
 func (w *watcher) catchUp(ctx context.Context) bool {
 	for ctx.Err() == nil {
 		evs, _, err := w.c.cache.EventsSince(w.pos, w.c.cfg.CatchUpBatch)
 		switch {
-		case errors.Is(err, storage.ErrGone):
+		case errors.Is(err, storage.ErrGone), errors.Is(err, storage.ErrNotReady):
+			// Older than the cache's history, or the cache is being
+			// re-initialised: etcd's history serves meanwhile.
 			if !w.catchUpFromStorage(ctx) {
 				return false
 			}
@@ -227,8 +229,12 @@ func (w *watcher) storageBookmark(ctx context.Context, ev watch.Event, rv uint64
 	return w.cacheHolds(rv), true
 }
 
-// cacheHolds reports whether the cache can replay every event after rv.
-func (w *watcher) cacheHolds(rv uint64) bool { return w.c.cache.Oldest() <= rv }
+// cacheHolds reports whether the cache can replay every event after rv
+// (it is ready, its content can be trusted, and its history reaches rv).
+func (w *watcher) cacheHolds(rv uint64) bool {
+	_, ready := w.c.cache.RV()
+	return ready && w.c.trusted() && w.c.cache.Oldest() <= rv
+}
 
 // pauseBeforeResume waits briefly before a closed storage watch is resumed.
 func (w *watcher) pauseBeforeResume(ctx context.Context) bool {

@@ -148,8 +148,5 @@ func (c *Cacher) repair(rep consistencyReport) {
 		}
 	}
 	c.dispatchMu.Unlock()
-	select {
-	case c.relist <- struct{}{}:
-	default:
-	}
+	c.askRelist(fmt.Errorf("%w at revision %d", errDiverged, rep.rv))
 }

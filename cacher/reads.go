@@ -32,7 +32,7 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, o
 	if err != nil {
 		return err
 	}
-	if opts.ResourceVersion == "" || c.waitReady(ctx) != nil {
+	if opts.ResourceVersion == "" || !c.trusted() || c.waitReady(ctx) != nil {
 		return c.store.Get(ctx, key, opts, objPtr)
 	}
 	if rv == 0 {
@@ -94,7 +94,7 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptio
 	if err != nil {
 		return err
 	}
-	if c.waitReady(ctx) != nil {
+	if !c.trusted() || c.waitReady(ctx) != nil {
 		return c.listFromStorage(ctx, key, opts, listObj)
 	}
 	res, err := c.listFromCache(ctx, plan, c.cacheQuery(prefix, opts, plan))

@@ -62,25 +62,25 @@ func (f *failureClock) left(timeout time.Duration) time.Duration {
 
 func (f *failureClock) reset() { f.since = time.Time{} }
 
-// reinitialize gives up on the cache's current content after its storage
-// watch kept failing for failingFor with cause (the same event cannot be
-// decoded, say): the cache stops being ready (reads go to the storage,
-// watches wait for the next list or answer not-ready), every watch ends
-// with an error event so its client relists, and the reflector lists
-// afresh. The new list starts after the failing revision, or fails naming
-// the corrupt keys while they remain.
-func (c *Cacher) reinitialize(cause error, failingFor time.Duration) {
+// reinitialize gives up on the cache's content because the storage cannot
+// be read as the cache holds it (what says how: its watch kept failing on
+// the same event, a list failed on an unreadable value): the cache stops
+// being ready (reads go to the storage, watches wait for the next list or
+// answer not-ready), every watch ends with an error event naming cause so
+// its client relists, and the reflector lists afresh. The new list starts
+// after the failing revision, or fails naming the corrupt keys while they
+// remain.
+func (c *Cacher) reinitialize(what string, cause error) {
 	rv, _ := c.cache.RV()
-	c.log.Error("cacher: storage watch keeps failing; ending every watch and re-initialising the cache",
-		"prefix", c.prefix, "rv", rv, "failingFor", failingFor, "err", cause)
+	c.log.Error("cacher: "+what+"; ending every watch and re-initialising the cache",
+		"prefix", c.prefix, "rv", rv, "err", cause)
 	c.cfg.Metrics.Reinitialized()
 	c.cache.Invalidate()
 	c.runMu.Lock()
 	abort := c.abortWatchers
 	c.watchersCtx, c.abortWatchers = context.WithCancelCause(c.runCtx)
 	c.runMu.Unlock()
-	abort(fmt.Errorf("%w: the storage watch of %s failed for %v at resource version %d: %w",
-		errReinitialized, c.prefix, failingFor.Round(time.Millisecond), rv, cause))
+	abort(fmt.Errorf("%w: %s at resource version %d: %w", errReinitialized, what, rv, cause))
 }
 
 // sendFinalError ends a watch aborted by reinitialize (or by a consistency

@@ -31,6 +31,9 @@ const listConfirmTimeout = time.Second
 type listing struct {
 	items []runtime.Object
 	rv    uint64
+	// transformerGen is the count of transformer changes when the list
+	// started (see revalidate.go).
+	transformerGen uint64
 }
 
 // reflect is the reflector goroutine: list, then watch from the list RV,
@@ -44,10 +47,20 @@ func (c *Cacher) reflect(ctx context.Context) {
 	var failing failureClock
 	for ctx.Err() == nil {
 		if relist {
+			c.drainRelist() // this list is the one asked for
 			l, err := c.list(ctx)
 			if err != nil {
 				c.log.Warn("cacher: list failed", "prefix", c.prefix, "err", err)
-				b.wait(ctx)
+				if _, ready := c.cache.RV(); ready && !outage(err) && ctx.Err() == nil {
+					// The storage cannot be read as the cache holds it (a
+					// corrupt object, a changed transformer): end the
+					// watches rather than leave them waiting for events
+					// that will not come until the list succeeds.
+					c.reinitialize("the list of "+c.prefix+" failed", err)
+				}
+				// A relist asked for meanwhile (the transformer changed
+				// again) is what this loop does next anyway: retry now.
+				b.waitOr(ctx, c.relist)
 				continue
 			}
 			pending, rv, relist = l, l.rv, false
@@ -72,7 +85,8 @@ func (c *Cacher) reflect(ctx context.Context) {
 			failing.reset()
 		}
 		if !relist && failing.failed(err) >= c.cfg.WatchRecoveryTimeout {
-			c.reinitialize(err, failing.failed(err))
+			c.reinitialize(fmt.Sprintf("the storage watch of %s keeps failing (for %v)", c.prefix,
+				failing.failed(err).Round(time.Millisecond)), err)
 			failing.reset()
 			relist = true
 		}
@@ -83,6 +97,7 @@ func (c *Cacher) reflect(ctx context.Context) {
 
 // list reads the whole resource from the storage.
 func (c *Cacher) list(ctx context.Context) (*listing, error) {
+	gen := c.transformerGen.Load()
 	listObj := c.cfg.NewListFunc()
 	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
 	if err := c.store.GetList(ctx, c.prefix, opts, listObj); err != nil {
@@ -100,7 +115,7 @@ func (c *Cacher) list(ctx context.Context) (*listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &listing{items: items, rv: rv}, nil
+	return &listing{items: items, rv: rv, transformerGen: gen}, nil
 }
 
 // replace makes l the cache's content; live watchers catch up from their
@@ -113,6 +128,7 @@ func (c *Cacher) replace(l *listing) error {
 		return err
 	}
 	c.reg.lagAll(before)
+	c.trustedGen.Store(l.transformerGen)
 	c.cfg.Metrics.CacheResourceVersion(l.rv)
 	c.log.Info("cacher: listed", "prefix", c.prefix, "objects", len(l.items), "rv", l.rv)
 	return nil
@@ -156,8 +172,8 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 		select {
 		case <-ctx.Done():
 			return progressed, ctx.Err()
-		case <-c.relist:
-			return progressed, fmt.Errorf("%w: the consistency check found the cache diverged from the storage", errRelist)
+		case why := <-c.relist:
+			return progressed, fmt.Errorf("%w: %w", errRelist, why)
 		case now := <-poke.C:
 			if *pending != nil && !now.Before(confirmBy) {
 				if err := c.replace(*pending); err != nil {
@@ -275,7 +291,17 @@ type backoff struct {
 
 func (b *backoff) reset() { b.cur = 0 }
 
-func (b *backoff) wait(ctx context.Context) { b.waitAtMost(ctx, b.max) }
+// waitOr waits for the next delay, or until a value arrives on ch.
+func (b *backoff) waitOr(ctx context.Context, ch <-chan error) {
+	b.cur = min(max(b.cur*2, b.min), b.max)
+	t := time.NewTimer(b.cur)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-ch:
+	}
+}
 
 // waitAtMost waits for the next delay, but no longer than limit.
 func (b *backoff) waitAtMost(ctx context.Context, limit time.Duration) {

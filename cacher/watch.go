@@ -36,7 +36,11 @@ type initialState struct {
 // sends the cache's state as ADDED; SendInitialEvents=true sends the state
 // at the start RV (consistent for "", the cache's for "0", exactly N for N)
 // and then the annotated bookmark; RV N delivers the events after N, from
-// the cache or, when older than its history, from etcd's.
+// the cache or, when older than its history, from etcd's. While the cache
+// is not ready (being initialised, re-initialised, or revalidated after a
+// transformer change) a watch from RV N waits at most ReadyWaitTimeout,
+// then starts from etcd's history and moves to the cache once it holds N;
+// other watches answer not ready.
 func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
 		return nil, err
@@ -45,14 +49,19 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 	if err != nil {
 		return nil, err
 	}
-	if err := c.waitReady(ctx); err != nil {
-		return nil, err
+	notServable := c.waitServable(ctx)
+	if notServable != nil && (ctx.Err() != nil || !eventsAfter(rv, opts)) {
+		return nil, notServable
 	}
 	w := c.newWatcher(key, opts)
 	if deadline, ok := ctx.Deadline(); ok && w.bookmarks {
 		w.bookmarkAt = storage.DeadlineBookmarkTime(time.Now(), deadline)
 	}
-	if w.plan, err = c.planWatch(ctx, w, rv, opts); err != nil {
+	if notServable != nil {
+		// The cache is (re)initialising or revalidating: the events after
+		// rv come from etcd's history until the cache holds rv again.
+		w.plan = watchPlan{pos: rv, storageFirst: true}
+	} else if w.plan, err = c.planWatch(ctx, w, rv, opts); err != nil {
 		return nil, err
 	}
 	if w.plan.storageFirst || (w.plan.initial == nil && !w.cacheHolds(w.plan.pos)) {
@@ -82,6 +91,12 @@ func (c *Cacher) newWatcher(key string, opts storage.ListOptions) *watcher {
 		w.prefix = recursivePrefix(key)
 	}
 	return w
+}
+
+// eventsAfter reports whether a watch asks for the events after an
+// explicit RV, with no initial state: a watch etcd's history can serve.
+func eventsAfter(rv uint64, opts storage.ListOptions) bool {
+	return rv > 0 && (opts.SendInitialEvents == nil || !*opts.SendInitialEvents)
 }
 
 // planWatch resolves the start of a watch, with the etcd3 store's rules.

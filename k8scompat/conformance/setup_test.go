@@ -103,6 +103,7 @@ func newEtcdEnv(t *testing.T, srv *embedtest.Server, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(lw.Close)
+	e.transformer.announce = func() { lw.SetTransformer(cfg.Transformer) }
 	e.lw = lw
 	e.store = mustAdapter(t, lw)
 	return e
@@ -214,6 +215,9 @@ func (e *env) callsValidation() storagetesting.CallsValidation {
 type swapTransformer struct {
 	cur  atomic.Pointer[transformerBox]
 	fail atomic.Bool // TransformFromStorage fails while set
+	// announce, when set, tells the store that the transformer changed
+	// after each set and revert, as an encryption-config reload would.
+	announce func()
 }
 
 type transformerBox struct{ t k8svalue.Transformer }
@@ -228,7 +232,17 @@ func (s *swapTransformer) get() k8svalue.Transformer { return s.cur.Load().t }
 
 func (s *swapTransformer) set(t k8svalue.Transformer) (revert func()) {
 	old := s.cur.Swap(&transformerBox{t})
-	return func() { s.cur.Store(old) }
+	s.changed()
+	return func() {
+		s.cur.Store(old)
+		s.changed()
+	}
+}
+
+func (s *swapTransformer) changed() {
+	if s.announce != nil {
+		s.announce()
+	}
 }
 
 // prefixTransformer returns the current transformer when it is the

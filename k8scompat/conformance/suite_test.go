@@ -53,13 +53,6 @@ func skipBoth(reason string) map[string]string {
 // errCorrupt is the transformer error injected by the corrupt-object tests.
 var errCorrupt = errors.New("bits flipped (injected)")
 
-// cacheServesDecoded is why the corrupt-list functions fail on the cacher:
-// they break the transformer after the cache has decoded every object, then
-// expect the consistent list (RV "") to fail, but the cache serves the
-// objects it holds and the list succeeds ("Expected GetList to return
-// error"). Kubernetes does not run them against its cacher either.
-const cacheServesDecoded = "fails with \"Expected GetList to return error\" (store_tests.go:3175 and 3236): the transformer is broken after the cache decoded the objects, and the cache serves its consistent list from memory without reading them again (Kubernetes runs these against etcd3 only)"
-
 // storeCases are the functions of store_tests.go.
 var storeCases = []suiteCase{
 	{name: "Create", run: func(t *testing.T, e *env) {
@@ -114,10 +107,10 @@ var storeCases = []suiteCase{
 	{name: "GetListRecursivePrefix", run: func(t *testing.T, e *env) { storagetesting.RunTestGetListRecursivePrefix(e.ctx, t, e.store) }},
 	{name: "GetListWithErrorAggregation", opts: envOptions{aggregateCorrupt: true}, run: func(t *testing.T, e *env) {
 		storagetesting.RunTestGetListWithErrorAggregation(e.ctx, t, withTransformerOverride{e.store, e.transformer}, errCorrupt)
-	}, skip: map[string]string{cacherBackend: knownCacher(cacheServesDecoded)}},
+	}},
 	{name: "GetListWithoutErrorAggregation", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestGetListWithoutErrorAggregation(e.ctx, t, withTransformerOverride{e.store, e.transformer}, errCorrupt)
-	}, skip: map[string]string{cacherBackend: knownCacher(cacheServesDecoded)}},
+	}},
 	{name: "ListContinuation", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestListContinuation(e.ctx, t, e.store, e.callsValidationFor())
 	}},
@@ -148,7 +141,7 @@ var storeCases = []suiteCase{
 	}},
 	{name: "TransformationFailure", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestTransformationFailure(e.ctx, t, withPrefixTransformer{e.store, e.transformer})
-	}, skip: map[string]string{cacherBackend: knownCacher("racy, fails in most runs with \"Unexpected error <nil>\" (store_tests.go:4217, the consistent list succeeds): the test writes baz with a swapped transformer and swaps it back; when the cache's own etcd watch decodes baz inside that window it holds a good copy and serves the list from memory; when it decodes baz after, its watch fails, the cacher re-initialises and the list goes to etcd and fails as expected (Kubernetes does not run it against its cacher)")}},
+	}},
 	{name: "Stats", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestStats(e.ctx, t, e.store, codec, e.transformer, false)
 	}},
@@ -171,7 +164,7 @@ var watchCases = []suiteCase{
 	{name: "DelayedWatchDelivery", run: func(t *testing.T, e *env) { storagetesting.RunTestDelayedWatchDelivery(e.ctx, t, e.store) }},
 	{name: "WatchError", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestWatchError(e.ctx, t, withPrefixTransformer{e.store, e.transformer})
-	}, skip: map[string]string{cacherBackend: knownCacher("racy, fails in most runs (no ERROR event: the watch delivers ADDED foo): the test breaks the transformer right after writing foo through the cacher; when the cache decoded foo before, a watch from the RV before it is served from memory; only when the cache decodes it after does its watch fail and the watcher get an error (Kubernetes runs it against etcd3 only)")}},
+	}},
 	{name: "WatchWithUnsafeDelete", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestWatchWithUnsafeDelete(e.ctx, t, withTransformerOverride{e.store, e.transformer}, errCorrupt)
 	}},
@@ -209,10 +202,11 @@ var watchCases = []suiteCase{
 		storagetesting.RunWatchListMatchSingle(e.ctx, t, e.createWaiting())
 	}},
 	{name: "WatchErrorIsBlockingFurtherEvents", run: func(t *testing.T, e *env) {
+		// Bounded: the upstream function waits for every channel to close.
 		ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 		defer cancel()
 		storagetesting.RunWatchErrorIsBlockingFurtherEvents(ctx, t, withPrefixTransformer{e.store, e.transformer})
-	}, skip: map[string]string{cacherBackend: knownCacher("racy, fails in about a third of runs with \"unexpected event\" (ADDED bar and baz, watcher_tests.go:1781): the test breaks the transformer right after writing bar and then writes baz, readable with the new transformer; when the cache decoded bar before the swap it serves the watch from foo's RV from memory, with no error to block on; when it decodes bar after, its watch fails and the watchers get errors (Kubernetes runs it against etcd3 only). The run is bounded by a 10 s context, since the upstream function otherwise waits for the channel to close")}},
+	}},
 }
 
 // runSuite runs every case against the backend built by newEnv.

@@ -140,3 +140,12 @@ func (s *Storage) KeyVersions(ctx context.Context, prefix string, rev int64, fn 
 	}
 	return errors.ErrUnsupported
 }
+
+// OnTransformerChange implements storage.TransformerObserver when the
+// wrapped storage does; otherwise fn is never called.
+func (s *Storage) OnTransformerChange(fn func()) (unregister func()) {
+	if o, ok := s.Interface.(storage.TransformerObserver); ok {
+		return o.OnTransformerChange(fn)
+	}
+	return func() {}
+}

@@ -21,7 +21,7 @@ import (
 // transformer could not run at all (value.IsUnavailable): that is an
 // internal error, which says nothing about the value.
 func (s *Store) fromStorage(ctx context.Context, etcdKey string, data []byte) ([]byte, bool, error) {
-	out, stale, err := s.transformer.TransformFromStorage(ctx, data, value.DefaultContext(etcdKey))
+	out, stale, err := s.currentTransformer().TransformFromStorage(ctx, data, value.DefaultContext(etcdKey))
 	if err != nil {
 		key := s.userKey(etcdKey)
 		err = fmt.Errorf("unable to transform key %q: %w", key, err)
@@ -35,7 +35,7 @@ func (s *Store) fromStorage(ctx context.Context, etcdKey string, data []byte) ([
 
 // toStorage transforms encoded object bytes for storage under etcdKey.
 func (s *Store) toStorage(ctx context.Context, etcdKey string, data []byte) ([]byte, error) {
-	out, err := s.transformer.TransformToStorage(ctx, data, value.DefaultContext(etcdKey))
+	out, err := s.currentTransformer().TransformToStorage(ctx, data, value.DefaultContext(etcdKey))
 	if err != nil {
 		return nil, fmt.Errorf("etcd3: transforming %q to storage: %w", s.userKey(etcdKey), err)
 	}

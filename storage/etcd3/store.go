@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -47,7 +48,7 @@ type Config struct {
 	// GetCurrentResourceVersion use its range. "" allows any key.
 	ResourcePrefix string
 	// Transformer transforms values on their way to and from etcd; nil
-	// means value.Identity.
+	// means value.Identity. Store.SetTransformer replaces it at run time.
 	Transformer value.Transformer
 	// Versioner reads and writes resource versions; nil means
 	// storage.APIObjectVersioner{}.
@@ -90,7 +91,6 @@ type Store struct {
 	newListFunc    func() runtime.Object
 	pathPrefix     string // etcd prefix, always ending in "/"
 	resourcePrefix string // "" or "/name" without a trailing slash
-	transformer    value.Transformer
 	versioner      storage.Versioner
 	leases         *leaseManager
 	compaction     *compactionTracker
@@ -99,6 +99,11 @@ type Store struct {
 	maxCorrupt     int
 	initialBatch   int64
 	logger         *slog.Logger
+
+	transformer  atomic.Pointer[transformerRef] // see SetTransformer
+	observersMu  sync.Mutex                     // guards observers, nextObserver
+	observers    map[int]func()
+	nextObserver int
 
 	// mu guards watchers and closed.
 	mu       sync.Mutex
@@ -133,7 +138,6 @@ func New(cfg Config) (*Store, error) {
 		newListFunc:    cfg.NewListFunc,
 		pathPrefix:     normalizePathPrefix(cfg.Prefix),
 		resourcePrefix: normalizeResourcePrefix(cfg.ResourcePrefix),
-		transformer:    cfg.Transformer,
 		versioner:      cfg.Versioner,
 		watchBuffer:    cfg.WatchBufferSize,
 		maxListBatch:   cfg.MaxListBatch,
@@ -142,9 +146,10 @@ func New(cfg Config) (*Store, error) {
 		logger:         cfg.Logger,
 		watchers:       make(map[*watcher]struct{}),
 	}
-	if s.transformer == nil {
-		s.transformer = value.Identity
+	if cfg.Transformer == nil {
+		cfg.Transformer = value.Identity
 	}
+	s.transformer.Store(&transformerRef{cfg.Transformer})
 	if s.versioner == nil {
 		s.versioner = storage.APIObjectVersioner{}
 	}

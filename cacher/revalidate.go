@@ -1,0 +1,100 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// errTransformerChanged is why the reflector relists after the storage's
+// value transformer was replaced.
+var errTransformerChanged = errors.New("the storage's value transformer changed")
+
+// Transformer changes. The cache holds objects decoded through the storage's
+// transformer at the time they arrived. When the storage replaces it
+// (storage.TransformerObserver: keys rotated or removed, an encryption
+// configuration reloaded), a stored value may no longer read as the cache
+// holds it, or not read at all. From the change on, and until a list made
+// through the new transformer has replaced the cache's content, reads are
+// served by the storage, so they answer exactly as the storage does; if that
+// list fails on unreadable values, the cache re-initialises (every watch ends
+// with the storage's error) and reads stay with the storage until the values
+// are readable again or gone.
+//
+// transformerGen counts changes; trustedGen is the count when the list that
+// filled the cache started. Both only grow, so a change racing with a list
+// always leaves the cache untrusted until the next list.
+
+// watchTransformer registers with the storage, when it reports transformer
+// changes; the returned function unregisters.
+func (c *Cacher) watchTransformer() (unregister func()) {
+	o, ok := c.store.(storage.TransformerObserver)
+	if !ok {
+		return func() {}
+	}
+	return o.OnTransformerChange(c.transformerChanged)
+}
+
+// transformerChanged is called by the storage, synchronously, after it
+// replaced its transformer: from here on reads go to the storage, and the
+// reflector lists again.
+func (c *Cacher) transformerChanged() {
+	gen := c.transformerGen.Add(1)
+	rv, _ := c.cache.RV()
+	c.log.Info("cacher: storage transformer changed; serving reads from the storage until the cache is relisted",
+		"prefix", c.prefix, "rv", rv, "generation", gen)
+	c.askRelist(errTransformerChanged)
+}
+
+// trusted reports whether the cache's content was read through the
+// storage's current transformer.
+func (c *Cacher) trusted() bool { return c.trustedGen.Load() == c.transformerGen.Load() }
+
+// askRelist makes the reflector end its watch and list again, with why as
+// the reason; a request already pending covers this one.
+func (c *Cacher) askRelist(why error) {
+	select {
+	case c.relist <- why:
+	default:
+	}
+}
+
+// drainRelist drops a pending relist request: the reflector is about to
+// list anyway.
+func (c *Cacher) drainRelist() {
+	select {
+	case <-c.relist:
+	default:
+	}
+}
+
+// revalidatePoll is how often a watch waiting for the cache to be
+// revalidated checks it.
+const revalidatePoll = 10 * time.Millisecond
+
+// waitServable waits, at most ReadyWaitTimeout, until the cache is ready
+// and its content trusted; otherwise it returns a not-ready error (or
+// ctx's).
+func (c *Cacher) waitServable(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ReadyWaitTimeout)
+	defer cancel()
+	for {
+		if err := c.cache.WaitUntilFresh(ctx, 0); err != nil {
+			return err
+		}
+		if c.trusted() {
+			return nil
+		}
+		// Revalidating after a transformer change (rare and short): poll.
+		t := time.NewTimer(revalidatePoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1,
+				Msg: "watch cache is being revalidated after a transformer change", Err: ctx.Err()}
+		case <-t.C:
+		}
+	}
+}

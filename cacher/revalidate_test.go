@@ -1,0 +1,169 @@
+package cacher_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/etcd3"
+	"github.com/listwatch/listwatch/storage/value"
+)
+
+// sourceMetrics counts where lists were served from.
+type sourceMetrics struct {
+	countingMetrics
+	fromCache, fromStorage atomic.Int64
+}
+
+func (m *sourceMetrics) ListServed(source string) {
+	if source == "cache" {
+		m.fromCache.Add(1)
+	} else {
+		m.fromStorage.Add(1)
+	}
+}
+
+func aesKeys(t *testing.T, names ...string) value.Transformer {
+	t.Helper()
+	var keys []value.AESGCMKey
+	for _, n := range names {
+		keys = append(keys, value.AESGCMKey{Name: n, Secret: bytes.Repeat([]byte(n[:1]), 32)})
+	}
+	tr, err := value.NewAESGCM(value.AESGCMConfig{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func newEncryptedStore(t *testing.T, tr value.Transformer) *etcd3.Store {
+	t.Helper()
+	if _, err := etcd.Client.Delete(testCtx(t), embedtest.Prefix(t), clientv3.WithPrefix()); err != nil {
+		t.Fatal(err) // start empty when the test runs again (-count > 1)
+	}
+	s, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
+		NewListFunc: testapi.NewWidgetList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets", Transformer: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func listZero(t *testing.T, c *cacher.Cacher) (*testapi.WidgetList, error) {
+	t.Helper()
+	out := &testapi.WidgetList{}
+	err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true,
+		Predicate: storage.Everything}, out)
+	return out, err
+}
+
+// A key rotation that leaves every value readable (a new first key, the old
+// one still decrypting) sends reads to etcd until the cache is relisted
+// through the new transformer, then back to the cache; no watch ends.
+func TestTransformerRotationKeepsWatches(t *testing.T) {
+	store := newEncryptedStore(t, aesKeys(t, "k1"))
+	m := &sourceMetrics{}
+	c := startCacher(t, store, func(cfg *cacher.Config) { cfg.Metrics = m })
+	from := create(t, c, "ns", "a", nil)
+	w := watchAll(t, c, rvString(from))
+
+	store.SetTransformer(aesKeys(t, "k2", "k1"))
+	before := m.fromStorage.Load()
+	if _, err := listZero(t, c); err != nil {
+		t.Fatal(err)
+	}
+	if m.fromStorage.Load() != before+1 {
+		t.Fatal("a list right after the transformer changed was served from the cache")
+	}
+	b := create(t, c, "ns", "b", nil)
+	expectRVs(t, w, []uint64{b})
+
+	deadline := time.Now().Add(10 * time.Second)
+	for cached := m.fromCache.Load(); m.fromCache.Load() == cached; {
+		if time.Now().After(deadline) {
+			t.Fatal("lists still served by the storage 10 s after the rotation")
+		}
+		time.Sleep(20 * time.Millisecond) // poll: the relist is asynchronous
+		l, err := listZero(t, c)
+		if err != nil || len(l.Items) != 2 {
+			t.Fatalf("list: %d items, %v; want a and b", len(l.Items), err)
+		}
+	}
+	if n := m.reinitialized.Load(); n != 0 {
+		t.Errorf("re-initialised %d times, want 0", n)
+	}
+	c2 := create(t, c, "ns", "c", nil)
+	expectRVs(t, w, []uint64{c2})
+}
+
+// Removing the key the values were encrypted with makes them unreadable:
+// reads through the cacher fail as etcd's do, naming the keys, instead of
+// serving the decoded copies; watches end with the storage's StoreReadError;
+// a watch from an explicit RV started meanwhile is served from etcd's
+// history (and sees the same error, or the events after the RV) and moves
+// to the cache when restoring the key brings it back.
+func TestTransformerKeyRemovalEndsWatches(t *testing.T) {
+	store := newEncryptedStore(t, aesKeys(t, "k1"))
+	m := &sourceMetrics{}
+	c := startCacher(t, store, func(cfg *cacher.Config) {
+		cfg.Metrics = m
+		cfg.ReadyWaitTimeout = 300 * time.Millisecond
+	})
+	rvA := create(t, c, "ns", "a", nil)
+	rvB := create(t, c, "ns", "b", nil)
+	w := watchAll(t, c, rvString(rvB))
+
+	store.SetTransformer(aesKeys(t, "k2"))
+	_, err := listZero(t, c)
+	var se *storage.Error
+	if !storage.IsCode(err, storage.CodeCorruptObj) || !errors.As(err, &se) || len(se.CorruptKeys) != 2 {
+		t.Fatalf("list after the key was removed: %v, want a corrupt-object error naming a and b", err)
+	}
+	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: "0"}, &testapi.Widget{}); !storage.IsCode(err, storage.CodeCorruptObj) {
+		t.Fatalf("get at RV 0 after the key was removed: %v, want corrupt object", err)
+	}
+	expectStoreReadError(t, w)
+	if n := m.reinitialized.Load(); n != 1 {
+		t.Errorf("re-initialised %d times, want 1", n)
+	}
+	// From etcd's history: b's creation cannot be read.
+	if ev := next(t, watchAll(t, c, rvString(rvA)), 10*time.Second); ev.Type != watch.Error ||
+		!strings.Contains(ev.Object.(*metav1.Status).Message, key("ns", "b")) {
+		t.Fatalf("watch from a's RV after the key was removed: %s %#v, want an error naming b", ev.Type, ev.Object)
+	}
+	fromEtcd := watchAll(t, c, rvString(rvB)) // nothing to read after b yet
+
+	store.SetTransformer(aesKeys(t, "k2", "k1"))
+	if err := c.WaitReady(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := listZero(t, c)
+	if err != nil || len(l.Items) != 2 {
+		t.Fatalf("list after the key came back: %d items, %v; want a and b", len(l.Items), err)
+	}
+	w2 := watchAll(t, c, l.ResourceVersion)
+	rv := create(t, c, "ns", "c", nil)
+	expectRVs(t, w2, []uint64{rv})
+	expectRVs(t, fromEtcd, []uint64{rv})
+}
+
+func expectStoreReadError(t *testing.T, w watch.Interface) {
+	t.Helper()
+	ev := next(t, w, 10*time.Second)
+	st, ok := ev.Object.(*metav1.Status)
+	if ev.Type != watch.Error || !ok || st.Reason != metav1.StatusReasonStoreReadError {
+		t.Fatalf("watch after the key was removed: %s %#v, want an error event with reason StoreReadError", ev.Type, ev.Object)
+	}
+}
