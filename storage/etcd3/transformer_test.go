@@ -118,3 +118,34 @@ func TestAESGCMEndToEnd(t *testing.T) {
 	})
 	_ = created
 }
+
+// SetTransformer takes effect for the next read and write, and calls every
+// registered observer once; an unregistered observer is not called.
+func TestSetTransformerNotifiesObservers(t *testing.T) {
+	ctx := testCtx(t)
+	k1 := value.AESGCMKey{Name: "k1", Secret: secret(1)}
+	k2 := value.AESGCMKey{Name: "k2", Secret: secret(2)}
+	s := aesStore(t, uniquePrefix(t), k1)
+	mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+
+	var first, second int
+	s.OnTransformerChange(func() { first++ })
+	unregister := s.OnTransformerChange(func() { second++ })
+	unregister()
+
+	only2, err := value.NewAESGCM(value.AESGCMConfig{Keys: []value.AESGCMKey{k2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetTransformer(only2)
+	if first != 1 || second != 0 {
+		t.Fatalf("observers called %d and %d times, want 1 and 0 (unregistered)", first, second)
+	}
+	if err := s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &testapi.Widget{}); !storage.IsCode(err, storage.CodeCorruptObj) {
+		t.Fatalf("get after the key was removed: %v, want a corrupt object", err)
+	}
+	mustCreate(t, s, "/widgets/ns/b", widget("b", nil))
+	if raw := rawGet(t, s, "/widgets/ns/b").Kvs[0]; !bytes.HasPrefix(raw.Value, []byte(value.AESGCMPrefix+"k2:")) {
+		t.Fatalf("written after the change with %q, want key k2", raw.Value[:12])
+	}
+}
