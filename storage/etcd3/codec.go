@@ -171,6 +171,15 @@ func isUnstructuredList(obj runtime.Object) bool {
 
 func (a *listAppender) len() int { return a.items.Len() }
 
+// reserve makes room for n more items, so that appending them does not
+// grow (and copy) the slice again; a cache keeps the items, and so the
+// whole slice, alive.
+func (a *listAppender) reserve(n int) {
+	if n > 0 {
+		a.items.Grow(n)
+	}
+}
+
 func (a *listAppender) append(obj runtime.Object) {
 	ov := reflect.ValueOf(obj)
 	if !a.ptrElem {

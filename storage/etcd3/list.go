@@ -117,6 +117,13 @@ func (s *Store) appendKV(ctx context.Context, app *listAppender, kv *mvccpb.KeyV
 // whether it stopped because the page was full with keys left in resp.
 func (s *Store) appendKVs(ctx context.Context, app *listAppender, resp *clientv3.GetResponse,
 	pred storage.SelectionPredicate, lastKey string) (string, bool, error) {
+	if pred.Empty() { // every value becomes an item: size the list once
+		n := int64(len(resp.Kvs))
+		if pred.Limit > 0 {
+			n = min(n, pred.Limit-int64(app.len()))
+		}
+		app.reserve(int(n))
+	}
 	for i, kv := range resp.Kvs {
 		if pred.Limit > 0 && int64(app.len()) >= pred.Limit {
 			return lastKey, true, nil
