@@ -33,6 +33,9 @@ type ServerConfig struct {
 	Logger *slog.Logger
 	// Edit, when set, adjusts the HTTP server's configuration.
 	Edit func(*server.Config)
+	// Cacher, when set, adjusts the cacher configuration of each resource
+	// (tests shrink a cache's history with it).
+	Cacher func(k Kind, cfg *cacher.Config)
 	// Handler, when set, wraps the HTTP server's handler (tests use it to
 	// cut connections).
 	Handler func(http.Handler) http.Handler
@@ -125,6 +128,9 @@ func (a *APIServer) startResource(ctx context.Context, cfg ServerConfig, k Kind)
 	cc := cacher.Config{Storage: st, ResourcePrefix: KeyRoots[k], NewFunc: newObj, NewListFunc: newList}
 	if k == Pods {
 		cc.GetAttrs, cc.IndexFields = PodAttrs, []string{"spec.nodeName"}
+	}
+	if cfg.Cacher != nil {
+		cfg.Cacher(k, &cc)
 	}
 	c, err := cacher.New(cc)
 	if err != nil {

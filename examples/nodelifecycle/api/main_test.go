@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/embedtest"
 )
@@ -28,6 +29,8 @@ func testCtx(tb testing.TB) context.Context {
 // startServer serves the example's resources below the test's prefix.
 func startServer(tb testing.TB) *APIServer {
 	tb.Helper()
+	_, err := etcdServer.Client.Delete(context.Background(), embedtest.Prefix(tb), clientv3.WithPrefix()) // -count=N reruns
+	require.NoError(tb, err)
 	a, err := StartAPIServer(testCtx(tb), ServerConfig{Client: etcdServer.Client, Prefix: embedtest.Prefix(tb)})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { require.NoError(tb, a.Close()) })

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -38,6 +39,8 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
 func TestSimulator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	_, err := etcdServer.Client.Delete(context.Background(), embedtest.Prefix(t), clientv3.WithPrefix()) // -count=N reruns
+	require.NoError(t, err)
 	a, err := api.StartAPIServer(ctx, api.ServerConfig{Client: etcdServer.Client, Prefix: embedtest.Prefix(t)})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, a.Close()) }()

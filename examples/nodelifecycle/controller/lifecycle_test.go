@@ -1,0 +1,112 @@
+package controller
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+)
+
+var (
+	unreachableNoSchedule = api.TaintUnreachable + ":NoSchedule"
+	unreachableNoExecute  = api.TaintUnreachable + ":NoExecute"
+)
+
+// TestUnreachableTaintAndRecover: a node that stops renewing its lease
+// gets NodeReady Unknown after the grace period, then the unreachable
+// NoSchedule and NoExecute taints; the other nodes are untouched; when its
+// heartbeats resume it is Ready again and both taints go.
+func TestUnreachableTaintAndRecover(t *testing.T) {
+	c := startCluster(t, clusterOptions{zones: 2, nodesPerZone: 3})
+	require.NoError(t, c.sim.Stop("node-a0"))
+	stopped := time.Now()
+	c.waitFor("node-a0 Unknown and tainted", func() bool {
+		ts := c.taints("node-a0")
+		return readyStatus(c.node("node-a0")) == corev1.ConditionUnknown &&
+			slices.Contains(ts, unreachableNoSchedule) && slices.Contains(ts, unreachableNoExecute)
+	})
+	require.GreaterOrEqual(t, time.Since(stopped), time.Second, "not before the grace period")
+	require.Equal(t, "NodeStatusUnknown", readyCondition(c.node("node-a0")).Reason)
+	for _, n := range c.sim.Nodes()[1:] {
+		require.Equal(t, corev1.ConditionTrue, readyStatus(c.node(n)), n)
+		require.Empty(t, c.taints(n), n)
+	}
+	unknown := c.eventsOf(EventNodeUnknown)
+	require.Len(t, unknown, 1)
+	require.Equal(t, "node-a0", unknown[0].Node)
+	require.NotEmpty(t, unknown[0].RV)
+
+	require.NoError(t, c.sim.Resume("node-a0"))
+	c.waitFor("node-a0 Ready and untainted", func() bool {
+		return readyStatus(c.node("node-a0")) == corev1.ConditionTrue && len(c.taints("node-a0")) == 0
+	})
+	require.Len(t, c.eventsOf(EventUntainted), 2, "NoSchedule and NoExecute removed")
+	require.Equal(t, StateNormal, c.ctrl.ZoneStates()["zone-a"])
+}
+
+// TestZoneAndAllZonesDisruption: a whole zone down is FullDisruption and
+// keeps the normal rate, so its nodes are NoExecute-tainted one per
+// 1/rate; when every zone is down the controller removes all NoExecute
+// taints and stops (rate 0, nodes stay queued); when heartbeats resume it
+// leaves that mode and the zones are Normal and untainted again.
+func TestZoneAndAllZonesDisruption(t *testing.T) {
+	rates := fastRates
+	rates.Normal = 4 // one node per 250 ms
+	c := startCluster(t, clusterOptions{zones: 2, nodesPerZone: 3, rates: rates})
+	zoneA := c.sim.NodesInZone("zone-a")
+	require.NoError(t, c.sim.Stop(zoneA...))
+	c.waitFor("zone-a fully disrupted and tainted", func() bool {
+		for _, n := range zoneA {
+			if !slices.Contains(c.taints(n), unreachableNoExecute) {
+				return false
+			}
+		}
+		return c.ctrl.ZoneStates()["zone-a"] == StateFullDisruption
+	})
+	require.Equal(t, 4.0, c.ctrl.ZoneRate("zone-a"))
+	var noExec []time.Time
+	for _, e := range c.eventsOf(EventTainted) {
+		if e.Detail == unreachableNoExecute {
+			noExec = append(noExec, e.Time)
+		}
+	}
+	require.Len(t, noExec, 3)
+	slices.SortFunc(noExec, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(noExec); i++ {
+		require.GreaterOrEqual(t, noExec[i].Sub(noExec[i-1]), 200*time.Millisecond, "zone rate 4/s")
+	}
+	require.Equal(t, StateNormal, c.ctrl.ZoneStates()["zone-b"])
+
+	c.sim.StopAll()
+	c.waitFor("all zones disrupted, NoExecute taints gone, nodes queued at rate 0", func() bool {
+		for _, n := range c.sim.Nodes() {
+			if slices.Contains(c.taints(n), unreachableNoExecute) {
+				return false
+			}
+		}
+		return len(c.eventsOf(EventAllDisrupted)) == 1 && c.ctrl.Queued("zone-a") == 3 && c.ctrl.Queued("zone-b") == 3
+	})
+	require.Equal(t, 0.0, c.ctrl.ZoneRate("zone-a"))
+	require.Equal(t, 0.0, c.ctrl.ZoneRate("zone-b"))
+	for _, n := range c.sim.Nodes() {
+		require.Equal(t, corev1.ConditionUnknown, readyStatus(c.node(n)), n)
+		require.Contains(t, c.taints(n), unreachableNoSchedule, n)
+	}
+
+	c.sim.ResumeAll()
+	c.waitFor("every node Ready and untainted", func() bool {
+		for _, n := range c.sim.Nodes() {
+			if readyStatus(c.node(n)) != corev1.ConditionTrue || len(c.taints(n)) > 0 {
+				return false
+			}
+		}
+		s := c.ctrl.ZoneStates()
+		return s["zone-a"] == StateNormal && s["zone-b"] == StateNormal
+	})
+	require.Len(t, c.eventsOf(EventAllDisruptedOver), 1)
+	require.Equal(t, 4.0, c.ctrl.ZoneRate("zone-b"))
+}

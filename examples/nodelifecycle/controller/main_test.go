@@ -1,0 +1,152 @@
+package controller
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
+	"github.com/listwatch/listwatch/reflector"
+)
+
+// etcdServer is the package's one embedded etcd; each test uses its own
+// key prefix. RunMain also checks that no goroutine leaked.
+var etcdServer *embedtest.Server
+
+func TestMain(m *testing.M) {
+	os.Exit(embedtest.RunMain(m, &etcdServer, embedtest.Options{}))
+}
+
+// fastRates taint quickly enough for tests.
+var fastRates = Rates{Normal: 50, Secondary: 5, LargeClusterThreshold: 50, UnhealthyZoneThreshold: 0.55}
+
+// cluster is an API server, informers, a simulator and a controller
+// running on the test's prefix with scaled-down periods.
+type cluster struct {
+	t      *testing.T
+	ctx    context.Context
+	api    *api.APIServer
+	client *api.Client
+	inf    *api.Informers
+	sim    *simulator.Simulator
+	ctrl   *Controller
+
+	mu     sync.Mutex
+	events []Event
+}
+
+// clusterOptions adjust a cluster before it starts.
+type clusterOptions struct {
+	zones, nodesPerZone int
+	rates               Rates
+	server              api.ServerConfig
+	informerOpts        []reflector.InformerOption
+}
+
+// startCluster starts everything; the test's cleanup stops it and checks
+// that every goroutine ended.
+func startCluster(t *testing.T, o clusterOptions) *cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	c := &cluster{t: t, ctx: ctx}
+	_, err := etcdServer.Client.Delete(context.Background(), embedtest.Prefix(t), clientv3.WithPrefix()) // -count=N reruns
+	require.NoError(t, err)
+	o.server.Client, o.server.Prefix = etcdServer.Client, embedtest.Prefix(t)
+	a, err := api.StartAPIServer(ctx, o.server)
+	require.NoError(t, err)
+	c.api = a
+	hc := &http.Client{Transport: &http.Transport{}}
+	c.client = api.NewClient(a.URL, hc)
+	opts := append([]reflector.InformerOption{reflector.WithBackoff(wait.Backoff{Duration: 20 * time.Millisecond,
+		Factor: 2, Steps: 1 << 30, Cap: 200 * time.Millisecond})}, o.informerOpts...)
+	c.inf, err = api.NewInformers(c.client, opts...)
+	require.NoError(t, err)
+	c.sim, err = simulator.New(simulator.Config{Client: c.client, Zones: o.zones, NodesPerZone: o.nodesPerZone,
+		RenewInterval: 100 * time.Millisecond, Nodes: c.inf.Nodes, Workers: 4})
+	require.NoError(t, err)
+	require.NoError(t, c.sim.Setup(ctx))
+	if o.rates == (Rates{}) {
+		o.rates = fastRates
+	}
+	c.ctrl, err = New(Config{Client: c.client, Informers: c.inf, MonitorPeriod: 100 * time.Millisecond,
+		GracePeriod: time.Second, TaintPeriod: 20 * time.Millisecond, Rates: o.rates,
+		OnEvent: func(e Event) { c.mu.Lock(); c.events = append(c.events, e); c.mu.Unlock() }})
+	require.NoError(t, err)
+
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	c.inf.Factory.Start(runCtx)
+	wg.Go(func() { _ = c.sim.Run(runCtx) })
+	wg.Go(func() { require.NoError(t, c.ctrl.Run(runCtx)) })
+	t.Cleanup(func() {
+		stop()
+		wg.Wait()
+		c.inf.Factory.Shutdown()
+		hc.CloseIdleConnections()
+		require.NoError(t, a.Close())
+		cancel()
+	})
+	c.waitFor("every zone assessed Normal", func() bool {
+		s := c.ctrl.ZoneStates()
+		for z := range o.zones {
+			if s[simulator.ZoneName(z)] != StateNormal {
+				return false
+			}
+		}
+		return true
+	})
+	return c
+}
+
+// waitFor polls cond (in-memory state only) until it holds.
+func (c *cluster) waitFor(what string, cond func() bool) {
+	c.t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-c.ctx.Done():
+			c.t.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
+		}
+	}
+}
+
+// node returns the informer's copy of name.
+func (c *cluster) node(name string) *corev1.Node {
+	n, ok := c.inf.Nodes.GetIndexer().GetByKey(name)
+	require.True(c.t, ok, name)
+	return n
+}
+
+// taints returns node's taints as key:effect.
+func (c *cluster) taints(name string) []string {
+	var out []string
+	for _, t := range c.node(name).Spec.Taints {
+		out = append(out, t.Key+":"+string(t.Effect))
+	}
+	return out
+}
+
+// eventsOf returns the recorded events of kind.
+func (c *cluster) eventsOf(kind EventKind) []Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Event
+	for _, e := range c.events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
