@@ -23,13 +23,11 @@ var (
 func TestUnreachableTaintAndRecover(t *testing.T) {
 	c := startCluster(t, clusterOptions{zones: 2, nodesPerZone: 3})
 	require.NoError(t, c.sim.Stop("node-a0"))
-	stopped := time.Now()
 	c.waitFor("node-a0 Unknown and tainted", func() bool {
 		ts := c.taints("node-a0")
 		return readyStatus(c.node("node-a0")) == corev1.ConditionUnknown &&
 			slices.Contains(ts, unreachableNoSchedule) && slices.Contains(ts, unreachableNoExecute)
 	})
-	require.GreaterOrEqual(t, time.Since(stopped), time.Second, "not before the grace period")
 	require.Equal(t, "NodeStatusUnknown", readyCondition(c.node("node-a0")).Reason)
 	for _, n := range c.sim.Nodes()[1:] {
 		require.Equal(t, corev1.ConditionTrue, readyStatus(c.node(n)), n)
@@ -39,12 +37,17 @@ func TestUnreachableTaintAndRecover(t *testing.T) {
 	require.Len(t, unknown, 1)
 	require.Equal(t, "node-a0", unknown[0].Node)
 	require.NotEmpty(t, unknown[0].RV)
+	require.GreaterOrEqual(t, unknown[0].Time.Sub(c.sim.LastHeartbeat("node-a0")), testGrace, "not before the grace period")
 
 	require.NoError(t, c.sim.Resume("node-a0"))
 	c.waitFor("node-a0 Ready and untainted", func() bool {
 		return readyStatus(c.node("node-a0")) == corev1.ConditionTrue && len(c.taints("node-a0")) == 0
 	})
-	require.Len(t, c.eventsOf(EventUntainted), 2, "NoSchedule and NoExecute removed")
+	var untainted []string
+	for _, e := range c.eventsOf(EventUntainted) {
+		untainted = append(untainted, e.Node+" "+e.Detail)
+	}
+	require.ElementsMatch(t, []string{"node-a0 NoSchedule", "node-a0 NoExecute"}, untainted)
 	require.Equal(t, StateNormal, c.ctrl.ZoneStates()["zone-a"])
 }
 
@@ -77,7 +80,7 @@ func TestZoneAndAllZonesDisruption(t *testing.T) {
 	require.Len(t, noExec, 3)
 	slices.SortFunc(noExec, func(a, b time.Time) int { return a.Compare(b) })
 	for i := 1; i < len(noExec); i++ {
-		require.GreaterOrEqual(t, noExec[i].Sub(noExec[i-1]), 200*time.Millisecond, "zone rate 4/s")
+		require.GreaterOrEqual(t, noExec[i].Sub(noExec[i-1]), 240*time.Millisecond, "zone rate 4/s (250 ms), burst 1")
 	}
 	require.Equal(t, StateNormal, c.ctrl.ZoneStates()["zone-b"])
 

@@ -27,6 +27,11 @@ func TestMain(m *testing.M) {
 	os.Exit(embedtest.RunMain(m, &etcdServer, embedtest.Options{}))
 }
 
+// testGrace is the tests' grace period: short, yet long enough that a
+// heartbeating node (renewing every 100 ms) never misses it on a loaded
+// machine under -race.
+const testGrace = 2 * time.Second
+
 // fastRates taint quickly enough for tests.
 var fastRates = Rates{Normal: 50, Secondary: 5, LargeClusterThreshold: 50, UnhealthyZoneThreshold: 0.55}
 
@@ -79,7 +84,7 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 		o.rates = fastRates
 	}
 	c.ctrl, err = New(Config{Client: c.client, Informers: c.inf, MonitorPeriod: 100 * time.Millisecond,
-		GracePeriod: time.Second, TaintPeriod: 20 * time.Millisecond, Rates: o.rates,
+		GracePeriod: testGrace, TaintPeriod: 20 * time.Millisecond, Rates: o.rates,
 		OnEvent: func(e Event) { c.mu.Lock(); c.events = append(c.events, e); c.mu.Unlock() }})
 	require.NoError(t, err)
 

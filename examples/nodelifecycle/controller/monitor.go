@@ -84,7 +84,7 @@ func (c *Controller) processNoExecute(ctx context.Context, n *corev1.Node, statu
 	if want == "" {
 		q.remove(n.Name)
 		if hasTaint(n, api.TaintUnreachable, corev1.TaintEffectNoExecute) || hasTaint(n, api.TaintNotReady, corev1.TaintEffectNoExecute) {
-			c.setTaints(ctx, n.Name, corev1.TaintEffectNoExecute)
+			c.setTaints(ctx, n.Name, corev1.TaintEffectNoExecute, c.clock.Now())
 		}
 		return
 	}
@@ -96,16 +96,16 @@ func (c *Controller) processNoExecute(ctx context.Context, n *corev1.Node, statu
 		other = api.TaintNotReady
 	}
 	if hasTaint(n, other, corev1.TaintEffectNoExecute) {
-		c.setTaints(ctx, n.Name, corev1.TaintEffectNoExecute)
+		c.setTaints(ctx, n.Name, corev1.TaintEffectNoExecute, c.clock.Now())
 		return
 	}
 	q.add(n.Name)
 }
 
 // setTaints makes node's controller taints of effect match its current
-// NodeReady (none when Ready) and reports whether it succeeded.
-func (c *Controller) setTaints(ctx context.Context, node string, effect corev1.TaintEffect) bool {
-	at := c.clock.Now()
+// NodeReady (none when Ready) and reports whether it succeeded; at is the
+// time of the decision (taints added carry it).
+func (c *Controller) setTaints(ctx context.Context, node string, effect corev1.TaintEffect, at time.Time) bool {
 	now := metav1.NewTime(at)
 	var want string
 	changed := false
@@ -145,7 +145,7 @@ func (c *Controller) taintPass(ctx context.Context) {
 			if _, ok := c.cfg.Informers.Nodes.GetIndexer().GetByKey(node); !ok {
 				return true, 0
 			}
-			if !c.setTaints(ctx, node, corev1.TaintEffectNoExecute) {
+			if !c.setTaints(ctx, node, corev1.TaintEffectNoExecute, now) {
 				return false, time.Second
 			}
 			return true, 0

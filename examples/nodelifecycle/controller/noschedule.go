@@ -18,7 +18,7 @@ func (c *Controller) reconcileNoSchedule(ctx context.Context, req controller.Req
 	if !setControllerTaints(n.DeepCopy(), corev1.TaintEffectNoSchedule, taintKeyFor(readyStatus(n)), &corev1.Taint{}) {
 		return controller.Result{}, nil
 	}
-	if !c.setTaints(ctx, req.Name, corev1.TaintEffectNoSchedule) {
+	if !c.setTaints(ctx, req.Name, corev1.TaintEffectNoSchedule, c.clock.Now()) {
 		return controller.Result{Requeue: true}, nil
 	}
 	return controller.Result{}, nil
