@@ -43,6 +43,17 @@ type compactionTracker struct {
 	rev       int64
 	checkedAt time.Time
 	stale     bool
+	// inflight is the probe under way, if any; probedFrom is when the last
+	// completed probe started, and staleAt when invalidate was last called.
+	inflight   *probeCall
+	probedFrom time.Time
+	staleAt    time.Time
+}
+
+// probeCall is one probe of etcd, shared by the refreshes that may use it.
+type probeCall struct {
+	started time.Time
+	done    chan struct{}
 }
 
 func newCompactionTracker(client *clientv3.Client, probeKey string) *compactionTracker {
@@ -66,17 +77,56 @@ func (t *compactionTracker) current() int64 {
 	return rev
 }
 
-// refresh probes etcd now and returns the compacted revision.
+// refresh returns the compacted revision as etcd knows it now: from a
+// probe that started after refresh was called. Concurrent refreshes share
+// such a probe instead of each making their own (a probe that started
+// before a caller asked may predate a compaction that caller must see, so
+// it waits for it and then shares or starts the next one).
 func (t *compactionTracker) refresh(ctx context.Context) (int64, error) {
+	asked := time.Now()
+	for {
+		t.mu.Lock()
+		if !t.stale && !t.probedFrom.Before(asked) {
+			rev := t.rev
+			t.mu.Unlock()
+			return rev, nil
+		}
+		if c := t.inflight; c != nil {
+			t.mu.Unlock()
+			select {
+			case <-c.done:
+			case <-ctx.Done():
+				return t.known(), ctx.Err()
+			}
+			continue // its result, or the next probe's, is checked above
+		}
+		c := &probeCall{started: time.Now(), done: make(chan struct{})}
+		t.inflight = c
+		known := t.rev
+		t.mu.Unlock()
+
+		rev, err := t.probe(ctx, known)
+
+		t.mu.Lock()
+		t.inflight = nil
+		if err == nil {
+			t.rev = max(t.rev, rev)
+			t.checkedAt, t.probedFrom = time.Now(), c.started
+			if t.staleAt.Before(c.started) {
+				t.stale = false
+			}
+		}
+		rev = t.rev
+		t.mu.Unlock()
+		close(c.done)
+		return rev, err
+	}
+}
+
+func (t *compactionTracker) known() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	rev, err := t.probe(ctx, t.rev)
-	if err != nil {
-		return t.rev, err
-	}
-	t.rev = max(t.rev, rev)
-	t.checkedAt, t.stale = time.Now(), false
-	return t.rev, nil
+	return t.rev
 }
 
 // observed records a compacted revision reported by etcd (a watch response).
@@ -90,7 +140,7 @@ func (t *compactionTracker) observed(rev int64) {
 func (t *compactionTracker) invalidate() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.stale = true
+	t.stale, t.staleAt = true, time.Now()
 }
 
 // readableAt reports whether etcd still serves a range at rev.
