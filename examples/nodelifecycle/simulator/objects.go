@@ -81,7 +81,9 @@ func newLease(node string, durationSeconds int32, now time.Time) *coordinationv1
 	}
 }
 
-// newPod is node's i-th pod in namespace ns.
+// newPod is node's i-th pod in namespace ns. Tolerating pods tolerate
+// for tolerationSeconds times i/2: the first for tolerationSeconds, the
+// next for twice as long, and so on.
 func newPod(ns, node string, i int, tolerationSeconds int64) *corev1.Pod {
 	kind := podKind(i)
 	p := &corev1.Pod{
@@ -92,7 +94,7 @@ func newPod(ns, node string, i int, tolerationSeconds int64) *corev1.Pod {
 	}
 	switch kind {
 	case PodTolerating:
-		secs := tolerationSeconds
+		secs := tolerationSeconds * int64(i/2)
 		p.Spec.Tolerations = []corev1.Toleration{{Key: api.TaintUnreachable, Operator: corev1.TolerationOpExists,
 			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs}}
 	case PodDaemon:

@@ -23,7 +23,8 @@ type Config struct {
 	// Zones and NodesPerZone size the cluster. Both at least 1.
 	Zones, NodesPerZone int
 	// PodsPerNode is how many pods each node runs: one daemon pod, then
-	// plain and tolerating pods in turn. 0 means none.
+	// plain and tolerating pods in turn (pod i, for even i, tolerates for
+	// TolerationSeconds×i/2). 0 means none.
 	PodsPerNode int
 	// Namespace holds the pods; "" means "default".
 	Namespace string
@@ -32,8 +33,8 @@ type Config struct {
 	RenewInterval time.Duration
 	// LeaseDurationSeconds is written in the leases; 0 means 40.
 	LeaseDurationSeconds int32
-	// TolerationSeconds is how long tolerating pods tolerate an
-	// unreachable node; 0 means 30.
+	// TolerationSeconds is how long the first tolerating pod of each node
+	// tolerates an unreachable node; 0 means 30.
 	TolerationSeconds int64
 	// Workers bounds concurrent requests; 0 means 16.
 	Workers int

@@ -81,7 +81,9 @@ func TestEvictionsOnFakeClock(t *testing.T) {
 		require.NoError(t, err)
 	}
 	setTaint(true)
-	waitFor(ctx, t, "plain evicted and two evictions pending", func() bool { return !exists("plain") && m.Pending() == 2 })
+	waitFor(ctx, t, "plain evicted and two evictions pending", func() bool {
+		return !exists("plain") && m.Pending() == 2 && len(evictedNames()) == 1
+	})
 	require.Equal(t, []string{"plain"}, evictedNames())
 
 	require.NoError(t, clock.WaitForTimer(ctx, clock.Now().Add(30*time.Second)))
