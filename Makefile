@@ -6,7 +6,7 @@ TIMEOUT ?= 30m
 BENCH   ?= .
 BENCHTIME ?= 1x
 
-.PHONY: all test vet build bench cover fmt demo
+.PHONY: all test vet build bench cover fmt demo demo-nodes
 
 all: build test
 
@@ -56,6 +56,10 @@ cover:
 ## demo: the scripted revision/resume walkthrough on an embedded etcd
 demo:
 	$(GO) run ./cmd/cacher-demo
+
+## demo-nodes: the node lifecycle example (controller + taint manager over informers, simulated kubelets), narrated and self-checking
+demo-nodes:
+	$(GO) run ./examples/nodelifecycle/cmd/demo-nodes
 
 ## fmt: format the code
 fmt:

@@ -1,0 +1,69 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/listwatch/listwatch/embedtest"
+)
+
+// etcdServer is the package's one embedded etcd; each test uses its own
+// key prefix. RunMain also checks that no goroutine leaked.
+var etcdServer *embedtest.Server
+
+func TestMain(m *testing.M) {
+	os.Exit(embedtest.RunMain(m, &etcdServer, embedtest.Options{}))
+}
+
+// TestDemoShort plays the whole scenario of make demo-nodes with shorter
+// periods (grace 1.5 s, tolerationSeconds 1) and checks that every step
+// holds and that the narration shows Unknown nodes, NoExecute taints,
+// evictions, leases and RVs.
+func TestDemoShort(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	_, err := etcdServer.Client.Delete(ctx, embedtest.Prefix(t), clientv3.WithPrefix())
+	require.NoError(t, err)
+	var out bytes.Buffer
+	o := DefaultOptions
+	o.Client, o.Prefix = etcdServer.Client, embedtest.Prefix(t)
+	o.Renew, o.Grace, o.Monitor, o.TolerationSeconds = 150*time.Millisecond, 1500*time.Millisecond, 100*time.Millisecond, 1
+	o.Zones, o.Rates.Normal = 2, 2
+	err = Run(ctx, &out, o)
+	require.NoError(t, err, out.String())
+	s := out.String()
+	for _, want := range []string{"NodeReady=Unknown", "unreachable:NoExecute rv=", "evicted pod default/node-a0-plain-1",
+		"tolerated it for 1s", "lease kube-node-lease/node-a0 rv=", "2 pending evictions cancelled",
+		"zone-a FullDisruption rate=2/s", "AllZonesDisrupted", "no eviction and no NoExecute taint", "all 6 steps held"} {
+		require.True(t, strings.Contains(s, want), "missing %q in:\n%s", want, s)
+	}
+}
+
+// TestServeCommands: the serve mode's commands stop and resume nodes,
+// zones or all, report the zones, and refuse nonsense.
+func TestServeCommands(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := etcdServer.Client.Delete(ctx, embedtest.Prefix(t), clientv3.WithPrefix())
+	require.NoError(t, err)
+	o := DefaultOptions
+	o.Client, o.Prefix, o.Zones, o.NodesPerZone, o.PodsPerNode = etcdServer.Client, embedtest.Prefix(t), 2, 2, 1
+	s, err := Start(ctx, o)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close()) }()
+	require.Equal(t, "zone-a: heartbeats of 2 nodes stopped", command(s, "stop zone-a"))
+	require.Equal(t, "node-b1: heartbeats of 1 nodes stopped", command(s, "stop node-b1"))
+	require.Contains(t, command(s, "status"), "evictions pending")
+	require.Equal(t, "all: heartbeats of 4 nodes resumed", command(s, "resume all"))
+	require.Contains(t, command(s, "stop node-x"), "unknown node")
+	require.Contains(t, command(s, "jump"), "usage")
+	require.Contains(t, command(s, "status"), "evictions pending")
+	require.Empty(t, command(s, "  "))
+}

@@ -1,0 +1,210 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/controller"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
+)
+
+// Options size the cluster and scale its timing. Zero values take the
+// defaults of DefaultOptions.
+type Options struct {
+	// Zones, NodesPerZone and PodsPerNode size the simulated cluster.
+	Zones, NodesPerZone, PodsPerNode int
+	// Renew is the kubelets' lease renewal interval.
+	Renew time.Duration
+	// Grace is the controller's grace period, Monitor its monitor period.
+	Grace, Monitor time.Duration
+	// TolerationSeconds is how long the first tolerating pod of a node
+	// tolerates an unreachable node (the next one twice as long).
+	TolerationSeconds int64
+	// Rates are the zone queues' rate rules.
+	Rates controller.Rates
+	// Listen is the API server's address ("" = a free loopback port).
+	Listen string
+	// Client and Prefix, when Client is set, use that etcd below Prefix
+	// instead of starting an embedded one.
+	Client *clientv3.Client
+	// Prefix is the etcd key prefix; "" means "/registry".
+	Prefix string
+	// StepTimeout bounds each step's wait.
+	StepTimeout time.Duration
+	// OnEvent and OnEvict, when set, also get the controllers' reports.
+	OnEvent func(controller.Event)
+	// OnEvict gets the taint manager's evictions.
+	OnEvict func(taint.Eviction)
+}
+
+// DefaultOptions are the demo's: 3 zones of 4 nodes with 5 pods each,
+// every period scaled down about 20 times from Kubernetes' defaults, and
+// eviction rates high enough to watch (1 node/s, 0.5 in a large zone's
+// partial disruption).
+var DefaultOptions = Options{Zones: 3, NodesPerZone: 4, PodsPerNode: 5, Renew: 250 * time.Millisecond,
+	Grace: 2 * time.Second, Monitor: 200 * time.Millisecond, TolerationSeconds: 3,
+	Rates:       controller.Rates{Normal: 1, Secondary: 0.5, LargeClusterThreshold: 50, UnhealthyZoneThreshold: 0.55},
+	StepTimeout: 30 * time.Second}
+
+// withDefaults fills zero fields from DefaultOptions.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions
+	if o.Zones <= 0 {
+		o.Zones = d.Zones
+	}
+	if o.NodesPerZone <= 0 {
+		o.NodesPerZone = d.NodesPerZone
+	}
+	if o.PodsPerNode <= 0 {
+		o.PodsPerNode = d.PodsPerNode
+	}
+	if o.Renew <= 0 {
+		o.Renew = d.Renew
+	}
+	if o.Grace <= 0 {
+		o.Grace = d.Grace
+	}
+	if o.Monitor <= 0 {
+		o.Monitor = d.Monitor
+	}
+	if o.TolerationSeconds <= 0 {
+		o.TolerationSeconds = d.TolerationSeconds
+	}
+	if o.Rates == (controller.Rates{}) {
+		o.Rates = d.Rates
+	}
+	if o.StepTimeout <= 0 {
+		o.StepTimeout = d.StepTimeout
+	}
+	if o.Prefix == "" {
+		o.Prefix = "/registry"
+	}
+	return o
+}
+
+// Stack is a running cluster: etcd, API server, simulator, informers,
+// node lifecycle controller and taint manager.
+type Stack struct {
+	// Options are the options in effect.
+	Options Options
+	// API is the API server; Client talks to it.
+	API    *api.APIServer
+	Client *api.Client
+	// Informers are the controller manager's shared informers.
+	Informers *api.Informers
+	// Sim, Controller and Taints are the simulator and the controllers.
+	Sim        *simulator.Simulator
+	Controller *controller.Controller
+	Taints     *taint.Manager
+
+	etcd   *embedtest.Server // nil with Options.Client
+	hc     *http.Client
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	errMu  sync.Mutex
+	err    error
+}
+
+// Start starts a cluster, creates its nodes, leases and pods, and starts
+// the controllers; Close stops it.
+func Start(ctx context.Context, o Options) (*Stack, error) {
+	o = o.withDefaults()
+	s := &Stack{Options: o, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	cli := o.Client
+	if cli == nil {
+		e, err := embedtest.StartServer(embedtest.Options{})
+		if err != nil {
+			return nil, err
+		}
+		s.etcd, cli = e, e.Client
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	var err error
+	if s.API, err = api.StartAPIServer(ctx, api.ServerConfig{Client: cli, Prefix: o.Prefix, Listen: o.Listen}); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.Client = api.NewClient(s.API.URL, s.hc)
+	if s.Informers, err = api.NewInformers(s.Client); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.Sim, err = simulator.New(simulator.Config{Client: s.Client, Zones: o.Zones, NodesPerZone: o.NodesPerZone,
+		PodsPerNode: o.PodsPerNode, RenewInterval: o.Renew, TolerationSeconds: o.TolerationSeconds,
+		Nodes: s.Informers.Nodes, Workers: 32}); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.Sim.Setup(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.Controller, err = controller.New(controller.Config{Client: s.Client, Informers: s.Informers,
+		MonitorPeriod: o.Monitor, GracePeriod: o.Grace, Rates: o.Rates, OnEvent: o.OnEvent}); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.Taints, err = taint.New(taint.Config{Client: s.Client, Informers: s.Informers, OnEvict: o.OnEvict}); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.Informers.Factory.Start(runCtx)
+	s.run("simulator", func() error { return s.Sim.Run(runCtx) })
+	s.run("node lifecycle controller", func() error { return s.Controller.Run(runCtx) })
+	s.run("taint manager", func() error { return s.Taints.Run(runCtx) })
+	syncCtx, stop := context.WithTimeout(ctx, o.StepTimeout)
+	defer stop()
+	for res, ok := range s.Informers.Factory.WaitForCacheSync(syncCtx) {
+		if !ok {
+			s.Close()
+			return nil, fmt.Errorf("demo: informer of %s did not sync", res.Resource)
+		}
+	}
+	return s, nil
+}
+
+// run runs f on a goroutine of the stack and records its error.
+func (s *Stack) run(name string, f func() error) {
+	s.wg.Go(func() {
+		if err := f(); err != nil && !errors.Is(err, context.Canceled) {
+			s.errMu.Lock()
+			if s.err == nil {
+				s.err = fmt.Errorf("%s: %w", name, err)
+			}
+			s.errMu.Unlock()
+		}
+	})
+}
+
+// Close stops everything and returns the first error a component failed
+// with.
+func (s *Stack) Close() error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	if s.Informers != nil {
+		s.Informers.Factory.Shutdown()
+	}
+	s.hc.CloseIdleConnections()
+	var errs []error
+	if s.API != nil {
+		errs = append(errs, s.API.Close())
+	}
+	if s.etcd != nil {
+		s.etcd.Close()
+	}
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return errors.Join(append(errs, s.err)...)
+}
