@@ -6,10 +6,12 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/httplw"
+	"github.com/listwatch/listwatch/storage"
 )
 
 // Informers are the shared informers of the controller manager, all from
@@ -27,21 +29,29 @@ type Informers struct {
 // NewInformers builds the informers of c's server; start them with
 // Factory.Start.
 func NewInformers(c *Client, opts ...reflector.InformerOption) (*Informers, error) {
+	return NewShardInformers(c, "", opts...)
+}
+
+// NewShardInformers is NewInformers with the pods informer holding only
+// the pods that podShard (a shardSelector, see UIDShards; "" is every
+// pod) selects, as one instance of a sharded controller manager needs:
+// nodes and leases are whole.
+func NewShardInformers(c *Client, podShard string, opts ...reflector.InformerOption) (*Informers, error) {
 	f := reflector.NewInformerFactory(opts...)
 	inf := &Informers{Factory: f}
 	var err error
-	if inf.Nodes, err = informerFor[*corev1.Node](f, c, Nodes, "",
+	if inf.Nodes, err = informerFor[*corev1.Node](f, c, Nodes, "", "",
 		func() runtime.Object { return &corev1.Node{} }, func() runtime.Object { return &corev1.NodeList{} }); err != nil {
 		return nil, err
 	}
-	if inf.Pods, err = informerFor[*corev1.Pod](f, c, Pods, "",
+	if inf.Pods, err = informerFor[*corev1.Pod](f, c, Pods, "", podShard,
 		func() runtime.Object { return &corev1.Pod{} }, func() runtime.Object { return &corev1.PodList{} }); err != nil {
 		return nil, err
 	}
 	if err := inf.Pods.AddIndexers(reflector.Indexers[*corev1.Pod]{PodNodeNameIndex: podNodeName}); err != nil {
 		return nil, err
 	}
-	if inf.Leases, err = informerFor[*coordinationv1.Lease](f, c, Leases, LeaseNamespace,
+	if inf.Leases, err = informerFor[*coordinationv1.Lease](f, c, Leases, LeaseNamespace, "",
 		func() runtime.Object { return &coordinationv1.Lease{} },
 		func() runtime.Object { return &coordinationv1.LeaseList{} }); err != nil {
 		return nil, err
@@ -49,13 +59,21 @@ func NewInformers(c *Client, opts ...reflector.InformerOption) (*Informers, erro
 	return inf, nil
 }
 
-// informerFor builds the factory's informer of k in namespace ns.
-func informerFor[T reflector.Object](f *reflector.InformerFactory, c *Client, k Kind, ns string,
+// informerFor builds the factory's informer of k in namespace ns, of the
+// shard that shard selects ("": all).
+func informerFor[T reflector.Object](f *reflector.InformerFactory, c *Client, k Kind, ns, shard string,
 	newObj, newList func() runtime.Object) (*reflector.SharedIndexInformer[T], error) {
+	var lw reflector.ListerWatcher
 	lw, err := httplw.New(httplw.Config{BaseURL: c.BaseURL(), Group: k.Group, Version: k.Version, Plural: k.Plural,
 		Namespace: ns, HTTPClient: c.HTTPClient(), NewFunc: newObj, NewListFunc: newList})
 	if err != nil {
 		return nil, fmt.Errorf("api: %s: %w", k.Plural, err)
+	}
+	if shard != "" {
+		if _, err := storage.ParseShardSelector(shard); err != nil {
+			return nil, fmt.Errorf("api: %s: %w", k.Plural, err)
+		}
+		lw = reflector.TweakListOptions(lw, func(o *metav1.ListOptions) { o.ShardSelector = shard })
 	}
 	return reflector.InformerFor[T](f, k.GroupVersionResource(), lw)
 }
