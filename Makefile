@@ -40,7 +40,7 @@ test-k8scompat:
 bench-k8s:
 	cd k8scompat && $(GO) test -run '^$$' -bench 'WriteThroughput|StoreList' -benchtime $(K8SBENCHTIME) -timeout 60m ./bench | $(GO) run ./cmd/benchtable
 
-## bench-peer: listwatch's cacher and Kubernetes' cacher on the same workload in one run (fan-out, slow watchers, memory, lists), side by side
+## bench-peer: listwatch's cacher and Kubernetes' cacher on the same workload in one run (fan-out, slow watchers, memory, lists, idle watchers), side by side
 bench-peer:
 	cd k8scompat && $(GO) test -run '^$$' -bench Peer -benchtime 1x -timeout 60m ./bench | $(GO) run ./cmd/benchtable
 
