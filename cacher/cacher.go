@@ -64,7 +64,7 @@ type Cacher struct {
 	abortWatchers context.CancelCauseFunc
 	started       bool
 	stopped       bool
-	wg            sync.WaitGroup // watcher goroutines
+	wg            sync.WaitGroup // watches (see startWatcher)
 }
 
 var _ storage.Interface = (*Cacher)(nil)
@@ -112,6 +112,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 	own.Go(func() { c.progressLoop(ctx) })
 	own.Go(func() { c.bookmarkLoop(ctx) })
 	own.Go(func() { c.consistencyLoop(ctx) })
+	own.Go(func() { c.parkLoop(ctx) })
 	<-ctx.Done()
 	own.Wait()
 	c.runMu.Lock()
@@ -122,24 +123,29 @@ func (c *Cacher) Run(ctx context.Context) error {
 	return nil
 }
 
-// startWatcher runs fn in a goroutine owned by Run, with a context that
-// ends with Run's, with reqCtx's, or when the function given to setAbort
-// (before the goroutine starts) is called. It fails when Run has not
-// started or has stopped.
-func (c *Cacher) startWatcher(reqCtx context.Context, setAbort func(context.CancelCauseFunc), fn func(ctx context.Context)) error {
+// startWatcher starts w's goroutine (w.run), with a context that ends
+// with Run's, with reqCtx's, or when w.abort is called. The watch counts
+// in c.wg until w.finish calls w.release, whether or not it has a
+// goroutine meanwhile (see park.go). It fails when Run has not started or
+// has stopped.
+func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher) error {
 	c.runMu.Lock()
 	defer c.runMu.Unlock()
 	if !c.started || c.stopped || c.runCtx.Err() != nil {
 		return &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "cacher is not running"}
 	}
 	ctx, cancel := context.WithCancelCause(c.watchersCtx)
-	setAbort(cancel)
-	stop := context.AfterFunc(reqCtx, func() { cancel(nil) })
-	c.wg.Go(func() {
-		defer stop()
-		defer cancel(nil)
-		fn(ctx)
-	})
+	w.ctx, w.abort = ctx, cancel
+	stopReq := context.AfterFunc(reqCtx, func() { cancel(nil) })
+	stopWake := context.AfterFunc(ctx, w.wakeAsync)
+	w.release = func() {
+		stopWake()
+		stopReq()
+		cancel(nil)
+		c.wg.Done()
+	}
+	c.wg.Add(1)
+	go w.run(ctx)
 	return nil
 }
 

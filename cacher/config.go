@@ -27,6 +27,9 @@ const (
 	DefaultProgressInterval      = time.Second
 	DefaultCatchUpBatch          = 256
 	DefaultWatchRecoveryTimeout  = 2 * time.Second
+	// DefaultIdleWatcherParkDelay is how long a watcher in live dispatch
+	// with nothing to deliver keeps its goroutine.
+	DefaultIdleWatcherParkDelay = 5 * time.Second
 	// DefaultConsistencyCheckInterval is how often the cache is compared
 	// with the storage (jittered by up to 20%).
 	DefaultConsistencyCheckInterval = 5 * time.Minute
@@ -69,6 +72,11 @@ type Config struct {
 	// WatcherBufferSize is each watcher's queue of live events; a watcher
 	// whose queue is full leaves live dispatch and catches up from history (0: 100).
 	WatcherBufferSize int
+	// IdleWatcherParkDelay is how long a watcher in live dispatch that has
+	// nothing queued keeps its goroutine; then the watch lives on without
+	// one until something is queued to it (see park.go). 0 means
+	// DefaultIdleWatcherParkDelay; negative, never.
+	IdleWatcherParkDelay time.Duration
 	// MaxCatchUpStreams bounds concurrent storage watches used to catch
 	// watchers up from etcd's history (0: 16).
 	MaxCatchUpStreams int
@@ -151,6 +159,9 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.ProgressInterval, DefaultProgressInterval)
 	if c.ConsistencyCheckInterval == 0 {
 		c.ConsistencyCheckInterval = DefaultConsistencyCheckInterval
+	}
+	if c.IdleWatcherParkDelay == 0 {
+		c.IdleWatcherParkDelay = DefaultIdleWatcherParkDelay
 	}
 	return c, nil
 }

@@ -54,13 +54,15 @@ func newStore(t testing.TB, prefix string, unstructured bool) *etcd3.Store {
 }
 
 // startCacher builds a cacher over store, runs it until the test ends and
-// waits until it is ready.
+// waits until it is ready. Idle watchers park after 10 ms (see park.go), so
+// that every test also runs watches that lose and regain their goroutine.
 func startCacher(t testing.TB, store storage.Interface, mod ...func(*cacher.Config)) *cacher.Cacher {
 	t.Helper()
 	cfg := cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
 		NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs,
 		IndexLabels: []string{"app"}, IndexFields: []string{"spec.nodeName"},
-		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		IdleWatcherParkDelay: 10 * time.Millisecond,
+		Logger:               slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	for _, m := range mod {
 		m(&cfg)
 	}

@@ -259,6 +259,7 @@ func (r *registry) lag(w *watcher, from uint64) {
 	case w.lagged <- struct{}{}:
 	default:
 	}
+	w.wake()
 	w.c.cfg.Metrics.WatcherLagged()
 }
 

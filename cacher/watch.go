@@ -71,7 +71,7 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 		}
 		w.plan.slotHeld = true
 	}
-	err = c.startWatcher(ctx, func(abort context.CancelCauseFunc) { w.abort = abort }, w.run)
+	err = c.startWatcher(ctx, w)
 	if err != nil {
 		c.releaseSlot(w.plan.slotHeld)
 		return nil, err

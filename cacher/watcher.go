@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -53,9 +54,9 @@ type watcher struct {
 	// goroutine) and when the watcher leaves live dispatch.
 	direct bool
 
-	// result carries events to the client; closed by run on exit.
+	// result carries events to the client; closed by finish.
 	result chan watch.Event
-	// done is closed by run after result.
+	// done is closed by finish after result.
 	done chan struct{}
 	// stopped is closed by Stop, before the context is cancelled.
 	stopped  chan struct{}
@@ -72,6 +73,20 @@ type watcher struct {
 	// sources in the middle of one; replays skip what it already handled.
 	revRV   uint64
 	revSeen []string
+
+	// ctx is the watch's context; release frees what startWatcher set up
+	// (called once, by finish).
+	ctx     context.Context
+	release func()
+	// parked (guarded by dispatchMu): the watcher has no goroutine; see
+	// park.go. parkTimer wakes it for its deadline bookmark.
+	parked    bool
+	parkTimer *time.Timer
+	// parkAsk is set by parkLoop (with a token on input.ready) to ask the
+	// goroutine to park if it can; busy is set by the goroutine when it
+	// delivers a batch, and cleared by parkLoop, which leaves busy watchers
+	// be.
+	parkAsk, busy atomic.Bool
 }
 
 // ResultChan implements watch.Interface.
@@ -122,7 +137,11 @@ func (w *watcher) offer(ev *watchcache.Event) bool {
 		}
 		w.direct = false
 	}
-	return w.input.push(ev)
+	if !w.input.push(ev) {
+		return false
+	}
+	w.wake()
+	return true
 }
 
 // deliverNow is deliver for the dispatcher in direct mode: true when ev is
@@ -168,34 +187,54 @@ func (w *watcher) goDirect() {
 	w.c.dispatchMu.Unlock()
 }
 
-// run is the watcher's goroutine: initial events, then alternately catching
-// up from history and following live dispatch.
+// run is the watcher's first goroutine: initial events, then follow.
 func (w *watcher) run(ctx context.Context) {
-	defer func() {
-		w.c.dispatchMu.Lock()
-		w.c.reg.remove(w)
-		w.c.dispatchMu.Unlock()
-		w.c.releaseSlot(w.plan.slotHeld)
-		if cause := context.Cause(ctx); errors.Is(cause, errReinitialized) || errors.Is(cause, errDiverged) {
-			w.sendFinalError(cause)
-		}
-		close(w.result)
-		close(w.done)
-		w.c.cfg.Metrics.WatchersChanged(-1)
-	}()
 	w.pos = w.plan.pos
-	if w.plan.initial != nil && !w.sendInitial(ctx) {
+	if (w.plan.initial != nil && !w.sendInitial(ctx)) || (w.plan.storageFirst && !w.catchUpFromStorage(ctx)) {
+		w.finish(ctx)
 		return
 	}
-	if w.plan.storageFirst && !w.catchUpFromStorage(ctx) {
-		return
-	}
-	for w.catchUp(ctx) && w.live(ctx) {
+	w.follow(ctx, true)
+}
+
+// follow alternates catching up from history and following live dispatch
+// (starting with live dispatch unless catchUpFirst) until the watch ends
+// or the goroutine parks (see park.go).
+func (w *watcher) follow(ctx context.Context, catchUpFirst bool) {
+	for {
+		if catchUpFirst && !w.catchUp(ctx) {
+			w.finish(ctx)
+			return
+		}
+		catchUpFirst = true
+		switch w.live(ctx) {
+		case liveEnded:
+			w.finish(ctx)
+			return
+		case liveParked:
+			return
+		}
 	}
 }
 
-// live follows live dispatch until the watcher lags (true) or ends (false).
-func (w *watcher) live(ctx context.Context) bool {
+// finish ends the watch: out of dispatch, the final error event if the
+// cache ended it, result and done closed.
+func (w *watcher) finish(ctx context.Context) {
+	w.c.dispatchMu.Lock()
+	w.c.reg.remove(w)
+	w.c.dispatchMu.Unlock()
+	w.c.releaseSlot(w.plan.slotHeld)
+	if cause := context.Cause(ctx); errors.Is(cause, errReinitialized) || errors.Is(cause, errDiverged) {
+		w.sendFinalError(cause)
+	}
+	close(w.result)
+	close(w.done)
+	w.c.cfg.Metrics.WatchersChanged(-1)
+	w.release()
+}
+
+// live follows live dispatch until the watcher lags, ends or parks.
+func (w *watcher) live(ctx context.Context) liveEnd {
 	var batch []*watchcache.Event
 	var beforeDeadline <-chan time.Time
 	if !w.bookmarkAt.IsZero() {
@@ -206,7 +245,7 @@ func (w *watcher) live(ctx context.Context) bool {
 	for {
 		select {
 		case <-ctx.Done():
-			return false
+			return liveEnded
 		case <-beforeDeadline:
 			beforeDeadline = nil
 			w.bookmarkAt = time.Time{}
@@ -214,16 +253,25 @@ func (w *watcher) live(ctx context.Context) bool {
 		case <-w.input.ready:
 			batch = w.input.takeAll(batch)
 			if len(batch) == 0 {
-				continue // a stale token: what it announced was taken already
+				// A stale token (what it announced was taken already), or
+				// parkLoop asking the goroutine to park.
+				if w.parkIfAsked(ctx) {
+					return liveParked
+				}
+				continue
 			}
+			w.busy.Store(true)
 			for _, ev := range batch {
 				if !w.deliver(ctx, ev) {
-					return false
+					return liveEnded
 				}
 			}
 			w.goDirect()
 		case <-w.lagged:
-			return w.drain(ctx, batch)
+			if !w.drain(ctx, batch) {
+				return liveEnded
+			}
+			return liveLagged
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	k8sstorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/klog/v2"
 
+	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
 )
 
@@ -34,8 +35,9 @@ func peerIdleWatcherCounts() []int {
 // K8SBENCH_PEER_OBJECTS pods it opens W watches, each on one pod's key
 // (not recursive) from the current RV, that receive nothing, and reports
 // per watcher the live-heap growth, the goroutine stack memory and the
-// goroutines added (after GC, the watches still open), then the time
-// from a put of one pod to its watcher's receipt with all W registered.
+// goroutines added (after GC, once the goroutine count has settled, the
+// watches still open), then the time from a put of one pod to its
+// watcher's receipt with all W registered.
 func BenchmarkPeerIdleWatchers(b *testing.B) {
 	klog.SetLogger(logr.Discard())
 	objects := peerObjects()
@@ -76,6 +78,7 @@ func idleWatchers(b *testing.B, srv *embedtest.Server, store k8sstorage.Interfac
 			w.Stop()
 		}
 	}()
+	settleGoroutines()
 	heapAfter, goroutinesAfter := heapInUse(), runtime.NumGoroutine()
 	stackAfter := stackInUse()
 	b.ReportMetric((float64(heapAfter)-float64(heapBefore))/float64(watchers), "heap-B/watcher")
@@ -99,6 +102,22 @@ func idleWatchers(b *testing.B, srv *embedtest.Server, store k8sstorage.Interfac
 		b.Fatalf("watcher %d got no event in 30 s", target)
 	}
 	b.ReportMetric(ms(time.Since(start)), "event-ms")
+}
+
+// settleGoroutines waits until the goroutine count has not changed for a
+// second, and at least until listwatch's cacher parks idle watchers
+// (cacher.DefaultIdleWatcherParkDelay): the same wait for both caches.
+func settleGoroutines() {
+	start, last, since := time.Now(), runtime.NumGoroutine(), time.Now()
+	for time.Since(start) < cacher.DefaultIdleWatcherParkDelay+time.Second || time.Since(since) < time.Second {
+		time.Sleep(100 * time.Millisecond)
+		if n := runtime.NumGoroutine(); n != last {
+			last, since = n, time.Now()
+		}
+		if time.Since(start) > time.Minute {
+			return
+		}
+	}
 }
 
 // stackInUse is the memory of goroutine stacks.
