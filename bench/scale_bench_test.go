@@ -29,7 +29,8 @@ var (
 // -scale.objects objects of about 1 KiB on an etcd of its own, with
 // -scale.watchers idle watchers (each on one key of its own). It reports the
 // priming time (etcd writes) and the cacher's load time, the live heap per
-// cached object and per watcher, goroutines per watcher, and the latency of
+// cached object and per watcher (once idle watchers parked), goroutine
+// stack bytes and goroutines per watcher, and the latency of
 // one event to the single watcher of its key with all the others
 // registered (dispatch visits only that one).
 func BenchmarkScale(b *testing.B) {
@@ -65,7 +66,7 @@ func BenchmarkScale(b *testing.B) {
 		cached := liveHeap()
 		perObject := float64(int64(cached)-int64(before)) / float64(n)
 
-		goroutines := goruntime.NumGoroutine()
+		goroutines, stacks := goruntime.NumGoroutine(), stackInUse()
 		watches := make([]watch.Interface, 0, w)
 		rv, _ := c.GetCurrentResourceVersion(ctx)
 		for i := range w {
@@ -75,7 +76,14 @@ func BenchmarkScale(b *testing.B) {
 			}
 			watches = append(watches, wi)
 		}
+		// Idle watchers give up their goroutines after the cacher's park
+		// delay: wait for that (at most three delays).
+		for deadline := time.Now().Add(3 * cacher.DefaultIdleWatcherParkDelay); goruntime.NumGoroutine() > goroutines+w/100 &&
+			time.Now().Before(deadline); {
+			time.Sleep(100 * time.Millisecond)
+		}
 		perWatcher := float64(int64(liveHeap())-int64(cached)) / float64(max(w, 1))
+		stackPer := float64(int64(stackInUse())-int64(stacks)) / float64(max(w, 1))
 		goroutinesPer := float64(goruntime.NumGoroutine()-goroutines) / float64(max(w, 1))
 
 		var latency time.Duration
@@ -102,9 +110,17 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(perObject/encoded, "x-encoded")
 		b.ReportMetric(float64(cached-before)/float64(1<<30), "cache-GiB")
 		b.ReportMetric(perWatcher, "heap-B/watcher")
+		b.ReportMetric(stackPer, "stack-B/watcher")
 		b.ReportMetric(goroutinesPer, "goroutines/watcher")
 		b.ReportMetric(float64(latency.Microseconds())/1000, "event-ms")
 	})
+}
+
+// stackInUse is the memory of goroutine stacks.
+func stackInUse() uint64 {
+	var m goruntime.MemStats
+	goruntime.ReadMemStats(&m)
+	return m.StackInuse
 }
 
 func scaleKey(i int) string { return fmt.Sprintf("/widgets/ns-%d/w-%07d", i%100, i) }
