@@ -19,7 +19,7 @@ import (
 // Each watch has two goroutines: the request's, which writes encoded
 // events to the connection, and a reader that takes events from the
 // storage watch, encodes them (through the shared encodeCache) and queues
-// the bytes in a channel of WatchBufferSize events. When the queue stays
+// the bytes in a lineQueue of at most WatchBufferSize events. When the queue stays
 // full for SlowWatcherTimeout the reader stops the storage watch and the
 // stream ends without an error event: the client resumes from the last RV
 // it decoded, so nothing is lost and the connection never holds more than
@@ -116,14 +116,14 @@ func (s *Server) pump(ctx context.Context, w http.ResponseWriter, rc *http.Respo
 // pumpEncoded is pump with the events encoded by encode.
 func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, src watch.Interface,
 	r *resource, encode func(watch.Event) ([]byte, error)) {
-	queue := make(chan []byte, s.cfg.WatchBufferSize)
+	queue := newLineQueue(s.cfg.WatchBufferSize)
 	done := make(chan struct{})
 	readerDone := make(chan struct{})
 	var overflow atomic.Bool
 	stop := sync.OnceFunc(src.Stop)
 	go func() {
 		defer close(readerDone)
-		defer close(queue)
+		defer queue.close()
 		if s.readEvents(src, r, encode, queue, done) {
 			overflow.Store(true)
 			stop() // release the storage watch now, not when the connection gives up
@@ -137,13 +137,20 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 		<-readerDone
 	}()
 	dl := &deadline{timeout: s.cfg.WriteTimeout}
+	var batch [][]byte
 	for {
 		select {
-		case line, ok := <-queue:
-			if !ok || overflow.Load() {
+		case <-queue.ready:
+			var closed bool
+			batch, closed = queue.take(batch)
+			if overflow.Load() {
 				return
 			}
-			if !s.writeBatch(w, rc, dl, line, queue, &overflow) {
+			if len(batch) > 0 && !s.writeLines(w, rc, dl, batch) {
+				return
+			}
+			clear(batch)
+			if closed {
 				return
 			}
 		case <-ctx.Done():
@@ -154,31 +161,23 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 	}
 }
 
-// writeBatch writes line and every line already queued, then flushes
-// under WriteTimeout. It reports whether the stream may go on.
-func (s *Server) writeBatch(w http.ResponseWriter, rc *http.ResponseController, dl *deadline, line []byte,
-	queue <-chan []byte, overflow *atomic.Bool) bool {
+// writeLines writes lines, then flushes, under WriteTimeout. It reports
+// whether the stream may go on.
+func (s *Server) writeLines(w http.ResponseWriter, rc *http.ResponseController, dl *deadline, lines [][]byte) bool {
 	dl.extend(rc)
-	if _, err := w.Write(line); err != nil {
-		return false
-	}
-	more := true
-	for n := len(queue); n > 0 && more && !overflow.Load(); n-- {
-		line, more = <-queue
-		if more {
-			if _, err := w.Write(line); err != nil {
-				return false
-			}
+	for _, line := range lines {
+		if _, err := w.Write(line); err != nil {
+			return false
 		}
 	}
-	return rc.Flush() == nil && more
+	return rc.Flush() == nil
 }
 
 // readEvents moves events from src to queue until src ends or done is
 // closed. It reports true when it gave up because queue stayed full for
 // SlowWatcherTimeout.
 func (s *Server) readEvents(src watch.Interface, r *resource, encode func(watch.Event) ([]byte, error),
-	queue chan<- []byte, done <-chan struct{}) (overflowed bool) {
+	queue *lineQueue, done <-chan struct{}) (overflowed bool) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -201,24 +200,23 @@ func (s *Server) readEvents(src watch.Interface, r *resource, encode func(watch.
 			s.log.Error("watch event cannot be encoded", "resource", r.Plural, "err", err)
 			line, ev.Type = errorLine(apierrors.NewInternalError(err), r), watch.Error
 		}
-		select {
-		case queue <- line:
-		case <-done:
-			return false
-		default:
+		if !queue.tryPush(line) {
 			if timer == nil {
 				timer = time.NewTimer(s.cfg.SlowWatcherTimeout)
 			} else {
 				timer.Reset(s.cfg.SlowWatcherTimeout)
 			}
-			select {
-			case queue <- line:
-				timer.Stop()
-			case <-done:
-				return false
-			case <-timer.C:
-				return true
+			for pushed := false; !pushed; {
+				select {
+				case <-queue.freed:
+					pushed = queue.tryPush(line)
+				case <-done:
+					return false
+				case <-timer.C:
+					return true
+				}
 			}
+			timer.Stop()
 		}
 		if ev.Type == watch.Error {
 			return false
