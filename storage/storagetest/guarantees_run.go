@@ -292,7 +292,8 @@ func (r *guaranteeRun) checkAll(ctx context.Context, ws []*watchRun, revs []trut
 }
 
 // waitComplete computes each watcher's expected stream and waits (bounded
-// by opts.Timeout) until each has seen its last expected RV or ended.
+// by opts.Timeout) until each has seen its last expected RV, with all
+// its events there, or ended.
 func (r *guaranteeRun) waitComplete(ctx context.Context, ws []*watchRun, revs []truthRevision) [][]expectedEvent {
 	wctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
@@ -301,10 +302,14 @@ func (r *guaranteeRun) waitComplete(ctx context.Context, ws []*watchRun, revs []
 	for i, w := range ws {
 		expected[i] = expectedStream(revs, w.spec.start, w.match)
 		var target uint64
+		atTarget := 0
 		if n := len(expected[i]); n > 0 {
 			target = expected[i][n-1].RV
+			for j := n - 1; j >= 0 && expected[i][j].RV == target; j-- {
+				atTarget++
+			}
 		}
-		if !w.waitUntil(wctx, target) {
+		if !w.waitUntil(wctx, target, atTarget) {
 			stalled++
 		}
 	}

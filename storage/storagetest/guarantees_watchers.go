@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -178,24 +179,59 @@ func observe(ev watch.Event, v storage.Versioner) observedEvent {
 	return o
 }
 
-// waitUntil blocks until the watcher has seen RV target, ended or closed,
-// or ctx is done; it reports whether the watcher finished.
-func (r *watchRun) waitUntil(ctx context.Context, target uint64) bool {
+// waitUntil blocks until the watcher has seen RV target (atTarget data
+// events at it, or a later RV), ended or closed, or ctx is done; it reports
+// whether the watcher finished. A store hands a revision's events over one
+// by one, so the first one at target does not mean the rest arrived: once
+// it came, the others get revisionGrace (a store that lost one is then
+// caught by the checkers, not by a long wait).
+func (r *watchRun) waitUntil(ctx context.Context, target uint64, atTarget int) bool {
+	var grace <-chan time.Time
 	for {
 		r.mu.Lock()
-		ok := r.last >= target || r.ended || r.closed
+		ok := r.last > target || (r.last == target && r.countAt(target) >= atTarget) || r.ended || r.closed
+		reached := r.last == target
 		ch := r.changed
 		r.mu.Unlock()
 		if ok {
 			return true
 		}
+		if reached && grace == nil {
+			t := time.NewTimer(revisionGrace)
+			defer t.Stop()
+			grace = t.C
+		}
 		select {
 		case <-ch:
+		case <-grace:
+			return true
 		case <-ctx.Done():
 			return false
 		case <-r.done:
 		}
 	}
+}
+
+// revisionGrace is how long waitUntil waits for the rest of a revision's
+// events once the first arrived.
+const revisionGrace = 2 * time.Second
+
+// countAt counts the data events received at rv (r.mu held).
+func (r *watchRun) countAt(rv uint64) int {
+	n := 0
+	for i := len(r.events) - 1; i >= 0; i-- {
+		e := r.events[i]
+		if e.Type == watch.Bookmark || e.Type == watch.Error {
+			continue
+		}
+		if e.RV < rv {
+			break
+		}
+		if e.RV == rv {
+			n++
+		}
+	}
+	return n
 }
 
 // stop stops the watch and waits until its channel is drained and closed.
