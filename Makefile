@@ -23,13 +23,19 @@ test: vet
 	$(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
 	$(MAKE) test-k8scompat
 
-.PHONY: test-k8scompat bench-k8s bench-peer bench-scale
+.PHONY: test-k8scompat bench-k8s bench-peer bench-scale bench-scale-http
 SCALE_OBJECTS  ?= 1000000
 SCALE_WATCHERS ?= 100000
 
 ## bench-scale: a cacher over SCALE_OBJECTS objects of ~1 KiB with SCALE_WATCHERS idle watchers: priming and load time, heap per object and per watcher, one event's latency
 bench-scale:
-	$(GO) test -run '^$$' -bench Scale -benchtime 1x -timeout 60m ./bench -args -scale.objects=$(SCALE_OBJECTS) -scale.watchers=$(SCALE_WATCHERS)
+	$(GO) test -run '^$$' -bench 'Scale$$' -benchtime 1x -timeout 60m ./bench -args -scale.objects=$(SCALE_OBJECTS) -scale.watchers=$(SCALE_WATCHERS)
+
+SCALE_HTTP_OBJECTS  ?= 10000
+SCALE_HTTP_WATCHERS ?= 18000
+## bench-scale-http: the HTTP server over a cacher of SCALE_HTTP_OBJECTS objects with SCALE_HTTP_WATCHERS idle HTTP watches, each on one key (clients in a child process): the server's heap, stack and goroutines per watch, one event's latency to its one watcher
+bench-scale-http:
+	$(GO) test -run '^$$' -bench ScaleHTTP -benchtime 1x -timeout 60m ./bench -args -scale.httpobjects=$(SCALE_HTTP_OBJECTS) -scale.httpwatchers=$(SCALE_HTTP_WATCHERS)
 K8SBENCHTIME ?= 500ms
 
 ## test-k8scompat: Kubernetes' own storage suite (k8s.io/apiserver v0.37.2) against listwatch, in the separate module k8scompat/
