@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestDemoShort plays the whole scenario of make demo-nodes with shorter
-// periods (grace 1.5 s, tolerationSeconds 1) and checks that every step
+// periods (grace 1.5 s, tolerationSeconds 2, rate 4/s) and checks that every step
 // holds and that the narration shows Unknown nodes, NoExecute taints,
 // evictions, leases and RVs.
 func TestDemoShort(t *testing.T) {
@@ -34,14 +34,20 @@ func TestDemoShort(t *testing.T) {
 	var out bytes.Buffer
 	o := DefaultOptions
 	o.Client, o.Prefix = etcdServer.Client, embedtest.Prefix(t)
-	o.Renew, o.Grace, o.Monitor, o.TolerationSeconds = 150*time.Millisecond, 1500*time.Millisecond, 100*time.Millisecond, 1
-	o.Zones, o.Rates.Normal = 2, 2
+	// Step 3 must resume the two stopped nodes before their second
+	// tolerating pods (2T after each taint) are evicted, and step 2 ends T
+	// after the second node's taint, 1/rate after the first's: that leaves
+	// T - 1/rate (1.75 s here) for heartbeat, monitor pass, untaint and
+	// cancellation. With T = 1 s at 2/s it was 0.5 s, and under -race on a
+	// loaded machine the chain took longer once.
+	o.Renew, o.Grace, o.Monitor, o.TolerationSeconds = 150*time.Millisecond, 1500*time.Millisecond, 100*time.Millisecond, 2
+	o.Zones, o.Rates.Normal = 2, 4
 	err = Run(ctx, &out, o)
 	require.NoError(t, err, out.String())
 	s := out.String()
 	for _, want := range []string{"NodeReady=Unknown", "unreachable:NoExecute rv=", "evicted pod default/node-a0-plain-1",
-		"tolerated it for 1s", "lease kube-node-lease/node-a0 rv=", "2 pending evictions cancelled",
-		"zone-a FullDisruption rate=2/s", "AllZonesDisrupted", "no eviction and no NoExecute taint", "all 6 steps held"} {
+		"tolerated it for 2s", "lease kube-node-lease/node-a0 rv=", "2 pending evictions cancelled",
+		"zone-a FullDisruption rate=4/s", "AllZonesDisrupted", "no eviction and no NoExecute taint", "all 6 steps held"} {
 		require.True(t, strings.Contains(s, want), "missing %q in:\n%s", want, s)
 	}
 }

@@ -171,6 +171,12 @@ func stepResume(sc *script) error {
 	if err := sc.s.Sim.Resume(victims...); err != nil {
 		return err
 	}
+	// Renew at once rather than at the next round: the pending evictions
+	// are due T (the first tolerating pod's tolerationSeconds) after step 2
+	// saw the first ones, less the zone's spacing between the two taints.
+	if err := sc.s.Sim.HeartbeatNow(sc.ctx, victims...); err != nil {
+		return err
+	}
 	if err := sc.await("Ready again, taints removed, pending evictions cancelled", func() bool {
 		for _, v := range victims {
 			if sc.ready(v) != "True" || len(sc.taints(v)) > 0 {
