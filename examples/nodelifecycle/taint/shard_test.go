@@ -57,8 +57,10 @@ func TestShardedTaintManagers(t *testing.T) {
 	}
 
 	// Each shard's informer holds its half: disjoint, together all pods.
+	// The whole informer synced before the pods were created, so its
+	// watch may still trail the shards' lists.
+	waitFor(ctx, t, "the whole pods informer to see every pod", func() bool { return len(inf.Pods.GetStore().List()) == 2*41 })
 	all := inf.Pods.GetStore().List()
-	require.Len(t, all, 2*41)
 	owner := map[string]int{}
 	for i, si := range shardInf {
 		for _, p := range si.Pods.GetStore().List() {
