@@ -6,6 +6,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -61,12 +62,18 @@ func readyCondition(now time.Time) corev1.NodeCondition {
 		Message: "kubelet is posting ready status", LastHeartbeatTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)}
 }
 
+// nodeResources is a simulated node's capacity and allocatable (kubectl
+// describe node divides the pods' requests by them).
+var nodeResources = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"),
+	corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("110")}
+
 // newNode is a Ready node in zone.
 func newNode(name, zone string, now time.Time) *corev1.Node {
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{api.ZoneLabel: zone,
 			"kubernetes.io/hostname": name}},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{readyCondition(now)},
+			Capacity: nodeResources.DeepCopy(), Allocatable: nodeResources.DeepCopy(),
 			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.34.0-sim", OperatingSystem: "linux", Architecture: "amd64"}},
 	}
 }
