@@ -7,21 +7,22 @@ import (
 
 // An idle watcher needs no goroutine. Every Config.IdleWatcherParkDelay,
 // parkLoop asks the goroutines of the watchers in live dispatch that did
-// not deliver anything since the last time to park; one whose watcher has
+// not deliver anything since its last round to park. One whose watcher has
 // nothing queued does: it puts the watcher in direct mode (the dispatcher
 // sends straight to result) and exits, and the watch lives on as state
-// only, registered for live dispatch. Whatever the goroutine would have woken for starts a new
-// one, holding dispatchMu so that exactly one runs: the dispatcher queueing
-// to it (result was full) or taking it out of live dispatch (offer, lag),
-// the watch's context ending, or the time of its deadline bookmark. A
-// watch that does not receive anything then costs its state and channels,
-// not a goroutine and its stack.
+// only, registered for live dispatch. Whatever the goroutine would have
+// woken for starts a new one, under dispatchMu so that exactly one runs:
+// the dispatcher queueing to the watcher (result was full) or taking it out
+// of live dispatch (offer, lag), the watch's context ending, or the time of
+// its deadline bookmark. A watch that receives nothing then costs its
+// state and channels, not a goroutine and its stack.
 //
 // The watch's logical lifetime, not its goroutines, is counted in
 // Cacher.wg: startWatcher adds it and finish releases it.
 
-// parkLoop asks, every IdleWatcherParkDelay until ctx ends, every watcher
-// in live dispatch that has a goroutine to park if it can.
+// parkLoop asks, every IdleWatcherParkDelay until ctx ends, the goroutine
+// of every watcher in live dispatch that delivered nothing since the last
+// round to park if it can (parkAsk, and a token on input.ready to wake it).
 func (c *Cacher) parkLoop(ctx context.Context) {
 	d := c.cfg.IdleWatcherParkDelay
 	if d < 0 {
