@@ -42,10 +42,7 @@ func (c *Cacher) parkLoop(ctx context.Context) {
 				continue
 			}
 			w.parkAsk.Store(true)
-			select {
-			case w.input.ready <- struct{}{}:
-			default:
-			}
+			w.input.signal()
 		}
 		c.dispatchMu.Unlock()
 	}

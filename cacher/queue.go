@@ -31,11 +31,16 @@ func (q *eventQueue) push(ev *watchcache.Event) bool {
 	}
 	q.buf = append(q.buf, ev)
 	q.mu.Unlock()
+	q.signal()
+	return true
+}
+
+// signal deposits the ready token unless one is there already.
+func (q *eventQueue) signal() {
 	select {
 	case q.ready <- struct{}{}:
 	default:
 	}
-	return true
 }
 
 // takeAll moves every queued event into dst (reset first) and returns it.

@@ -60,7 +60,7 @@ func (c *Cacher) reflect(ctx context.Context) {
 				}
 				// A relist asked for meanwhile (the transformer changed
 				// again) is what this loop does next anyway: retry now.
-				b.waitOr(ctx, c.relist)
+				b.wait(ctx, b.max, c.relist)
 				continue
 			}
 			pending, rv, relist = l, l.rv, false
@@ -91,7 +91,7 @@ func (c *Cacher) reflect(ctx context.Context) {
 			relist = true
 		}
 		c.log.Info("cacher: watch ended, resuming", "prefix", c.prefix, "rv", rv, "relist", relist, "err", err)
-		b.waitAtMost(ctx, failing.left(c.cfg.WatchRecoveryTimeout))
+		b.wait(ctx, failing.left(c.cfg.WatchRecoveryTimeout), nil)
 	}
 }
 
@@ -291,25 +291,15 @@ type backoff struct {
 
 func (b *backoff) reset() { b.cur = 0 }
 
-// waitOr waits for the next delay, or until a value arrives on ch.
-func (b *backoff) waitOr(ctx context.Context, ch <-chan error) {
-	b.cur = min(max(b.cur*2, b.min), b.max)
-	t := time.NewTimer(b.cur)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	case <-ch:
-	}
-}
-
-// waitAtMost waits for the next delay, but no longer than limit.
-func (b *backoff) waitAtMost(ctx context.Context, limit time.Duration) {
+// wait waits for the next delay, but no longer than limit, or until a
+// value arrives on wake (nil: nothing wakes it).
+func (b *backoff) wait(ctx context.Context, limit time.Duration, wake <-chan error) {
 	b.cur = min(max(b.cur*2, b.min), b.max)
 	t := time.NewTimer(max(min(b.cur, limit), 0))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-t.C:
+	case <-wake:
 	}
 }
