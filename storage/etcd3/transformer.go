@@ -1,6 +1,9 @@
 package etcd3
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/value"
 )
@@ -25,10 +28,7 @@ func (s *Store) SetTransformer(t value.Transformer) {
 	}
 	s.transformer.Store(&transformerRef{t})
 	s.observersMu.Lock()
-	observers := make([]func(), 0, len(s.observers))
-	for _, fn := range s.observers {
-		observers = append(observers, fn)
-	}
+	observers := slices.Collect(maps.Values(s.observers))
 	s.observersMu.Unlock()
 	s.logger.Info("etcd3: value transformer replaced", "resourcePrefix", s.resourcePrefix, "observers", len(observers))
 	for _, fn := range observers {
