@@ -211,7 +211,10 @@ func (c *Cacher) suggestion(key string, given runtime.Object) runtime.Object {
 	if err != nil || !ok {
 		return given
 	}
-	return el.Object
+	if obj, err := el.Object(); err == nil {
+		return obj
+	}
+	return given
 }
 
 // Stats implements storage.Interface: the storage's count.

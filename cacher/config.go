@@ -69,6 +69,11 @@ type Config struct {
 	HistoryMinCapacity, HistoryMaxCapacity int
 	// MaxSnapshots bounds the past states kept for exact lists and paging (0: watchcache.DefaultMaxSnapshots).
 	MaxSnapshots int
+	// Codec, when set, makes the cache keep objects encoded, not decoded
+	// (see watchcache.Config.Codec): memory near the encoded size, for a
+	// decoding per object read that no other reader holds at the time.
+	// Its objects must round-trip exactly, resourceVersion included.
+	Codec watchcache.Codec
 	// WatcherBufferSize is each watcher's queue of live events; a watcher
 	// whose queue is full leaves live dispatch and catches up from history (0: 100).
 	WatcherBufferSize int
@@ -176,7 +181,7 @@ func (c Config) cacheConfig() watchcache.Config {
 	return watchcache.Config{KeyFunc: c.KeyFunc, GetAttrs: c.GetAttrs, Versioner: c.Versioner,
 		IndexLabels: c.IndexLabels, IndexFields: c.IndexFields, Window: c.HistoryWindow,
 		MinCapacity: c.HistoryMinCapacity, MaxCapacity: c.HistoryMaxCapacity,
-		MaxSnapshots: c.MaxSnapshots, Clock: c.Clock}
+		MaxSnapshots: c.MaxSnapshots, Clock: c.Clock, Codec: c.Codec}
 }
 
 func defaultKeyFunc(prefix string) func(runtime.Object) (string, error) {

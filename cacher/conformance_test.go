@@ -11,18 +11,18 @@ import (
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
 
-func newCacherEnv(unstructured bool) func(t *testing.T) *storagetest.Env {
+func newCacherEnv(unstructured bool, mods ...func(*cacher.Config)) func(t *testing.T) *storagetest.Env {
 	return func(t *testing.T) *storagetest.Env {
 		prefix := embedtest.Prefix(t)
 		store := newStore(t, prefix, unstructured)
-		c := startCacher(t, store, func(cfg *cacher.Config) {
+		c := startCacher(t, store, append([]func(*cacher.Config){func(cfg *cacher.Config) {
 			// Cases that ask for a future RV wait this long for a 504.
 			cfg.FreshWaitTimeout = 500 * time.Millisecond
 			cfg.ProgressInterval = 100 * time.Millisecond
 			if unstructured {
 				cfg.NewFunc, cfg.NewListFunc = testapi.NewUnstructured, testapi.NewUnstructuredList
 			}
-		})
+		}}, mods...)...)
 		return &storagetest.Env{
 			Store:          c,
 			ResourcePrefix: "/widgets",
@@ -40,6 +40,12 @@ func newCacherEnv(unstructured bool) func(t *testing.T) *storagetest.Env {
 // cacher over an etcd3 store.
 func TestConformance(t *testing.T) {
 	storagetest.RunAll(t, newCacherEnv(false))
+}
+
+// TestConformanceEncoded runs the whole suite against a cacher that keeps
+// its objects encoded (Config.Codec).
+func TestConformanceEncoded(t *testing.T) {
+	storagetest.RunAll(t, newCacherEnv(false, keepEncoded(testapi.Codec)))
 }
 
 // TestConformanceUnstructured runs the cases whose encoding paths differ

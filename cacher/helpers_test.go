@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/watchcache"
 )
 
 // countingMetrics counts lagging and terminated watchers and re-initialisations.
@@ -132,3 +133,9 @@ type runtimeObject = runtime.Object
 
 func newWidget() runtime.Object     { return testapi.NewWidget() }
 func newWidgetList() runtime.Object { return testapi.NewWidgetList() }
+
+// keepEncoded makes a cacher keep its objects encoded by codec.
+// It runs after the mods that set NewFunc.
+func keepEncoded(codec runtime.Codec) func(*cacher.Config) {
+	return func(cfg *cacher.Config) { cfg.Codec = watchcache.RuntimeCodec{Codec: codec, New: cfg.NewFunc} }
+}

@@ -28,7 +28,11 @@ func (c *Cacher) planList(prefix string, opts storage.ListOptions) (listPlan, er
 func setItems(listObj runtime.Object, items []*watchcache.Element) error {
 	objs := make([]runtime.Object, len(items))
 	for i, el := range items {
-		objs[i] = el.Object
+		obj, err := el.Object()
+		if err != nil {
+			return err
+		}
+		objs[i] = obj
 	}
 	return meta.SetList(listObj, objs)
 }

@@ -53,7 +53,11 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, o
 		}
 		return storage.NewNotFoundError(key, int64(cur))
 	}
-	return copyInto(objPtr, el.Object)
+	obj, err := el.Object()
+	if err != nil {
+		return err
+	}
+	return copyInto(objPtr, obj)
 }
 
 // copyInto sets *dst to a deep copy of src; both must be pointers to the same type.

@@ -84,7 +84,11 @@ func (s *shardRanges) stab(hash uint64, visit func(*watcher)) {
 // shardHash is the hash the shard ranges of field are compared with for
 // el's object; false if the field cannot be read.
 func shardHash(el *watchcache.Element, field string) (uint64, bool) {
-	v, err := sharding.ResolveFieldValue(el.Object, field)
+	obj, err := el.Object()
+	if err != nil {
+		return 0, false
+	}
+	v, err := sharding.ResolveFieldValue(obj, field)
 	if err != nil {
 		return 0, false
 	}

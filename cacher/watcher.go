@@ -334,23 +334,34 @@ func (w *watcher) convert(ev *watchcache.Event) (watch.Event, bool) {
 		return watch.Event{}, false
 	}
 	prevOK := ev.Prev != nil && w.matches(ev.Prev)
-	if ev.Type == watch.Deleted {
-		return watch.Event{Type: watch.Deleted, Object: ev.Cur.Object}, prevOK
-	}
-	curOK := w.matches(ev.Cur)
+	curOK := ev.Type != watch.Deleted && w.matches(ev.Cur)
+	typ, el := watch.Deleted, ev.Cur
 	switch {
+	case ev.Type == watch.Deleted:
+		if !prevOK {
+			return watch.Event{}, false
+		}
 	case curOK && prevOK:
-		return watch.Event{Type: watch.Modified, Object: ev.Cur.Object}, true
+		typ = watch.Modified
 	case curOK:
-		return watch.Event{Type: watch.Added, Object: ev.Cur.Object}, true
+		typ = watch.Added
 	case prevOK:
-		obj := ev.Prev.Object.DeepCopyObject()
+		el = ev.Prev
+	default:
+		return watch.Event{}, false
+	}
+	obj, err := el.Object()
+	if err != nil {
+		return watch.Event{Type: watch.Error, Object: errorStatus(err)}, true
+	}
+	if el == ev.Prev {
+		// The object leaves the watch: its last state, at the change's RV.
+		obj = obj.DeepCopyObject()
 		if err := w.c.cfg.Versioner.UpdateObject(obj, ev.RV); err != nil {
 			return watch.Event{}, false
 		}
-		return watch.Event{Type: watch.Deleted, Object: obj}, true
 	}
-	return watch.Event{}, false
+	return watch.Event{Type: typ, Object: obj}, true
 }
 
 func (w *watcher) send(ctx context.Context, ev watch.Event, rv uint64) bool {
@@ -398,7 +409,12 @@ func (w *watcher) sendInitial(ctx context.Context) bool {
 	init := w.plan.initial
 	w.plan.initial = nil
 	for _, el := range init.items {
-		if !w.send(ctx, watch.Event{Type: watch.Added, Object: el.Object}, 0) {
+		obj, err := el.Object()
+		if err != nil {
+			w.fail(ctx, err, "decode")
+			return false
+		}
+		if !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}, 0) {
 			return false
 		}
 	}

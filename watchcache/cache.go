@@ -16,6 +16,8 @@ import (
 type Cache struct {
 	cfg  Config
 	defs []indexDef
+	// dec is set when the cache keeps objects encoded (Config.Codec).
+	dec *decoder
 
 	mu sync.RWMutex
 	// rv is the newest revision the cache is known to hold completely: no
@@ -56,6 +58,9 @@ func New(cfg Config) (*Cache, error) {
 		return nil, err
 	}
 	c := &Cache{cfg: cfg, changed: make(chan struct{})}
+	if cfg.Codec != nil {
+		c.dec = &decoder{codec: cfg.Codec}
+	}
 	for _, l := range cfg.IndexLabels {
 		c.defs = append(c.defs, indexDef{name: LabelIndex(l), label: true, attr: l})
 	}
@@ -83,7 +88,10 @@ func (c *Cache) element(obj runtime.Object) (*Element, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watchcache: resourceVersion of %q: %w", key, err)
 	}
-	return &Element{Key: key, Object: obj, RV: rv, Labels: l, Fields: NewFields(f)}, nil
+	if c.dec != nil {
+		return c.dec.element(key, obj, rv, l, NewFields(f))
+	}
+	return NewElement(key, obj, rv, l, NewFields(f)), nil
 }
 
 // Replace makes objs, listed at rv, the whole state, drops the history and

@@ -42,6 +42,13 @@ type Config struct {
 	// MaxSnapshots bounds the number of past-RV state snapshots kept for
 	// exact-RV lists and pagination; 0 means DefaultMaxSnapshots.
 	MaxSnapshots int
+	// Codec, when set, makes the cache keep each object's encoding rather
+	// than the decoded object: about the encoded size per object instead
+	// of the decoded size (typically 1.5-3x it), for a decoding on every
+	// read of an object nothing else references any more. Element.Encoded
+	// hands the encoding to callers that can use it as it is (such as an
+	// HTTP server of the same format). nil keeps decoded objects.
+	Codec Codec
 	// Clock stamps events (for the window); nil means the real clock.
 	Clock clock.PassiveClock
 }

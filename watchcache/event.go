@@ -3,26 +3,8 @@ package watchcache
 import (
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
-
-// Element is one object of the current state with the attributes used to
-// filter it. Elements are immutable once stored.
-type Element struct {
-	// Key is the storage key.
-	Key string
-	// Object is the decoded object; read-only.
-	Object runtime.Object
-	// RV is the object's resourceVersion (its last write).
-	RV uint64
-	// Labels is the object's label set (as GetAttrs returned it, usually
-	// the object's own map).
-	Labels labels.Set
-	// Fields is the object's field set, in compact form.
-	Fields Fields
-}
 
 // Event is one recorded change. For Deleted, Object is the last state
 // stamped with the deletion RV and Prev is the element that was removed.

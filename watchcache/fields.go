@@ -74,8 +74,15 @@ func (f Fields) Set() fields.Set {
 
 // Matches reports whether el's labels and fields satisfy p's selectors, as
 // p.MatchesObjectAttributes would with el's sets as maps, and el's object
-// is in p's shard, if any.
+// is in p's shard, if any. Only the shard needs the object (with a Codec,
+// possibly a decoding); an object that cannot be decoded is in no shard.
 func (el *Element) Matches(p *storage.SelectionPredicate) bool {
-	return (p.Label == nil || p.Label.Matches(el.Labels)) && (p.Field == nil || p.Field.Matches(el.Fields)) &&
-		p.MatchesShard(el.Object)
+	if (p.Label != nil && !p.Label.Matches(el.Labels)) || (p.Field != nil && !p.Field.Matches(el.Fields)) {
+		return false
+	}
+	if !p.Sharded() {
+		return true
+	}
+	obj, err := el.Object()
+	return err == nil && p.MatchesShard(obj)
 }

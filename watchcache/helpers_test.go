@@ -74,3 +74,13 @@ func names(n int) []string {
 	}
 	return out
 }
+
+// mustObject returns el's object, failing the test if it cannot be decoded.
+func mustObject(t testing.TB, el *Element) runtime.Object {
+	t.Helper()
+	obj, err := el.Object()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}

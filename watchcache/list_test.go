@@ -145,7 +145,7 @@ func TestSnapshotsAreBounded(t *testing.T) {
 func TestGet(t *testing.T) {
 	c := listFixture(t)
 	el, rv, ok, err := c.Get("/widgets/ns2/a")
-	if err != nil || !ok || rv != 13 || el.Object.(*testapi.Widget).Labels["app"] != "y" {
+	if err != nil || !ok || rv != 13 || mustObject(t, el).(*testapi.Widget).Labels["app"] != "y" {
 		t.Fatalf("get: %v %d %v %v", el, rv, ok, err)
 	}
 	if _, _, ok, _ := c.Get("/widgets/ns1/a"); ok {

@@ -68,3 +68,26 @@ func BenchmarkMemory(b *testing.B) {
 	b.ReportMetric(enc, "encoded-B/obj")
 	b.ReportMetric((objB+cacheB)/enc, "x-encoded")
 }
+
+// BenchmarkMemoryEncoded reports the heap per object of a cache that keeps
+// its objects encoded (Config.Codec) once nothing else references the
+// decoded objects it was given, next to the encoded size.
+func BenchmarkMemoryEncoded(b *testing.B) {
+	const n = 20_000
+	var perObj, enc float64
+	for b.Loop() {
+		before := liveHeap()
+		objs, e := decodedWorkload(b, n)
+		c, _ := newTestCache(b, func(cfg *Config) { cfg.Codec = RuntimeCodec{Codec: testapi.Codec, New: testapi.NewWidget} })
+		if err := c.Replace(objs, 1); err != nil {
+			b.Fatal(err)
+		}
+		objs = nil
+		after := liveHeap()
+		runtime.KeepAlive(c)
+		perObj, enc = float64(after-before)/n, e
+	}
+	b.ReportMetric(perObj, "cache-B/obj")
+	b.ReportMetric(enc, "encoded-B/obj")
+	b.ReportMetric(perObj/enc, "x-encoded")
+}
