@@ -89,7 +89,7 @@ func (c *Cache) element(obj runtime.Object) (*Element, error) {
 		return nil, fmt.Errorf("watchcache: resourceVersion of %q: %w", key, err)
 	}
 	if c.dec != nil {
-		return c.dec.element(key, obj, rv, l, NewFields(f))
+		return c.dec.element(key, obj, rv, l, f)
 	}
 	return NewElement(key, obj, rv, l, NewFields(f)), nil
 }

@@ -1,51 +1,165 @@
 package watchcache
 
 import (
+	"encoding/binary"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/listwatch/listwatch/storage"
 )
 
-// Fields is an element's field set in compact form: names and values
-// alternating, sorted by name. It implements fields.Fields. A three-field
-// set takes one 96-byte slice instead of a map of about 300 bytes, and the
-// strings are shared with what GetAttrs returned (usually the object's own).
-type Fields struct{ kv []string }
+// Fields is an element's field set in compact form: the sorted field
+// names, shared by every set with the same names (objects of a resource
+// almost always have the same selectable fields), and the values in one
+// string, each after its length as a uvarint, in the names' order. It
+// implements fields.Fields. Ten fields of a pod take 24 bytes plus their
+// values, instead of a map of about 700 bytes or a slice of 320.
+type Fields struct {
+	names *fieldNames
+	vals  string
+}
 
-// NewFields returns the compact form of f.
-func NewFields(f fields.Set) Fields {
+// fieldNames is an interned, sorted set of field names.
+type fieldNames struct{ sorted []string }
+
+// maxInternedFieldNames bounds the table of name sets; when it is full it
+// starts over (sets keep the names they have).
+const maxInternedFieldNames = 1024
+
+// fieldNameTable interns the name sets of every cache: a set costs its
+// slice once, whichever cache holds it.
+var fieldNameTable struct {
+	mu   sync.Mutex
+	last atomic.Pointer[fieldNames]
+	sets map[string]*fieldNames
+}
+
+// internFieldNames returns the shared sorted names of f, nil when f is empty.
+func internFieldNames(f fields.Set) *fieldNames {
 	if len(f) == 0 {
-		return Fields{}
+		return nil
+	}
+	if last := fieldNameTable.last.Load(); last != nil && last.sameNames(f) {
+		return last
 	}
 	names := make([]string, 0, len(f))
 	for n := range f {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	kv := make([]string, 0, 2*len(f))
-	for _, n := range names {
-		kv = append(kv, n, f[n])
+	id := strings.Join(names, "\x00")
+	fieldNameTable.mu.Lock()
+	defer fieldNameTable.mu.Unlock()
+	fn, ok := fieldNameTable.sets[id]
+	if !ok {
+		if fieldNameTable.sets == nil || len(fieldNameTable.sets) >= maxInternedFieldNames {
+			fieldNameTable.sets = make(map[string]*fieldNames)
+		}
+		fn = &fieldNames{sorted: names}
+		fieldNameTable.sets[id] = fn
 	}
-	return Fields{kv: kv}
+	fieldNameTable.last.Store(fn)
+	return fn
+}
+
+// sameNames reports whether f has exactly these names.
+func (n *fieldNames) sameNames(f fields.Set) bool {
+	if len(f) != len(n.sorted) {
+		return false
+	}
+	for name := range f {
+		if _, ok := slices.BinarySearch(n.sorted, name); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// valuesLen returns the length of f's values in compact form.
+func (n *fieldNames) valuesLen(f fields.Set) int {
+	size := 0
+	if n == nil {
+		return 0
+	}
+	for _, name := range n.sorted {
+		v := f[name]
+		size += uvarintLen(uint64(len(v))) + len(v)
+	}
+	return size
+}
+
+// appendValues appends f's values in compact form to b.
+func (n *fieldNames) appendValues(b []byte, f fields.Set) []byte {
+	if n == nil {
+		return b
+	}
+	for _, name := range n.sorted {
+		v := f[name]
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		b = append(b, v...)
+	}
+	return b
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+// NewFields returns the compact form of f.
+func NewFields(f fields.Set) Fields {
+	names := internFieldNames(f)
+	b := names.appendValues(make([]byte, 0, names.valuesLen(f)), f)
+	return Fields{names: names, vals: bytesString(b)}
 }
 
 // Lookup returns the value of field name and whether it is set.
 func (f Fields) Lookup(name string) (string, bool) {
-	lo, hi := 0, len(f.kv)/2
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if f.kv[2*m] < name {
-			lo = m + 1
-		} else {
-			hi = m
+	if f.names == nil {
+		return "", false
+	}
+	i, ok := slices.BinarySearch(f.names.sorted, name)
+	if !ok {
+		return "", false
+	}
+	return f.value(i), true
+}
+
+// value returns the i-th value.
+func (f Fields) value(i int) string {
+	off := 0
+	for {
+		n, next := stringUvarint(f.vals, off)
+		if i == 0 {
+			return f.vals[next : next+int(n)]
 		}
+		off = next + int(n)
+		i--
 	}
-	if lo < len(f.kv)/2 && f.kv[2*lo] == name {
-		return f.kv[2*lo+1], true
+}
+
+// stringUvarint decodes the uvarint at s[off:] and returns it with the
+// offset after it.
+func stringUvarint(s string, off int) (uint64, int) {
+	var x uint64
+	var shift uint
+	for i := off; i < len(s); i++ {
+		b := s[i]
+		if b < 0x80 {
+			return x | uint64(b)<<shift, i + 1
+		}
+		x |= uint64(b&0x7f) << shift
+		shift += 7
 	}
-	return "", false
+	return x, len(s)
 }
 
 // Has reports whether field name is set (fields.Fields).
@@ -61,13 +175,18 @@ func (f Fields) Get(name string) string {
 }
 
 // Len returns the number of fields.
-func (f Fields) Len() int { return len(f.kv) / 2 }
+func (f Fields) Len() int {
+	if f.names == nil {
+		return 0
+	}
+	return len(f.names.sorted)
+}
 
 // Set returns the fields as a new fields.Set.
 func (f Fields) Set() fields.Set {
 	s := make(fields.Set, f.Len())
-	for i := 0; i < len(f.kv); i += 2 {
-		s[f.kv[i]] = f.kv[i+1]
+	for i := range f.Len() {
+		s[f.names.sorted[i]] = f.value(i)
 	}
 	return s
 }

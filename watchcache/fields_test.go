@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"maps"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -50,5 +51,26 @@ func TestElementMatchesAsPredicate(t *testing.T) {
 				t.Fatalf("field %q label %q: Matches %v, MatchesObjectAttributes %v", fs, ls, got, want)
 			}
 		}
+	}
+}
+
+// TestFieldsLongValuesAndSharedNames: values longer than one length byte
+// (and empty ones) read back exactly, and sets with the same names share
+// one name list.
+func TestFieldsLongValuesAndSharedNames(t *testing.T) {
+	long := strings.Repeat("v", 300)
+	a := NewFields(fields.Set{"a": long, "b": "", "c": "x"})
+	b := NewFields(fields.Set{"c": "y", "a": "1", "b": "2"})
+	if v, _ := a.Lookup("a"); v != long {
+		t.Fatalf("long value read back with %d bytes", len(v))
+	}
+	if v, ok := a.Lookup("b"); v != "" || !ok {
+		t.Fatalf("empty value: %q %v", v, ok)
+	}
+	if v, _ := a.Lookup("c"); v != "x" {
+		t.Fatalf("value after a long one: %q", v)
+	}
+	if a.names != b.names {
+		t.Fatal("equal name sets are not shared")
 	}
 }

@@ -3,6 +3,8 @@ package watchcache
 import (
 	"strings"
 
+	"k8s.io/apimachinery/pkg/fields"
+
 	"github.com/google/btree"
 )
 
@@ -51,7 +53,7 @@ func (d indexDef) pivot(value, key string) *Element {
 	if d.label {
 		return &Element{Key: key, Labels: map[string]string{d.attr: value}}
 	}
-	return &Element{Key: key, Fields: Fields{kv: []string{d.attr, value}}}
+	return &Element{Key: key, Fields: NewFields(fields.Set{d.attr: value})}
 }
 
 // state is the set of current objects: a B-tree by key plus one B-tree per

@@ -30,6 +30,7 @@ import (
 	"github.com/listwatch/listwatch/k8scompat"
 	lwstorage "github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
+	"github.com/listwatch/listwatch/watchcache"
 )
 
 var (
@@ -85,10 +86,18 @@ func newListwatchEtcd3(b *testing.B, srv *embedtest.Server) k8sstorage.Interface
 	return adapter(b, lwStore(b, srv))
 }
 
+// lwEncoded reports whether listwatch's cacher keeps its objects encoded
+// (cacher.Config.Codec), asked for with K8SBENCH_LW_ENCODED=1.
+func lwEncoded() bool { return envString("K8SBENCH_LW_ENCODED", "") == "1" }
+
 func newListwatchCacher(b *testing.B, srv *embedtest.Server) k8sstorage.Interface {
-	c, err := cacher.New(cacher.Config{Storage: lwStore(b, srv), ResourcePrefix: "/pods",
+	cfg := cacher.Config{Storage: lwStore(b, srv), ResourcePrefix: "/pods",
 		NewFunc: newPod, NewListFunc: newPodList, GetAttrs: podAttrs,
-		IndexFields: []string{"spec.nodeName", "metadata.namespace"}})
+		IndexFields: []string{"spec.nodeName", "metadata.namespace"}}
+	if lwEncoded() {
+		cfg.Codec = watchcache.RuntimeCodec{Codec: codec, New: newPod}
+	}
+	c, err := cacher.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
