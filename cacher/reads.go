@@ -84,11 +84,54 @@ func setZero(dst runtime.Object) error {
 // are served from memory; the rest, and everything while the cache is not
 // ready, are served by the storage.
 func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
+	prefix, res, err := c.listCached(ctx, key, opts)
+	if errors.Is(err, errDelegate) {
+		return c.listFromStorage(ctx, key, opts, listObj)
+	}
+	if err != nil {
 		return err
 	}
+	return c.fillList(listObj, prefix, opts, res)
+}
+
+// GetListEncoded is GetList for callers that can use the cache's encodings
+// as they are, such as an HTTP server writing the format of Config.Codec:
+// the items are the cached encodings (which callers must not modify), with
+// no decoding. It reports false, having done nothing, when the cache keeps
+// decoded objects or the storage must answer the list; the caller then
+// calls GetList.
+func (c *Cacher) GetListEncoded(ctx context.Context, key string, opts storage.ListOptions) (storage.EncodedList, bool, error) {
+	if c.cfg.Codec == nil {
+		return storage.EncodedList{}, false, nil
+	}
+	prefix, res, err := c.listCached(ctx, key, opts)
+	if errors.Is(err, errDelegate) {
+		return storage.EncodedList{}, false, nil
+	}
+	if err != nil {
+		return storage.EncodedList{}, true, err
+	}
+	out := storage.EncodedList{Items: make([][]byte, len(res.Items)), ResourceVersion: res.RV}
+	for i, el := range res.Items {
+		out.Items[i], _ = el.Encoded()
+	}
+	out.Continue, out.RemainingItemCount, err = c.listMeta(prefix, opts, res)
+	return out, true, err
+}
+
+// Codec returns the codec the cache keeps its objects in (Config.Codec),
+// nil when it keeps them decoded.
+func (c *Cacher) Codec() watchcache.Codec { return c.cfg.Codec }
+
+// listCached serves a list from the cache; errDelegate means the storage
+// must answer it (the cache is not ready or trusted, no longer holds the
+// RV, or a consistent read timed out).
+func (c *Cacher) listCached(ctx context.Context, key string, opts storage.ListOptions) (string, watchcache.ListResult, error) {
+	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
+		return "", watchcache.ListResult{}, err
+	}
 	if opts.Predicate.Limit < 0 {
-		return storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
+		return "", watchcache.ListResult{}, storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
 	}
 	prefix := key
 	if opts.Recursive {
@@ -96,20 +139,16 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptio
 	}
 	plan, err := c.planList(prefix, opts)
 	if err != nil {
-		return err
+		return "", watchcache.ListResult{}, err
 	}
 	if !c.trusted() || c.waitReady(ctx) != nil {
-		return c.listFromStorage(ctx, key, opts, listObj)
+		return "", watchcache.ListResult{}, errDelegate
 	}
 	res, err := c.listFromCache(ctx, plan, c.cacheQuery(prefix, opts, plan))
-	if errors.Is(err, errDelegate) {
-		return c.listFromStorage(ctx, key, opts, listObj)
+	if err == nil {
+		c.cfg.Metrics.ListServed("cache")
 	}
-	if err != nil {
-		return err
-	}
-	c.cfg.Metrics.ListServed("cache")
-	return c.fillList(listObj, prefix, opts, res)
+	return prefix, res, err
 }
 
 var errDelegate = errors.New("cacher: delegate to storage")
@@ -175,16 +214,24 @@ func (c *Cacher) fillList(listObj runtime.Object, prefix string, opts storage.Li
 	if err := setItems(listObj, res.Items); err != nil {
 		return err
 	}
+	next, remaining, err := c.listMeta(prefix, opts, res)
+	if err != nil {
+		return err
+	}
+	return c.cfg.Versioner.UpdateList(listObj, res.RV, next, remaining)
+}
+
+// listMeta returns a cache page's continue token and remaining item count.
+func (c *Cacher) listMeta(prefix string, opts storage.ListOptions, res watchcache.ListResult) (string, *int64, error) {
 	if !res.More || !opts.Recursive {
-		return c.cfg.Versioner.UpdateList(listObj, res.RV, "", nil)
+		return "", nil, nil
 	}
 	next, err := storage.EncodeContinue(res.NextKey, prefix, int64(res.RV))
 	if err != nil {
-		return fmt.Errorf("cacher: encoding continue token: %w", err)
+		return "", nil, fmt.Errorf("cacher: encoding continue token: %w", err)
 	}
-	var remaining *int64
 	if opts.Predicate.Empty() {
-		remaining = &res.Remaining
+		return next, &res.Remaining, nil
 	}
-	return c.cfg.Versioner.UpdateList(listObj, res.RV, next, remaining)
+	return next, nil, nil
 }

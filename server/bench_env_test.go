@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,9 +45,20 @@ type benchEnv struct {
 	ts     *httptest.Server
 	client *http.Client
 	stop   func()
+	// cacheHeap is the live heap the cacher added while it loaded.
+	cacheHeap int64
 }
 
-func newBenchEnv(b *testing.B, n int) *benchEnv {
+// liveHeap returns the heap in use after two garbage collections.
+func liveHeap() int64 {
+	goruntime.GC()
+	goruntime.GC()
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+func newBenchEnv(b *testing.B, n int, mods ...func(*cacher.Config)) *benchEnv {
 	b.Helper()
 	ctx := context.Background()
 	prefix := embedtest.Prefix(b)
@@ -59,8 +71,13 @@ func newBenchEnv(b *testing.B, n int) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := cacher.New(cacher.Config{Storage: st, ResourcePrefix: "/widgets",
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList, GetAttrs: testapi.GetAttrs})
+	cc := cacher.Config{Storage: st, ResourcePrefix: "/widgets",
+		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList, GetAttrs: testapi.GetAttrs}
+	for _, m := range mods {
+		m(&cc)
+	}
+	before := liveHeap()
+	c, err := cacher.New(cc)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,6 +92,7 @@ func newBenchEnv(b *testing.B, n int) *benchEnv {
 	if err := c.WaitReady(wctx); err != nil {
 		b.Fatal(err)
 	}
+	cacheHeap := liveHeap() - before
 	cached := widgets(c)
 	raw := widgets(st)
 	raw.Plural = "rawwidgets"
@@ -83,7 +101,7 @@ func newBenchEnv(b *testing.B, n int) *benchEnv {
 		b.Fatal(err)
 	}
 	e := &benchEnv{store: st, cache: c, srv: srv, ts: httptest.NewServer(srv),
-		client: newBenchClient()}
+		client: newBenchClient(), cacheHeap: cacheHeap}
 	e.stop = func() {
 		srv.Close()
 		e.ts.Close()

@@ -15,27 +15,42 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/storage"
 )
 
 // BenchmarkHTTPList measures a whole LIST response of N workload objects
 // over HTTP (JSON): from the cache (RV "0"), consistent from the cache
-// (RV ""), and straight from etcd. N is 10,000; LISTWATCH_BENCH_N (e.g.
-// "10000,50000") sets it. The reported MB/s is response bytes per second.
+// (RV ""), paged by 500 from the cache, and straight from etcd; with a
+// cache of decoded objects (Cache=decoded) and one keeping the served JSON
+// (Cache=encoded, CacheCodec: lists copy the cached bytes). N is 10,000;
+// LISTWATCH_BENCH_N (e.g. "10000,50000") sets it. The reported MB/s is
+// response bytes per second; heap-B/obj is the cache's heap per object
+// (the heap after it is ready, minus the heap before, after GC).
 //
 //	go test -run '^$' -bench HTTPList -benchmem ./server
 func BenchmarkHTTPList(b *testing.B) {
 	for _, n := range envInts(b, "LISTWATCH_BENCH_N", 10000) {
-		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			env := newBenchEnv(b, n)
-			for _, c := range []struct{ name, path string }{
-				{"cache-rv0", "/namespaces/bench/widgets?resourceVersion=0"},
-				{"cache-consistent", "/namespaces/bench/widgets"},
-				{"etcd", "/namespaces/bench/rawwidgets"},
-			} {
-				b.Run(c.name, func(b *testing.B) { benchList(b, env, c.path, n) })
-			}
-		})
+		for _, mode := range []string{"decoded", "encoded"} {
+			b.Run(fmt.Sprintf("N=%d/Cache=%s", n, mode), func(b *testing.B) {
+				var mods []func(*cacher.Config)
+				if mode == "encoded" {
+					mods = append(mods, func(cc *cacher.Config) { cc.Codec = CacheCodec(widgets(nil)) })
+				}
+				env := newBenchEnv(b, n, mods...)
+				for _, c := range []struct{ name, path string }{
+					{"cache-rv0", "/namespaces/bench/widgets?resourceVersion=0"},
+					{"cache-consistent", "/namespaces/bench/widgets"},
+					{"cache-paged500", "/namespaces/bench/widgets?limit=500"},
+					{"etcd", "/namespaces/bench/rawwidgets"},
+				} {
+					b.Run(c.name, func(b *testing.B) {
+						benchList(b, env, c.path, n)
+						b.ReportMetric(float64(env.cacheHeap)/float64(n), "heap-B/obj")
+					})
+				}
+			})
+		}
 	}
 }
 

@@ -29,11 +29,15 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 		s.writeError(w, req, err)
 		return
 	}
-	list := &unstructured.UnstructuredList{}
 	opts := storage.ListOptions{
 		ResourceVersion: p.rv, ResourceVersionMatch: p.rvMatch,
 		Predicate: p.predicate(t.res), Recursive: true,
 	}
+	table := wantsTable(req.Header.Values("Accept"))
+	if !table && s.serveEncodedList(w, req, t, p, opts) {
+		return
+	}
+	list := &unstructured.UnstructuredList{}
 	if err := t.res.Storage.GetList(req.Context(), t.collectionKey(), opts, list); err != nil {
 		s.writeError(w, req, err)
 		return
@@ -47,7 +51,7 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 		}
 		md["shardInfo"] = map[string]any{"selector": p.shardExpr}
 	}
-	if wantsTable(req.Header.Values("Accept")) {
+	if table {
 		md, _ := list.Object["metadata"].(map[string]any)
 		if md == nil {
 			md = map[string]any{}
@@ -66,7 +70,15 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 // connection is then aborted so the client sees a truncated response,
 // never a well-formed short list.
 func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r *resource, list *unstructured.UnstructuredList) {
-	meta, err := appendJSON(nil, list.Object["metadata"])
+	s.streamList(w, req, r, list.Object["metadata"], len(list.Items), func(b []byte, i int) ([]byte, error) {
+		return appendObject(b, &list.Items[i], r)
+	})
+}
+
+// streamList writes a list of n items whose metadata is meta (an
+// unstructured value) and whose i-th item item appends to b.
+func (s *Server) streamList(w http.ResponseWriter, req *http.Request, r *resource, metadata any, n int, item func(b []byte, i int) ([]byte, error)) {
+	meta, err := appendJSON(nil, metadata)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -75,8 +87,8 @@ func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r *resource
 		meta = []byte("{}")
 	}
 	var first []byte
-	if len(list.Items) > 0 {
-		if first, err = appendObject(nil, &list.Items[0], r); err != nil {
+	if n > 0 {
+		if first, err = item(nil, 0); err != nil {
 			s.writeError(w, req, err)
 			return
 		}
@@ -96,9 +108,9 @@ func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r *resource
 	bw.Write(meta)
 	bw.WriteString(`,"items":[`)
 	scratch := first
-	for i := range list.Items {
+	for i := range n {
 		if i > 0 {
-			if scratch, err = appendObject(scratch[:0], &list.Items[i], r); err != nil {
+			if scratch, err = item(scratch[:0], i); err != nil {
 				s.log.Error("list item cannot be encoded; aborting response", "err", err)
 				panic(http.ErrAbortHandler)
 			}

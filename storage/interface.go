@@ -180,3 +180,17 @@ type Stats struct {
 	// ObjectCount is the number of keys under the store's prefix.
 	ObjectCount int64
 }
+
+// EncodedList is a list whose items are encodings, in the format of the
+// store that produced it (see cacher.Cacher.GetListEncoded).
+type EncodedList struct {
+	// Items are the encoded objects, in key order; read-only.
+	Items [][]byte
+	// ResourceVersion is the RV the list was read at.
+	ResourceVersion uint64
+	// Continue is the token of the next page; "" on the last page.
+	Continue string
+	// RemainingItemCount is the number of items after this page, when
+	// known (lists without a selector).
+	RemainingItemCount *int64
+}

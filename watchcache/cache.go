@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -89,7 +90,10 @@ func (c *Cache) element(obj runtime.Object) (*Element, error) {
 		return nil, fmt.Errorf("watchcache: resourceVersion of %q: %w", key, err)
 	}
 	if c.dec != nil {
-		return c.dec.element(key, obj, rv, l, f)
+		// The element keeps the label set, not the object: share the set
+		// itself (GetAttrs may build a new one per call, as for
+		// Unstructured objects, which intern leaves alone).
+		return c.dec.element(key, obj, rv, labels.Set(c.labels.share(l)), f)
 	}
 	return NewElement(key, obj, rv, l, NewFields(f)), nil
 }

@@ -1,6 +1,7 @@
 package watchcache
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -43,17 +44,33 @@ func (in *labelInterner) intern(obj runtime.Object) {
 	if len(l) == 0 {
 		return
 	}
+	if shared := in.share(l); !sameMap(shared, l) {
+		acc.SetLabels(shared)
+	}
+}
+
+// share returns the shared map equal to l, recording l as that map when
+// there is none yet.
+func (in *labelInterner) share(l map[string]string) map[string]string {
+	if len(l) == 0 {
+		return l
+	}
 	id := labelSetID(l)
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if shared, ok := in.sets[id]; ok {
-		acc.SetLabels(shared)
-		return
+		return shared
 	}
 	if in.sets == nil || len(in.sets) >= maxInternedLabelSets {
 		in.sets = make(map[string]map[string]string)
 	}
 	in.sets[id] = l
+	return l
+}
+
+// sameMap reports whether a and b are the same map (not merely equal).
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // internNames makes obj's namespace, apiVersion and kind, which most

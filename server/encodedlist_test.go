@@ -1,0 +1,63 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// TestCacherEncodedListsAsDecoded: a cacher keeping the server's JSON
+// (CacheCodec) answers lists with its cached bytes, and every list reads
+// byte for byte as it does from a cacher of decoded objects over the same
+// store: selectors, pages and continue tokens, RV 0 and exact RVs.
+func TestCacherEncodedListsAsDecoded(t *testing.T) {
+	f, enc := newCacherFixtureWith(t, cacher.Config{Codec: CacheCodec(widgets(nil))})
+	dec, err := cacher.New(cacher.Config{Storage: f.widgets, ResourcePrefix: "/widgets", GetAttrs: testapi.GetAttrs,
+		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); _ = dec.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-ran })
+	require.NoError(t, dec.WaitReady(testCtx(t)))
+	g := newFixture(t, func(cfg *Config) { cfg.Resources[0].Storage = dec })
+
+	var rv string
+	for i := range 7 {
+		rv = f.create("ns1", fmt.Sprintf("w%d", i), map[string]string{"app": fmt.Sprintf("a%d", i%2)}, fmt.Sprintf("node-%d", i%3)).GetResourceVersion()
+	}
+	f.create("ns2", "x", map[string]string{"app": "a0"}, "node-0")
+	base := apiBase + "/namespaces/ns1/widgets"
+	// Consistent lists wait until both caches hold every write.
+	f.do(http.MethodGet, base, "", nil)
+	g.do(http.MethodGet, base, "", nil)
+
+	page := f.do(http.MethodGet, base+"?limit=3", "", nil).list(t)
+	require.NotEmpty(t, page.GetContinue())
+	for _, q := range []string{"", "?resourceVersion=0", "?limit=3", "?limit=3&continue=" + url.QueryEscape(page.GetContinue()),
+		"?labelSelector=app%3Da1", "?fieldSelector=spec.nodeName%3Dnode-2", "?limit=2&labelSelector=app%3Da0",
+		"?resourceVersion=" + rv + "&resourceVersionMatch=Exact", "?resourceVersion=" + rv + "&resourceVersionMatch=NotOlderThan"} {
+		a, b := f.do(http.MethodGet, base+q, "", nil), g.do(http.MethodGet, base+q, "", nil)
+		require.Equal(t, http.StatusOK, a.code, "%s: %s", q, a.body)
+		require.Equal(t, string(b.body), string(a.body), q)
+		require.Equal(t, b.header.Get("Content-Type"), a.header.Get("Content-Type"), q)
+	}
+	all := apiBase + "/widgets"
+	require.Equal(t, string(g.do(http.MethodGet, all, "", nil).body), string(f.do(http.MethodGet, all, "", nil).body))
+
+	// The lists above took the encoded path: the cacher hands out its bytes.
+	list, ok, err := enc.GetListEncoded(testCtx(t), "/widgets/ns1", storage.ListOptions{Recursive: true, Predicate: storage.Everything})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Len(t, list.Items, 7)
+	_, ok, _ = dec.GetListEncoded(testCtx(t), "/widgets/ns1", storage.ListOptions{Recursive: true, Predicate: storage.Everything})
+	require.False(t, ok, "a cacher of decoded objects has no encodings to hand out")
+}
