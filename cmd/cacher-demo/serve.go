@@ -15,6 +15,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	endpoints := fs.String("etcd-endpoints", "", "comma-separated URLs of an existing etcd cluster (no embedded etcd)")
 	fs.StringVar(endpoints, "etcd-servers", "", "the same as --etcd-endpoints (kube-apiserver's name)")
 	clientURL := fs.String("etcd-client-url", "", "client URL of the embedded etcd (default: a free loopback port)")
+	encoded := fs.Bool("cache-encoded", true, "keep cached widgets as the JSON the server writes: lists copy it (no encoding per item), memory about the JSON size; false keeps decoded objects")
 	var sec secureFlags
 	sec.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -31,7 +32,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if etcdTLS != nil && *endpoints == "" {
 		return fmt.Errorf("%w: --etcd-cafile, --etcd-certfile and --etcd-keyfile go with --etcd-endpoints", errUsage)
 	}
-	cfg := stackConfig{listen: *listen, dataDir: *dataDir, etcdClientURL: *clientURL, serverOptions: options, etcdTLS: etcdTLS}
+	cfg := stackConfig{listen: *listen, dataDir: *dataDir, etcdClientURL: *clientURL, serverOptions: options, etcdTLS: etcdTLS,
+		cacheEncoded: *encoded}
 	if *endpoints != "" {
 		if *dataDir != "" || *clientURL != "" {
 			return fmt.Errorf("%w: --etcd-endpoints excludes --data-dir and --etcd-client-url", errUsage)

@@ -50,6 +50,9 @@ type stackConfig struct {
 	listen string
 	// bookmarkInterval and historyMax tune the cacher (0 = its defaults).
 	bookmarkInterval time.Duration
+	// cacheEncoded makes the cacher keep each widget as the JSON the HTTP
+	// server writes (server.CacheCodec): HTTP lists copy the cached bytes.
+	cacheEncoded bool
 	// serverOptions, when set, adjusts the HTTP server's configuration
 	// (TLS, authentication, authorization).
 	serverOptions func(*server.Config)
@@ -141,13 +144,17 @@ func (s *stack) startCacher(ctx context.Context, cfg stackConfig) error {
 		}
 		s.cacherMetrics = m
 	}
-	c, err := cacher.New(cacher.Config{
+	cc := cacher.Config{
 		Metrics: s.cacherMetrics,
 		Storage: s.counted, ResourcePrefix: keyRoot,
 		NewFunc:          func() runtime.Object { return &unstructured.Unstructured{} },
 		NewListFunc:      func() runtime.Object { return &unstructured.UnstructuredList{} },
 		BookmarkInterval: cfg.bookmarkInterval,
-	})
+	}
+	if cfg.cacheEncoded {
+		cc.Codec = server.CacheCodec(widgetResource(nil))
+	}
+	c, err := cacher.New(cc)
 	if err != nil {
 		return err
 	}
@@ -179,15 +186,20 @@ func (s *stack) stopCacher() error {
 	return err
 }
 
-func (s *stack) startHTTP(addr string, options func(*server.Config)) error {
-	cfg := server.Config{Resources: []server.Resource{{
+// widgetResource is the widgets resource the HTTP server serves from st.
+func widgetResource(st storage.Interface) server.Resource {
+	return server.Resource{
 		Group: group, Version: version, Plural: plural, Kind: kind, Namespaced: true,
-		Storage: s.cacher, KeyRoot: keyRoot, Schema: testapi.WidgetSchema(),
+		Storage: st, KeyRoot: keyRoot, Schema: testapi.WidgetSchema(),
 		PrinterColumns: []server.PrinterColumn{
 			{Name: "Size", Type: "integer", JSONPath: ".spec.replicas", Description: "Replicas wanted."},
 			{Name: "Color", Type: "string", JSONPath: ".spec.color", Priority: 1},
 		},
-	}}, Metrics: s.metrics}
+	}
+}
+
+func (s *stack) startHTTP(addr string, options func(*server.Config)) error {
+	cfg := server.Config{Resources: []server.Resource{widgetResource(s.cacher)}, Metrics: s.metrics}
 	if options != nil {
 		options(&cfg)
 	}
