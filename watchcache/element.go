@@ -14,7 +14,8 @@ import (
 )
 
 // Element is one object of the current state with the attributes used to
-// filter it. Elements are immutable once stored.
+// filter it. Elements are immutable once stored, but for the weak pointer
+// to their decoded object described below.
 //
 // A cache without a Codec keeps each element's decoded object. A cache
 // with one keeps its encoding instead, and a weak pointer to the newest

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -118,5 +119,13 @@ func TestEncodeFailureChangesNothing(t *testing.T) {
 	el, _, ok, err := c.Get("/widgets/ns/a")
 	if err != nil || !ok || el.RV != 7 {
 		t.Fatalf("Get: %v %v %v", el, ok, err)
+	}
+}
+
+// TestElementSize guards the element's size class: 96 bytes, the class an
+// encoded element's memory budget is counted with.
+func TestElementSize(t *testing.T) {
+	if n := unsafe.Sizeof(Element{}); n > 96 {
+		t.Fatalf("Element is %d bytes, want at most 96", n)
 	}
 }
