@@ -137,5 +137,7 @@ func newWidgetList() runtime.Object { return testapi.NewWidgetList() }
 // keepEncoded makes a cacher keep its objects encoded by codec.
 // It runs after the mods that set NewFunc.
 func keepEncoded(codec runtime.Codec) func(*cacher.Config) {
-	return func(cfg *cacher.Config) { cfg.Codec = watchcache.RuntimeCodec{Codec: codec, New: cfg.NewFunc} }
+	return func(cfg *cacher.Config) {
+		cfg.Codec = watchcache.RuntimeCodec{Codec: codec, New: cfg.NewFunc, Versioner: storage.APIObjectVersioner{}}
+	}
 }

@@ -33,8 +33,9 @@ func (c *cacheCodec) Encode(obj runtime.Object) ([]byte, error) {
 	return appendObject(nil, u, c.res)
 }
 
-// Decode returns a new unstructured object decoded from data.
-func (c *cacheCodec) Decode(data []byte) (runtime.Object, error) {
+// Decode returns a new unstructured object decoded from data, which
+// carries its resourceVersion.
+func (c *cacheCodec) Decode(data []byte, _ uint64) (runtime.Object, error) {
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(data); err != nil {
 		return nil, err

@@ -70,7 +70,7 @@ func (e *Element) Object() (runtime.Object, error) {
 			return dec.rebuild(p), nil
 		}
 	}
-	obj, err := dec.codec.Decode(unsafe.Slice(unsafe.StringData(e.raw), len(e.raw)))
+	obj, err := dec.codec.Decode(unsafe.Slice(unsafe.StringData(e.raw), len(e.raw)), e.RV)
 	if err != nil {
 		return nil, fmt.Errorf("watchcache: decoding %q: %w", e.Key, err)
 	}
@@ -92,8 +92,9 @@ type Codec interface {
 	// object, before anything else can read the object.
 	Encode(obj runtime.Object) ([]byte, error)
 	// Decode returns a new object decoded from data, equal to the object
-	// data was encoded from (resourceVersion included).
-	Decode(data []byte) (runtime.Object, error)
+	// data was encoded from, with rv as its resourceVersion (a codec whose
+	// encodings leave the resourceVersion out sets it from rv).
+	Decode(data []byte, rv uint64) (runtime.Object, error)
 }
 
 // decoder is a cache's Codec with what it needs to turn a weak pointer

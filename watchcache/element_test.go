@@ -25,7 +25,7 @@ func (c *widgetCodec) Encode(obj k8sruntime.Object) ([]byte, error) {
 	return k8sruntime.Encode(testapi.Codec, obj)
 }
 
-func (c *widgetCodec) Decode(data []byte) (k8sruntime.Object, error) {
+func (c *widgetCodec) Decode(data []byte, _ uint64) (k8sruntime.Object, error) {
 	c.decodes++
 	obj, _, err := testapi.Codec.Decode(data, nil, &testapi.Widget{})
 	return obj, err

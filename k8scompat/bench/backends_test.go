@@ -95,7 +95,7 @@ func newListwatchCacher(b *testing.B, srv *embedtest.Server) k8sstorage.Interfac
 		NewFunc: newPod, NewListFunc: newPodList, GetAttrs: podAttrs,
 		IndexFields: []string{"spec.nodeName", "metadata.namespace"}}
 	if lwEncoded() {
-		cfg.Codec = watchcache.RuntimeCodec{Codec: codec, New: newPod}
+		cfg.Codec = watchcache.RuntimeCodec{Codec: codec, New: newPod, Versioner: lwstorage.APIObjectVersioner{}}
 	}
 	c, err := cacher.New(cfg)
 	if err != nil {
