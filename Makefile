@@ -26,10 +26,11 @@ test: vet
 .PHONY: test-k8scompat bench-k8s bench-peer bench-scale bench-scale-http
 SCALE_OBJECTS  ?= 1000000
 SCALE_WATCHERS ?= 100000
+SCALE_ENCODED  ?= false
 
-## bench-scale: a cacher over SCALE_OBJECTS objects of ~1 KiB with SCALE_WATCHERS idle watchers: priming and load time, heap per object and per watcher, one event's latency
+## bench-scale: a cacher over SCALE_OBJECTS objects of ~1 KiB with SCALE_WATCHERS idle watchers (SCALE_ENCODED=true: objects kept encoded): priming and load time, heap per object and per watcher, one event's latency
 bench-scale:
-	$(GO) test -run '^$$' -bench 'Scale$$' -benchtime 1x -timeout 60m ./bench -args -scale.objects=$(SCALE_OBJECTS) -scale.watchers=$(SCALE_WATCHERS)
+	$(GO) test -run '^$$' -bench 'Scale$$' -benchtime 1x -timeout 60m ./bench -args -scale.objects=$(SCALE_OBJECTS) -scale.watchers=$(SCALE_WATCHERS) -scale.encoded=$(SCALE_ENCODED)
 
 SCALE_HTTP_OBJECTS  ?= 10000
 SCALE_HTTP_WATCHERS ?= 18000

@@ -18,16 +18,19 @@ import (
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
+	"github.com/listwatch/listwatch/watchcache"
 )
 
 var (
 	scaleObjects  = flag.Int("scale.objects", 1000000, "BenchmarkScale: objects of about 1 KiB to prime")
 	scaleWatchers = flag.Int("scale.watchers", 100000, "BenchmarkScale: idle in-process watchers to open")
+	scaleEncoded  = flag.Bool("scale.encoded", false, "BenchmarkScale: the cacher keeps its objects encoded (cacher.Config.Codec)")
 )
 
 // BenchmarkScale is SCALE (make bench-scale): a cacher over
 // -scale.objects objects of about 1 KiB on an etcd of its own, with
-// -scale.watchers idle watchers (each on one key of its own). It reports the
+// -scale.watchers idle watchers (each on one key of its own), keeping its
+// objects decoded or, with -scale.encoded, encoded. It reports the
 // priming time (etcd writes) and the cacher's load time, the live heap per
 // cached object and per watcher (once idle watchers parked), goroutine
 // stack bytes and goroutines per watcher, and the latency of
@@ -35,7 +38,7 @@ var (
 // registered (dispatch visits only that one).
 func BenchmarkScale(b *testing.B) {
 	n, w := *scaleObjects, *scaleWatchers
-	b.Run(fmt.Sprintf("objects=%d/watchers=%d", n, w), func(b *testing.B) {
+	b.Run(fmt.Sprintf("objects=%d/watchers=%d/encoded=%v", n, w, *scaleEncoded), func(b *testing.B) {
 		srv := embedtest.Start(b, embedtest.Options{QuotaBackendBytes: 16 << 30})
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
@@ -50,8 +53,12 @@ func BenchmarkScale(b *testing.B) {
 		defer store.Close()
 		before := liveHeap()
 		start = time.Now()
-		c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
-			NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs})
+		cc := cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
+			NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs}
+		if *scaleEncoded {
+			cc.Codec = watchcache.RuntimeCodec{Codec: testapi.Codec, New: testapi.NewWidget, Versioner: storage.APIObjectVersioner{}}
+		}
+		c, err := cacher.New(cc)
 		if err != nil {
 			b.Fatal(err)
 		}
