@@ -74,8 +74,9 @@ func New(cfg Config) (*Cache, error) {
 	return c, nil
 }
 
-// element builds the Element of obj.
-func (c *Cache) element(obj runtime.Object) (*Element, error) {
+// element builds the Element of obj. With a Codec, hot says whether the
+// element keeps a weak pointer to obj (see decoder.element).
+func (c *Cache) element(obj runtime.Object, hot bool) (*Element, error) {
 	key, err := c.cfg.KeyFunc(obj)
 	if err != nil {
 		return nil, fmt.Errorf("watchcache: key of %T: %w", obj, err)
@@ -93,7 +94,7 @@ func (c *Cache) element(obj runtime.Object) (*Element, error) {
 		// The element keeps the label set, not the object: share the set
 		// itself (GetAttrs may build a new one per call, as for
 		// Unstructured objects, which intern leaves alone).
-		return c.dec.element(key, obj, rv, labels.Set(c.labels.share(l)), f)
+		return c.dec.element(key, obj, rv, labels.Set(c.labels.share(l)), f, hot)
 	}
 	return NewElement(key, obj, rv, l, NewFields(f)), nil
 }
@@ -103,7 +104,12 @@ func (c *Cache) element(obj runtime.Object) (*Element, error) {
 func (c *Cache) Replace(objs []runtime.Object, rv uint64) error {
 	st := newState(c.defs)
 	for _, o := range objs {
-		el, err := c.element(o)
+		// Listed objects are often items of one list's slice, a single
+		// allocation: weak pointers into it are costly (the runtime
+		// keeps one record per pointer in the allocation's span, in a
+		// sorted list) and would not free anything before the whole list
+		// is garbage. Their elements decode on first read instead.
+		el, err := c.element(o, false)
 		if err != nil {
 			return err
 		}
@@ -135,7 +141,7 @@ func (c *Cache) Invalidate() {
 // the same key again at the newest RV (a watch resumed in the middle of a
 // revision).
 func (c *Cache) Apply(typ watch.EventType, obj runtime.Object, rv uint64) (*Event, error) {
-	el, err := c.element(obj)
+	el, err := c.element(obj, true)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,8 @@ import (
 //
 // A cache without a Codec keeps each element's decoded object. A cache
 // with one keeps its encoding instead, and a weak pointer to the newest
-// decoded object (at first the object the cache was given): Object returns
+// decoded object (at first, for an element from a watch event, the object
+// the cache was given; elements from a list have none until read): Object returns
 // that object while anything else still references it, and otherwise
 // decodes a new one and points at it. Readers at the same time share one
 // object; an element nobody reads costs its encoding only. Its key and
@@ -106,11 +107,14 @@ type decoder struct {
 	typ atomic.Pointer[reflect.Type]
 }
 
-// element builds the element of obj for a cache with a Codec. The
+// element builds the element of obj for a cache with a Codec; with hot,
+// the element points weakly at obj, which must then be an allocation of
+// its own (as a decoded watch event's object is), not an item of a list's
+// slice. The
 // encoding, the key and the field values share one allocation when the
 // allocator's size classes make that no larger than three; the encoding is
 // copied to an allocation of its own size either way.
-func (d *decoder) element(key string, obj runtime.Object, rv uint64, l labels.Set, f fields.Set) (*Element, error) {
+func (d *decoder) element(key string, obj runtime.Object, rv uint64, l labels.Set, f fields.Set, hot bool) (*Element, error) {
 	enc, err := d.codec.Encode(obj)
 	if err != nil {
 		return nil, fmt.Errorf("watchcache: encoding %q: %w", key, err)
@@ -131,7 +135,9 @@ func (d *decoder) element(key string, obj runtime.Object, rv uint64, l labels.Se
 		vals := names.appendValues(make([]byte, 0, nVals), f)
 		el.Fields = Fields{names: names, vals: bytesString(vals)}
 	}
-	el.pointAt(d, obj)
+	if hot {
+		el.pointAt(d, obj)
+	}
 	return el, nil
 }
 
