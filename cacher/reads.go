@@ -84,14 +84,19 @@ func setZero(dst runtime.Object) error {
 // are served from memory; the rest, and everything while the cache is not
 // ready, are served by the storage.
 func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	prefix, res, err := c.listCached(ctx, key, opts)
+	prefix := key
+	if opts.Recursive {
+		prefix = recursivePrefix(key)
+	}
+	fill := func(res watchcache.ListResult) error { return c.fillList(listObj, prefix, opts, res) }
+	res, filled, err := c.listCached(ctx, key, opts, fill)
 	if errors.Is(err, errDelegate) {
 		return c.listFromStorage(ctx, key, opts, listObj)
 	}
-	if err != nil {
+	if err != nil || filled {
 		return err
 	}
-	return c.fillList(listObj, prefix, opts, res)
+	return fill(res)
 }
 
 // GetListEncoded is GetList for callers that can use the cache's encodings
@@ -104,7 +109,7 @@ func (c *Cacher) GetListEncoded(ctx context.Context, key string, opts storage.Li
 	if c.cfg.Codec == nil {
 		return storage.EncodedList{}, false, nil
 	}
-	prefix, res, err := c.listCached(ctx, key, opts)
+	res, _, err := c.listCached(ctx, key, opts, nil)
 	if errors.Is(err, errDelegate) {
 		return storage.EncodedList{}, false, nil
 	}
@@ -114,6 +119,10 @@ func (c *Cacher) GetListEncoded(ctx context.Context, key string, opts storage.Li
 	out := storage.EncodedList{Items: make([][]byte, len(res.Items)), ResourceVersion: res.RV}
 	for i, el := range res.Items {
 		out.Items[i], _ = el.Encoded()
+	}
+	prefix := key
+	if opts.Recursive {
+		prefix = recursivePrefix(key)
 	}
 	out.Continue, out.RemainingItemCount, err = c.listMeta(prefix, opts, res)
 	return out, true, err
@@ -125,13 +134,16 @@ func (c *Cacher) Codec() watchcache.Codec { return c.cfg.Codec }
 
 // listCached serves a list from the cache; errDelegate means the storage
 // must answer it (the cache is not ready or trusted, no longer holds the
-// RV, or a consistent read timed out).
-func (c *Cacher) listCached(ctx context.Context, key string, opts storage.ListOptions) (string, watchcache.ListResult, error) {
+// RV, or a consistent read timed out). prefill, when set, is how the
+// caller turns the result into its answer; filled reports that it has
+// done so with the result returned (see listFromCache).
+func (c *Cacher) listCached(ctx context.Context, key string, opts storage.ListOptions,
+	prefill func(watchcache.ListResult) error) (res watchcache.ListResult, filled bool, err error) {
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
-		return "", watchcache.ListResult{}, err
+		return res, false, err
 	}
 	if opts.Predicate.Limit < 0 {
-		return "", watchcache.ListResult{}, storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
+		return res, false, storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
 	}
 	prefix := key
 	if opts.Recursive {
@@ -139,16 +151,16 @@ func (c *Cacher) listCached(ctx context.Context, key string, opts storage.ListOp
 	}
 	plan, err := c.planList(prefix, opts)
 	if err != nil {
-		return "", watchcache.ListResult{}, err
+		return res, false, err
 	}
 	if !c.trusted() || c.waitReady(ctx) != nil {
-		return "", watchcache.ListResult{}, errDelegate
+		return res, false, errDelegate
 	}
-	res, err := c.listFromCache(ctx, plan, c.cacheQuery(prefix, opts, plan))
+	res, filled, err = c.listFromCache(ctx, plan, c.cacheQuery(prefix, opts, plan), prefill)
 	if err == nil {
 		c.cfg.Metrics.ListServed("cache")
 	}
-	return prefix, res, err
+	return res, filled, err
 }
 
 var errDelegate = errors.New("cacher: delegate to storage")
@@ -159,42 +171,69 @@ func (c *Cacher) listFromStorage(ctx context.Context, key string, opts storage.L
 }
 
 // listFromCache reads the cache as plan says; errDelegate means the storage
-// must answer (the cache no longer holds the RV, or a consistent read timed out).
-func (c *Cacher) listFromCache(ctx context.Context, plan listPlan, q watchcache.ListOptions) (watchcache.ListResult, error) {
+// must answer (the cache no longer holds the RV, or a consistent read timed
+// out). A consistent read asks the storage for its current revision; with
+// prefill, it lists the cache and runs prefill meanwhile, and when the
+// cache already held that revision the prefilled answer stands (filled):
+// it holds every write finished before the request, and the etcd round
+// trip costs no time of its own.
+func (c *Cacher) listFromCache(ctx context.Context, plan listPlan, q watchcache.ListOptions,
+	prefill func(watchcache.ListResult) error) (watchcache.ListResult, bool, error) {
 	switch {
 	case plan.exact > 0:
 		if err := c.waitFresh(ctx, plan.exact, c.cfg.FreshWaitTimeout); err != nil {
-			return watchcache.ListResult{}, err
+			return watchcache.ListResult{}, false, err
 		}
 		if err := c.learnCompaction(ctx, plan.exact, true); err != nil {
-			return watchcache.ListResult{}, err
+			return watchcache.ListResult{}, false, err
 		}
 		res, err := c.cache.List(plan.exact, watchcache.Exact, q)
 		if errors.Is(err, storage.ErrGone) {
-			return res, errDelegate
+			return res, false, errDelegate
 		}
-		return res, err
+		return res, false, err
 	case plan.consistent:
-		cur, err := c.store.GetCurrentResourceVersion(ctx)
-		if err != nil {
-			return watchcache.ListResult{}, err
+		type current struct {
+			rv  uint64
+			err error
 		}
-		if err := c.waitFresh(ctx, cur, c.cfg.ConsistentReadTimeout); err != nil {
-			if ctx.Err() != nil {
-				return watchcache.ListResult{}, err
+		asked := make(chan current, 1)
+		go func() {
+			rv, err := c.store.GetCurrentResourceVersion(ctx)
+			asked <- current{rv, err}
+		}()
+		var early watchcache.ListResult
+		filled := false
+		if prefill != nil {
+			if res, err := c.cache.List(0, watchcache.NotOlderThan, q); err == nil && prefill(res) == nil {
+				early, filled = res, true
 			}
-			return watchcache.ListResult{}, errDelegate
 		}
-		return c.cache.List(cur, watchcache.NotOlderThan, q)
+		cur := <-asked
+		if cur.err != nil {
+			return watchcache.ListResult{}, false, cur.err
+		}
+		if filled && early.RV >= cur.rv {
+			return early, true, nil
+		}
+		if err := c.waitFresh(ctx, cur.rv, c.cfg.ConsistentReadTimeout); err != nil {
+			if ctx.Err() != nil {
+				return watchcache.ListResult{}, false, err
+			}
+			return watchcache.ListResult{}, false, errDelegate
+		}
+		res, err := c.cache.List(cur.rv, watchcache.NotOlderThan, q)
+		return res, false, err
 	}
 	wait := c.waitOwnWrites
 	if plan.minRV > 0 {
 		wait = func(ctx context.Context) error { return c.waitFresh(ctx, plan.minRV, c.cfg.FreshWaitTimeout) }
 	}
 	if err := wait(ctx); err != nil {
-		return watchcache.ListResult{}, err
+		return watchcache.ListResult{}, false, err
 	}
-	return c.cache.List(plan.minRV, watchcache.NotOlderThan, q)
+	res, err := c.cache.List(plan.minRV, watchcache.NotOlderThan, q)
+	return res, false, err
 }
 
 func (c *Cacher) cacheQuery(prefix string, opts storage.ListOptions, plan listPlan) watchcache.ListOptions {
