@@ -146,7 +146,7 @@ func (w *watcher) offer(ev *watchcache.Event) bool {
 
 // deliverNow is deliver for the dispatcher in direct mode: true when ev is
 // sent or concerns nothing; false, with nothing changed, when result is
-// full.
+// full or the event must end the watch.
 func (w *watcher) deliverNow(ev *watchcache.Event) bool {
 	if ev.Type == watch.Bookmark {
 		if !w.bookmarks || ev.RV < w.lastSent || ev.RV < w.pos {
@@ -159,7 +159,9 @@ func (w *watcher) deliverNow(ev *watchcache.Event) bool {
 		return true
 	}
 	out, ok := w.convert(ev)
-	if ok && !w.trySend(out, ev.RV) {
+	if ok && (out.Type == watch.Error || !w.trySend(out, ev.RV)) {
+		// An error (an object that cannot be decoded) ends the watch,
+		// which the watcher's goroutine does (see deliver).
 		return false
 	}
 	w.markHandled(ev.RV, ev.Key())
@@ -308,6 +310,12 @@ func (w *watcher) deliver(ctx context.Context, ev *watchcache.Event) bool {
 	out, ok := w.convert(ev)
 	if !ok {
 		return true
+	}
+	if out.Type == watch.Error {
+		// The object could not be decoded: the error ends the watch.
+		w.c.cfg.Metrics.WatcherTerminated("decode")
+		w.send(ctx, out, w.lastSent)
+		return false
 	}
 	return w.send(ctx, out, ev.RV)
 }
