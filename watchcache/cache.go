@@ -81,7 +81,12 @@ func (c *Cache) element(obj runtime.Object, hot bool) (*Element, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watchcache: key of %T: %w", obj, err)
 	}
-	c.labels.intern(obj) // before GetAttrs, which usually returns the object's map
+	if c.dec == nil {
+		// The element keeps the object: share its labels and names before
+		// GetAttrs, which usually returns the object's own map. An encoded
+		// element shares its label set below instead.
+		c.labels.intern(obj)
+	}
 	l, f, err := c.cfg.GetAttrs(obj)
 	if err != nil {
 		return nil, fmt.Errorf("watchcache: attributes of %q: %w", key, err)
