@@ -16,6 +16,15 @@ func recursivePrefix(key string) string {
 	return key + "/"
 }
 
+// listPrefix is the key prefix a list of key covers: key itself unless
+// the list is recursive.
+func listPrefix(key string, recursive bool) string {
+	if recursive {
+		return recursivePrefix(key)
+	}
+	return key
+}
+
 // listIndex returns the cache index a list with pred can use, if any.
 func (c *Cacher) listIndex(pred storage.SelectionPredicate) *watchcache.IndexValue {
 	for _, f := range c.cfg.IndexFields {

@@ -84,12 +84,9 @@ func setZero(dst runtime.Object) error {
 // are served from memory; the rest, and everything while the cache is not
 // ready, are served by the storage.
 func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	prefix := key
-	if opts.Recursive {
-		prefix = recursivePrefix(key)
-	}
+	prefix := listPrefix(key, opts.Recursive)
 	fill := func(res watchcache.ListResult) error { return c.fillList(listObj, prefix, opts, res) }
-	res, filled, err := c.listCached(ctx, key, opts, fill)
+	res, filled, err := c.listCached(ctx, key, prefix, opts, fill)
 	if errors.Is(err, errDelegate) {
 		return c.listFromStorage(ctx, key, opts, listObj)
 	}
@@ -109,7 +106,8 @@ func (c *Cacher) GetListEncoded(ctx context.Context, key string, opts storage.Li
 	if c.cfg.Codec == nil {
 		return storage.EncodedList{}, false, nil
 	}
-	res, _, err := c.listCached(ctx, key, opts, nil)
+	prefix := listPrefix(key, opts.Recursive)
+	res, _, err := c.listCached(ctx, key, prefix, opts, nil)
 	if errors.Is(err, errDelegate) {
 		return storage.EncodedList{}, false, nil
 	}
@@ -120,10 +118,6 @@ func (c *Cacher) GetListEncoded(ctx context.Context, key string, opts storage.Li
 	for i, el := range res.Items {
 		out.Items[i], _ = el.Encoded()
 	}
-	prefix := key
-	if opts.Recursive {
-		prefix = recursivePrefix(key)
-	}
 	out.Continue, out.RemainingItemCount, err = c.listMeta(prefix, opts, res)
 	return out, true, err
 }
@@ -132,22 +126,19 @@ func (c *Cacher) GetListEncoded(ctx context.Context, key string, opts storage.Li
 // nil when it keeps them decoded.
 func (c *Cacher) Codec() watchcache.Codec { return c.cfg.Codec }
 
-// listCached serves a list from the cache; errDelegate means the storage
+// listCached serves a list of key (covering prefix, see listPrefix) from
+// the cache; errDelegate means the storage
 // must answer it (the cache is not ready or trusted, no longer holds the
 // RV, or a consistent read timed out). prefill, when set, is how the
 // caller turns the result into its answer; filled reports that it has
 // done so with the result returned (see listFromCache).
-func (c *Cacher) listCached(ctx context.Context, key string, opts storage.ListOptions,
+func (c *Cacher) listCached(ctx context.Context, key, prefix string, opts storage.ListOptions,
 	prefill func(watchcache.ListResult) error) (res watchcache.ListResult, filled bool, err error) {
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
 		return res, false, err
 	}
 	if opts.Predicate.Limit < 0 {
 		return res, false, storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
-	}
-	prefix := key
-	if opts.Recursive {
-		prefix = recursivePrefix(key)
 	}
 	plan, err := c.planList(prefix, opts)
 	if err != nil {
