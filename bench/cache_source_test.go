@@ -13,7 +13,7 @@ import (
 // objects; stop ends it and waits for its goroutines. The cacher indexes the
 // label app and the field spec.nodeName, as a user of this workload would.
 func newCache(ctx context.Context, backend storage.Interface) (storage.Interface, func(), error) {
-	c, err := cacher.New(cacher.Config{
+	c, stop, err := runCacher(ctx, cacher.Config{
 		Storage:        backend,
 		ResourcePrefix: resourcePrefix,
 		NewFunc:        testapi.NewWidget,
@@ -22,6 +22,16 @@ func newCache(ctx context.Context, backend storage.Interface) (storage.Interface
 		IndexLabels:    []string{"app"},
 		IndexFields:    []string{"spec.nodeName"},
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, stop, nil
+}
+
+// runCacher builds a cacher from cfg, runs it and waits until it has loaded
+// the objects; stop ends it and waits for its goroutines.
+func runCacher(ctx context.Context, cfg cacher.Config) (*cacher.Cacher, func(), error) {
+	c, err := cacher.New(cfg)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -58,17 +58,11 @@ func BenchmarkScale(b *testing.B) {
 		if *scaleEncoded {
 			cc.Codec = watchcache.RuntimeCodec{Codec: testapi.Codec, New: testapi.NewWidget, Versioner: storage.APIObjectVersioner{}}
 		}
-		c, err := cacher.New(cc)
+		c, stopCacher, err := runCacher(ctx, cc)
 		if err != nil {
 			b.Fatal(err)
 		}
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- c.Run(runCtx) }()
-		defer func() { stop(); <-done }()
-		if err := c.WaitReady(ctx); err != nil {
-			b.Fatal(err)
-		}
+		defer stopCacher()
 		load := time.Since(start)
 		cached := liveHeap()
 		perObject := float64(int64(cached)-int64(before)) / float64(n)

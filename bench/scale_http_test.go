@@ -138,18 +138,12 @@ func BenchmarkScaleHTTP(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer store.Close()
-		c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewUnstructured,
+		c, stopCacher, err := runCacher(ctx, cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewUnstructured,
 			NewListFunc: testapi.NewUnstructuredList, GetAttrs: testapi.GetAttrs})
 		if err != nil {
 			b.Fatal(err)
 		}
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- c.Run(runCtx) }()
-		defer func() { stop(); <-done }()
-		if err := c.WaitReady(ctx); err != nil {
-			b.Fatal(err)
-		}
+		defer stopCacher()
 		api, err := server.New(server.Config{Resources: []server.Resource{{
 			Group: "demo.listwatch.dev", Version: "v1", Plural: "widgets", Kind: "Widget", Namespaced: true,
 			Storage: c, KeyRoot: "/widgets", GetAttrs: testapi.GetAttrs, Schema: testapi.WidgetSchema(),
