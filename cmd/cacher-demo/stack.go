@@ -8,19 +8,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/cacher"
-	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/etcdrun"
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/storage"
@@ -62,7 +62,7 @@ type stackConfig struct {
 
 // stack is etcd → etcd3 store → counting wrapper (what reaches etcd) → cacher → HTTP server.
 type stack struct {
-	etcd    *embedtest.Server // nil with external endpoints
+	etcd    *embeddedEtcd // nil with external endpoints
 	client  *clientv3.Client
 	store   *etcd3.Store
 	counted *counting.Storage
@@ -81,14 +81,61 @@ type stack struct {
 	closeOnce    sync.Once
 }
 
-// newEtcdClient connects to an existing etcd, with client TLS when
-// tlsCfg is set.
-func newEtcdClient(endpoints []string, tlsCfg *tls.Config) (*clientv3.Client, error) {
-	if tlsCfg == nil {
-		return embedtest.NewClient(endpoints)
+// embeddedEtcd is the demo's own etcd member.
+type embeddedEtcd struct {
+	*etcdrun.Server
+	// Dir is the data directory.
+	Dir string
+	// removeDir: Dir is temporary, removed by Close.
+	removeDir bool
+}
+
+// startEmbeddedEtcd starts a member with its data in dataDir (""
+// means a temporary directory, with fsync off: nothing to keep) serving
+// clients on clientURL ("" means a free loopback port).
+func startEmbeddedEtcd(dataDir, clientURL string) (*embeddedEtcd, error) {
+	e := &embeddedEtcd{Dir: dataDir}
+	if dataDir == "" {
+		d, err := os.MkdirTemp("", "cacher-demo-etcd-")
+		if err != nil {
+			return nil, err
+		}
+		e.Dir, e.removeDir = d, true
 	}
-	return clientv3.New(clientv3.Config{Endpoints: endpoints, TLS: tlsCfg, DialTimeout: 5 * time.Second,
-		Logger: zap.NewNop(), DialOptions: []grpc.DialOption{grpc.WithBlock()}}) //nolint:staticcheck // fail fast on a dead server
+	if clientURL == "" {
+		clientURL = "http://127.0.0.1:0"
+	}
+	srv, err := etcdrun.StartServer(etcdrun.ServerConfig{Dir: filepath.Join(e.Dir, "member"), NoFsync: e.removeDir,
+		ClientURLs: []string{clientURL}, PeerURLs: []string{"http://127.0.0.1:0"}})
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.Server = srv
+	return e, nil
+}
+
+// Compact compacts etcd's history up to rev.
+func (e *embeddedEtcd) Compact(ctx context.Context, cli *clientv3.Client, rev int64) error {
+	_, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical())
+	return err
+}
+
+// Close stops the member and removes a temporary data directory.
+func (e *embeddedEtcd) Close() {
+	if e.Server != nil {
+		e.Server.Close()
+	}
+	if e.removeDir {
+		os.RemoveAll(e.Dir)
+	}
+}
+
+// newEtcdClient connects to an existing etcd, with client TLS when
+// tlsCfg is set; it fails within etcdrun's dial timeout (5 s), naming the
+// endpoints and the dial error, when etcd does not answer.
+func newEtcdClient(ctx context.Context, endpoints []string, tlsCfg *tls.Config) (*clientv3.Client, error) {
+	return etcdrun.Connect(ctx, etcdrun.ClientConfig{Endpoints: endpoints, TLS: tlsCfg})
 }
 
 func newUnstructuredStore(cli *clientv3.Client) (*etcd3.Store, error) {
@@ -103,17 +150,22 @@ func newUnstructuredStore(cli *clientv3.Client) (*etcd3.Store, error) {
 func startStack(ctx context.Context, cfg stackConfig) (*stack, error) {
 	s := &stack{}
 	if len(cfg.etcdEndpoints) > 0 {
-		cli, err := newEtcdClient(cfg.etcdEndpoints, cfg.etcdTLS)
-		if err != nil {
-			return nil, fmt.Errorf("cannot reach etcd at %v: %w", cfg.etcdEndpoints, err)
-		}
-		s.client = cli
-	} else {
-		e, err := embedtest.StartServer(embedtest.Options{Dir: cfg.dataDir, ClientURL: cfg.etcdClientURL, Fsync: cfg.dataDir != ""})
+		cli, err := newEtcdClient(ctx, cfg.etcdEndpoints, cfg.etcdTLS)
 		if err != nil {
 			return nil, err
 		}
-		s.etcd, s.client = e, e.Client
+		s.client = cli
+	} else {
+		e, err := startEmbeddedEtcd(cfg.dataDir, cfg.etcdClientURL)
+		if err != nil {
+			return nil, err
+		}
+		cli, err := newEtcdClient(ctx, e.Endpoints, nil)
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		s.etcd, s.client = e, cli
 	}
 	store, err := newUnstructuredStore(s.client)
 	if err != nil {
@@ -232,10 +284,11 @@ func (s *stack) close() {
 			}
 		}
 		_ = s.stopCacher()
+		if s.client != nil {
+			s.client.Close()
+		}
 		if s.etcd != nil {
 			s.etcd.Close()
-		} else if s.client != nil {
-			s.client.Close()
 		}
 	})
 }
