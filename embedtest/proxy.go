@@ -11,16 +11,21 @@ import (
 // Proxy is a TCP proxy in front of one etcd endpoint that can be frozen:
 // while frozen it accepts connections but passes no byte either way, which
 // is how a stopped (SIGSTOP) or wedged etcd looks to its clients; Thaw lets
-// everything through again, held bytes included. Close it when done.
+// everything through again, held bytes included. It can also be killed:
+// Kill closes every connection and the port (connection refused, as with a
+// dead etcd process) at once, where stopping an embedded etcd with open
+// watches takes 7 s; Revive listens on the same port again. Close it when
+// done.
 type Proxy struct {
 	// Endpoint is the proxy's URL, with the target's scheme.
 	Endpoint string
 
 	target string
-	ln     net.Listener
+	addr   string
 	done   chan struct{} // closed by Close
 
-	mu     sync.Mutex // guards thawed, conns
+	mu     sync.Mutex   // guards ln, thawed, conns
+	ln     net.Listener // nil while killed
 	thawed chan struct{}
 	conns  map[net.Conn]struct{}
 
@@ -41,10 +46,39 @@ func StartProxy(endpoint string) (*Proxy, error) {
 	}
 	thawed := make(chan struct{})
 	close(thawed)
-	p := &Proxy{Endpoint: u.Scheme + "://" + ln.Addr().String(), target: u.Host, ln: ln,
+	p := &Proxy{Endpoint: u.Scheme + "://" + ln.Addr().String(), target: u.Host, addr: ln.Addr().String(), ln: ln,
 		done: make(chan struct{}), thawed: thawed, conns: make(map[net.Conn]struct{})}
-	p.wg.Go(p.accept)
+	p.wg.Go(func() { p.accept(ln) })
 	return p, nil
+}
+
+// Kill closes the port and every connection.
+func (p *Proxy) Kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+}
+
+// Revive listens on the proxy's port again after Kill.
+func (p *Proxy) Revive() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		return err
+	}
+	p.ln = ln
+	p.wg.Go(func() { p.accept(ln) })
+	return nil
 }
 
 // Freeze stops passing bytes, on open and new connections alike.
@@ -73,12 +107,7 @@ func (p *Proxy) Thaw() {
 func (p *Proxy) Close() {
 	p.closeOnce.Do(func() {
 		close(p.done)
-		p.ln.Close()
-		p.mu.Lock()
-		for c := range p.conns {
-			c.Close()
-		}
-		p.mu.Unlock()
+		p.Kill()
 		p.wg.Wait()
 	})
 }
@@ -117,9 +146,9 @@ func (p *Proxy) untrack(c net.Conn) {
 	c.Close()
 }
 
-func (p *Proxy) accept() {
+func (p *Proxy) accept(ln net.Listener) {
 	for {
-		c, err := p.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return // closed
 		}

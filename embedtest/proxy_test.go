@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// TestProxyFreezeThaw: through a frozen proxy a read gets no answer within
-// its deadline; after Thaw the same client reads again.
+// TestProxyFreezeThaw: through a frozen or killed proxy a read gets no
+// answer within its deadline; after Thaw or Revive the same client reads again.
 func TestProxyFreezeThaw(t *testing.T) {
 	s := Start(t)
 	p, err := StartProxy(s.Endpoints[0])
@@ -36,5 +36,15 @@ func TestProxyFreezeThaw(t *testing.T) {
 	p.Thaw()
 	if err := get(5 * time.Second); err != nil {
 		t.Fatalf("read after Thaw: %v", err)
+	}
+	p.Kill()
+	if err := get(300 * time.Millisecond); err == nil {
+		t.Fatal("read through a killed proxy succeeded")
+	}
+	if err := p.Revive(); err != nil {
+		t.Fatal(err)
+	}
+	if err := get(5 * time.Second); err != nil {
+		t.Fatalf("read after Revive: %v", err)
 	}
 }

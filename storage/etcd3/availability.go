@@ -59,16 +59,24 @@ func newAvailability(client *clientv3.Client, log *slog.Logger) *availability {
 
 // failFast returns the last ErrUnavailable error when etcd is known to be
 // unreachable and the client has no connection up, else nil (make the
-// request). It asks the client to reconnect now, at most every
-// backoffResetInterval.
+// request). At most every backoffResetInterval it refreshes that error
+// with the client's last dial error and asks the client to reconnect now.
 func (a *availability) failFast() error {
 	a.mu.Lock()
-	down, err := a.down, a.lastErr
+	down, last := a.down, a.lastErr
 	a.mu.Unlock()
 	if !down || !a.disconnected() {
 		return nil
 	}
-	a.resetBackoff()
+	var err error = last
+	if a.resetDue() {
+		if dial := etcdrun.DialError(context.Background(), a.client); dial != nil {
+			err = a.unreachable(dial)
+		}
+		if conn := a.client.ActiveConnection(); conn != nil {
+			conn.ResetConnectBackoff()
+		}
+	}
 	return err
 }
 
@@ -83,17 +91,16 @@ func (a *availability) disconnected() bool {
 	return st == connectivity.TransientFailure || st == connectivity.Shutdown
 }
 
-func (a *availability) resetBackoff() {
+// resetDue: backoffResetInterval has passed since it last said so.
+func (a *availability) resetDue() bool {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	now := time.Now()
-	due := now.Sub(a.lastReset) >= backoffResetInterval
-	if due {
-		a.lastReset = now
+	if now.Sub(a.lastReset) < backoffResetInterval {
+		return false
 	}
-	a.mu.Unlock()
-	if conn := a.client.ActiveConnection(); due && conn != nil {
-		conn.ResetConnectBackoff()
-	}
+	a.lastReset = now
+	return true
 }
 
 // observe classifies err, the outcome of a request made with rctx (a
