@@ -213,7 +213,7 @@ func (s *stack) startCacher(ctx context.Context, cfg stackConfig) error {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() { done <- c.Run(runCtx) }()
-	readyCtx, cancelReady := context.WithTimeout(ctx, 30*time.Second)
+	readyCtx, cancelReady := context.WithTimeout(ctx, 10*time.Second)
 	defer cancelReady()
 	if err := c.WaitReady(readyCtx); err != nil {
 		cancel()
