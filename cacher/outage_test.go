@@ -3,7 +3,9 @@ package cacher_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,4 +163,78 @@ func TestCacherStartAgainstUnreachableEtcd(t *testing.T) {
 	if err := c.ReadinessCheck(); !errors.Is(err, storage.ErrUnavailable) {
 		t.Fatalf("ReadinessCheck: %v", err)
 	}
+}
+
+// TestOutageLoggedOnDefaultLogger: a store and a cacher configured without
+// a Logger log on slog.Default(): the cacher's list, then the loss of etcd
+// and its return, once each however many requests fail meanwhile.
+func TestOutageLoggedOnDefaultLogger(t *testing.T) {
+	logs := &syncLog{}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(logs, nil)))
+	defer slog.SetDefault(prev)
+
+	p, cli := proxiedEtcd(t)
+	store, err := etcd3.New(etcd3.Config{Client: cli, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
+		NewListFunc: testapi.NewWidgetList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets",
+		RequestTimeout: outageRequestTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
+		NewListFunc: testapi.NewWidgetList})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(runCacher(t, c))
+	if err := c.WaitReady(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	p.Kill()
+	for range 5 {
+		if _, err := listRV(testCtx(t), c, ""); !errors.Is(err, storage.ErrUnavailable) {
+			t.Fatalf("consistent list during the outage: %v", err)
+		}
+	}
+	if err := p.Revive(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := listRV(testCtx(t), c, ""); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("consistent list does not recover")
+		}
+		time.Sleep(50 * time.Millisecond) // polling for the recovery
+	}
+	out := logs.String()
+	for line, want := range map[string]int{"cacher: listed": 1, "etcd is unavailable\"": 1, "etcd is available again": 1} {
+		if n := strings.Count(out, line); n != want {
+			t.Errorf("%q logged %d times, want %d:\n%s", line, n, want, out)
+		}
+	}
+	if !strings.Contains(out, p.Endpoint) {
+		t.Errorf("the logs do not name the endpoint %s:\n%s", p.Endpoint, out)
+	}
+}
+
+// syncLog is a log sink read while others write to it.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncLog) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
