@@ -84,8 +84,10 @@ type Config struct {
 	// stream): when etcd does not answer within it, the call fails with a
 	// storage.ErrUnavailable error naming the endpoints and the last dial
 	// or RPC error, and while etcd stays unreachable with the client
-	// disconnected, later calls fail at once. 0 means DefaultRequestTimeout
-	// (10 s); negative, only the caller's context bounds a request.
+	// disconnected, later calls fail at once. It must exceed the slowest
+	// single round trip, an unpaginated list of the whole resource (a
+	// cacher's list) included. 0 means DefaultRequestTimeout (10 s);
+	// negative, only the caller's context bounds a request.
 	RequestTimeout time.Duration
 	// Logger receives logs (etcd lost and restored, once per change;
 	// corrupt objects; watch failures); nil means slog.Default().
