@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -61,16 +62,17 @@ func listRV(ctx context.Context, c *cacher.Cacher, rv string) (*testapi.WidgetLi
 // TestCacherDuringEtcdOutage kills the etcd under a ready cacher: a
 // consistent list, a consistent get and a create fail within the store's
 // request timeout with ErrUnavailable naming the endpoint; RV "0" lists
-// and gets are still served from memory, and the cacher stays ready (the
-// store's ReadinessCheck reports the outage); after etcd is back, a
-// consistent list succeeds within 2 s.
+// and gets, and lists not older than an RV the cache holds, are still
+// served from memory, and the cacher stays ready (the store's
+// ReadinessCheck reports the outage); after etcd is back, a consistent
+// list succeeds within 2 s.
 func TestCacherDuringEtcdOutage(t *testing.T) {
 	p, cli := proxiedEtcd(t)
 	ep := p.Endpoint
 	store := outageStore(t, cli)
 	c := startCacher(t, store)
 	create(t, c, "ns", "a", nil)
-	create(t, c, "ns", "b", nil)
+	rv := create(t, c, "ns", "b", nil)
 	p.Kill()
 	ctx := testCtx(t)
 	calls := map[string]func() error{
@@ -100,6 +102,10 @@ func TestCacherDuringEtcdOutage(t *testing.T) {
 	}
 	if err := c.Get(ctx, "/widgets/ns/b", storage.GetOptions{ResourceVersion: "0"}, &testapi.Widget{}); err != nil {
 		t.Fatalf("RV 0 get during the outage: %v", err)
+	}
+	l, err = listRV(ctx, c, strconv.FormatUint(rv, 10))
+	if err != nil || len(l.Items) != 2 {
+		t.Fatalf("NotOlderThan list at RV %d during the outage: %v", rv, err)
 	}
 	if err := c.ReadinessCheck(); err != nil {
 		t.Fatalf("cacher ReadinessCheck with a ready cache: %v", err)
