@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,7 +19,7 @@ const KeyRoot = "/widgets"
 var ErrNoKey = errors.New("widget: object has no namespace or name")
 
 // ErrNotWidget is returned by GetAttrs for an object of another type.
-var ErrNotWidget = errors.New("widget: not a *Widget")
+var ErrNotWidget = errors.New("widget: not a *Widget or *unstructured.Unstructured")
 
 // Key returns the storage key of the Widget namespace/name.
 func Key(namespace, name string) string { return KeyRoot + "/" + namespace + "/" + name }
@@ -52,12 +53,18 @@ var SelectableFields = []string{"spec.nodeName"}
 
 // GetAttrs returns a Widget's labels and its selectable fields
 // (metadata.name, metadata.namespace, spec.nodeName): a storage AttrFunc.
+// It takes a *Widget or an *unstructured.Unstructured Widget.
 func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	w, ok := obj.(*Widget)
-	if !ok {
-		return nil, nil, fmt.Errorf("%w: %T", ErrNotWidget, obj)
+	switch o := obj.(type) {
+	case *Widget:
+		return labels.Set(o.Labels), fields.Set{
+			"metadata.name": o.Name, "metadata.namespace": o.Namespace, "spec.nodeName": o.Spec.NodeName,
+		}, nil
+	case *unstructured.Unstructured:
+		node, _, _ := unstructured.NestedString(o.Object, "spec", "nodeName")
+		return labels.Set(o.GetLabels()), fields.Set{
+			"metadata.name": o.GetName(), "metadata.namespace": o.GetNamespace(), "spec.nodeName": node,
+		}, nil
 	}
-	return labels.Set(w.Labels), fields.Set{
-		"metadata.name": w.Name, "metadata.namespace": w.Namespace, "spec.nodeName": w.Spec.NodeName,
-	}, nil
+	return nil, nil, fmt.Errorf("%w: %T", ErrNotWidget, obj)
 }

@@ -37,8 +37,9 @@ var Scheme = newScheme()
 var Codecs = serializer.NewCodecFactory(Scheme)
 
 // Codec encodes Widgets and WidgetLists as JSON with apiVersion and kind,
-// and decodes them; it is what a store's Config.Codec takes.
-var Codec = Codecs.LegacyCodec(GroupVersion)
+// and decodes them (into a given object, or as demo.listwatch.dev/v1
+// without one); it is what a store's Config.Codec takes.
+var Codec = newCodec()
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -46,6 +47,14 @@ func newScheme() *runtime.Scheme {
 		panic(err) // registering two fixed types cannot fail
 	}
 	return s
+}
+
+func newCodec() runtime.Codec {
+	info, ok := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if !ok {
+		panic("widget: no JSON serializer") // apimachinery always has one
+	}
+	return Codecs.CodecForVersions(info.Serializer, Codecs.UniversalDeserializer(), GroupVersion, GroupVersion)
 }
 
 // New returns an empty *Widget: a storage NewFunc.
