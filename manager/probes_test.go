@@ -5,7 +5,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/listwatch/listwatch/reflector/manager"
+	"github.com/listwatch/listwatch/manager"
 )
 
 // probe returns the status code of GET path on m's probe handler.

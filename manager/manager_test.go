@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/reflector/manager"
+	"github.com/listwatch/listwatch/manager"
 )
 
 func TestNewRejectsInvalidOptions(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/reflector/manager"
+	"github.com/listwatch/listwatch/manager"
 )
 
 // takeoverSlack is what a standby's takeover may take beyond
