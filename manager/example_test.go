@@ -7,9 +7,9 @@ import (
 
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/examples/widget"
+	"github.com/listwatch/listwatch/manager"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/controller"
-	"github.com/listwatch/listwatch/manager"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
 

@@ -17,9 +17,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/listwatch/listwatch/examples/widget"
+	"github.com/listwatch/listwatch/manager"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/controller"
-	"github.com/listwatch/listwatch/manager"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
