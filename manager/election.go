@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
@@ -21,7 +22,7 @@ var errLeaseGone = errors.New("lease expired or revoked")
 // from campaigning.
 func (m *Manager) elect(ctx context.Context, rs []Runnable, fail func(error)) error {
 	le := m.election
-	sess, err := concurrency.NewSession(le.Client, concurrency.WithTTL(le.ttlSeconds()), concurrency.WithContext(ctx))
+	sess, err := m.newSession(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -64,6 +65,25 @@ func (m *Manager) elect(ctx context.Context, rs []Runnable, fail func(error)) er
 		return fmt.Errorf("manager %q: %w: %w", m.name, ErrLeadershipLost, lost)
 	}
 	return nil
+}
+
+// newSession grants a lease of LeaseDuration (within RenewDeadline) and
+// returns a Session keeping it alive until ctx ends.
+func (m *Manager) newSession(ctx context.Context) (*concurrency.Session, error) {
+	le := m.election
+	gctx, cancel := context.WithTimeout(ctx, le.RenewDeadline)
+	defer cancel()
+	lease, err := le.Client.Grant(gctx, int64(le.ttlSeconds()))
+	if err != nil {
+		return nil, fmt.Errorf("grant lease: %w", err)
+	}
+	sess, err := concurrency.NewSession(le.Client, concurrency.WithLease(lease.ID),
+		concurrency.WithTTL(le.ttlSeconds()), concurrency.WithContext(ctx))
+	if err != nil {
+		m.revoke(lease.ID)
+		return nil, err
+	}
+	return sess, nil
 }
 
 // confirm renews the lease once and checks that e's key still exists with
@@ -149,14 +169,19 @@ func (m *Manager) renew(ctx context.Context, sess *concurrency.Session, deadline
 // lease (deleting the election key) so that a standby is elected at once.
 func (m *Manager) endSession(sess *concurrency.Session, release bool) {
 	sess.Orphan()
-	if !release {
-		return
+	if release {
+		m.revoke(sess.Lease())
 	}
+}
+
+// revoke revokes lease, within RetryPeriod; it expires anyway if that
+// fails.
+func (m *Manager) revoke(lease clientv3.LeaseID) {
 	ctx, cancel := context.WithTimeout(context.Background(), m.election.RetryPeriod)
 	defer cancel()
-	if _, err := m.election.Client.Revoke(ctx, sess.Lease()); err != nil {
-		m.log.Warn("could not revoke the election lease; it will expire", "lease", sess.Lease(), "err", err)
+	if _, err := m.election.Client.Revoke(ctx, lease); err != nil {
+		m.log.Warn("could not revoke the election lease; it will expire", "lease", lease, "err", err)
 		return
 	}
-	m.log.Info("released leadership", "lease", sess.Lease())
+	m.log.Info("released the election lease", "lease", lease)
 }
