@@ -52,8 +52,8 @@ type LeaderElection struct {
 	// Key is the election's key prefix in etcd, shared by every replica
 	// of one manager, e.g. "/leader/widget-controllers". Required.
 	Key string
-	// Identity is the value this candidate publishes under its key (see
-	// Manager.Leader). Empty means hostname_pid.
+	// Identity is the value this candidate publishes under its election
+	// key, for operators reading etcd. Empty means hostname_pid.
 	Identity string
 	// LeaseDuration is the TTL of the candidate's etcd lease: how long a
 	// standby may wait after the leader's last renewal before it takes
