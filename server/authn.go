@@ -186,5 +186,8 @@ func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
 	case !ok:
 		return req, apierrors.NewUnauthorized("Unauthorized")
 	}
+	if info := infoFrom(req.Context()); info != nil {
+		info.user = u.Name
+	}
 	return req.WithContext(context.WithValue(req.Context(), userKey{}, u)), nil
 }
