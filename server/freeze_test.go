@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -148,17 +147,4 @@ func serveOn(t *testing.T, srv *Server) string {
 		require.NoError(t, <-done)
 	})
 	return ln.Addr().String()
-}
-
-// get sends a GET with a client bounded by timeout.
-func getWithin(t *testing.T, url string, timeout time.Duration) (*http.Response, []byte) {
-	t.Helper()
-	c := &http.Client{Timeout: timeout, Transport: &http.Transport{}}
-	defer c.CloseIdleConnections()
-	resp, err := c.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp, body
 }
