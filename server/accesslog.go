@@ -34,8 +34,8 @@ func (s *Server) logWatchStart(req *http.Request) {
 	if !s.log.Enabled(req.Context(), RequestLogLevel) {
 		return
 	}
-	user := AnonymousUser
-	if info := infoFrom(req.Context()); info != nil && info.user != "" {
+	user := ""
+	if info := infoFrom(req.Context()); info != nil {
 		user = info.user
 	}
 	s.log.LogAttrs(req.Context(), RequestLogLevel, "HTTP watch started",
@@ -44,7 +44,8 @@ func (s *Server) logWatchStart(req *http.Request) {
 }
 
 // logRequest logs an answered request: at RequestLogLevel, or Warn for a
-// 5xx answer.
+// 5xx answer. The user is "" when the request was answered before
+// authentication (429, or a 401).
 func (s *Server) logRequest(req *http.Request, info *requestInfo, code int, took time.Duration) {
 	level := RequestLogLevel
 	if code >= 500 {
@@ -57,12 +58,8 @@ func (s *Server) logRequest(req *http.Request, info *requestInfo, code int, took
 	if verb == "" {
 		verb = metricVerb(req.Method)
 	}
-	user := info.user
-	if user == "" {
-		user = AnonymousUser
-	}
 	s.log.LogAttrs(req.Context(), level, "HTTP",
-		slog.String("verb", verb), slog.String("path", req.URL.RequestURI()), slog.String("user", user),
+		slog.String("verb", verb), slog.String("path", req.URL.RequestURI()), slog.String("user", info.user),
 		slog.Int("status", code), slog.Duration("latency", took),
 		slog.String("srcIP", req.RemoteAddr), slog.String("userAgent", req.UserAgent()))
 }

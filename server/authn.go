@@ -174,6 +174,9 @@ func UserFrom(ctx context.Context) *User {
 // AllowAnonymous, as Kubernetes answers.
 func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
 	if s.cfg.Authenticator == nil {
+		if info := infoFrom(req.Context()); info != nil {
+			info.user = AnonymousUser
+		}
 		return req, nil
 	}
 	u, ok, err := s.cfg.Authenticator.Authenticate(req)
