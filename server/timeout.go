@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,14 +21,21 @@ func isLongRunning(req *http.Request) bool {
 	return req.Method == http.MethodGet && req.URL.RawQuery != "" && isWatch(req)
 }
 
-// serveWithTimeout serves req under RequestTimeout: the handler runs in
-// its own goroutine with a context that ends at the deadline (the context
-// it hands to storage); if it has not started its answer by then, the
-// client gets 504 with a Timeout Status at once. Either way
-// serveWithTimeout returns only after the handler has, so nothing of the
-// request outlives it. A request body must arrive within BodyReadTimeout.
+// serveWithTimeout serves req under RequestTimeout, or the shorter
+// ?timeout= the client asks for (as kubectl --request-timeout sends): the
+// handler runs in its own goroutine with a context that ends at the
+// deadline (the context it hands to storage); if it has not started its
+// answer by then, the client gets 504 with a Timeout Status at once.
+// Either way serveWithTimeout returns only after the handler has, so
+// nothing of the request outlives it. A request body must arrive within
+// BodyReadTimeout.
 func (s *Server) serveWithTimeout(w http.ResponseWriter, req *http.Request, serve func(http.ResponseWriter, *http.Request)) {
-	ctx, cancel := context.WithTimeout(req.Context(), s.cfg.RequestTimeout)
+	timeout, err := s.requestTimeout(req)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), timeout)
 	defer cancel()
 	req = req.WithContext(ctx)
 	s.limitBodyRead(w, req)
@@ -49,7 +57,7 @@ func (s *Server) serveWithTimeout(w http.ResponseWriter, req *http.Request, serv
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			tw.timeout(func(w http.ResponseWriter) {
 				s.writeError(w, req, apierrors.NewTimeoutError(
-					fmt.Sprintf("request did not complete within %s", s.cfg.RequestTimeout), 0))
+					fmt.Sprintf("request did not complete within %s", timeout), 0))
 			})
 		}
 		<-done
@@ -57,6 +65,23 @@ func (s *Server) serveWithTimeout(w http.ResponseWriter, req *http.Request, serv
 	if panicked != nil {
 		panic(panicked) // net/http aborts the connection (http.ErrAbortHandler) or logs it
 	}
+}
+
+// requestTimeout is RequestTimeout, or the request's ?timeout= when that
+// is shorter; a malformed one is 400.
+func (s *Server) requestTimeout(req *http.Request) (time.Duration, error) {
+	if !strings.Contains(req.URL.RawQuery, "timeout=") {
+		return s.cfg.RequestTimeout, nil
+	}
+	v := req.URL.Query().Get("timeout")
+	if v == "" {
+		return s.cfg.RequestTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, badRequest(fmt.Sprintf("invalid timeout %q in the request URL: want a positive duration such as 30s", v))
+	}
+	return min(d, s.cfg.RequestTimeout), nil
 }
 
 // limitBodyRead sets the connection's read deadline for req's body to

@@ -41,11 +41,20 @@ func TestRequestTimeout(t *testing.T) {
 		r.status(t, http.StatusGatewayTimeout, metav1.StatusReasonTimeout)
 		require.Less(t, took, 3*time.Second, "%s %s answered after %s", req.method, req.path, took)
 	}
+	// ?timeout= shortens the deadline (kubectl --request-timeout), never lengthens it.
+	start := time.Now()
+	r := f.do(http.MethodGet, apiBase+"/namespaces/ns/widgets/a?timeout=100ms", "", nil)
+	r.status(t, http.StatusGatewayTimeout, metav1.StatusReasonTimeout)
+	require.Less(t, time.Since(start), 400*time.Millisecond)
+	start = time.Now()
+	f.do(http.MethodGet, apiBase+"/namespaces/ns/widgets/a?timeout=1h", "", nil).status(t, http.StatusGatewayTimeout, metav1.StatusReasonTimeout)
+	require.Less(t, time.Since(start), 3*time.Second, "RequestTimeout caps ?timeout=")
+	f.do(http.MethodGet, apiBase+"/namespaces/ns/widgets/a?timeout=soon", "", nil).status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
 	proxy.thaw()
 	require.Equal(t, http.StatusOK, f.do(http.MethodGet, apiBase+"/namespaces/ns/widgets/a", "", nil).code)
 	// The watch outlived several RequestTimeouts and still delivers.
 	require.Greater(t, time.Since(watchStart), time.Second)
-	r := f.do(http.MethodPost, apiBase+"/gadgets", "application/json",
+	r = f.do(http.MethodPost, apiBase+"/gadgets", "application/json",
 		map[string]any{"apiVersion": group + "/v1", "kind": "Gadget", "metadata": map[string]any{"name": "g"}})
 	require.Equal(t, http.StatusCreated, r.code, string(r.body))
 	require.Equal(t, "ADDED", w.next().Type)
