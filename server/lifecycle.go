@@ -53,7 +53,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelInfo), // accept and TLS handshake errors
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()
