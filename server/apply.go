@@ -118,6 +118,9 @@ func (r *resource) decodeApplyPatch(w http.ResponseWriter, mode string, body []b
 	if err := r.checkTypeMeta(patch); err != nil {
 		return nil, err
 	}
+	if err := r.checkWritable(patch, t.name); err != nil {
+		return nil, err
+	}
 	u := &unstructured.Unstructured{Object: patch}
 	if _, ok := patch["metadata"].(map[string]any); !ok && patch["metadata"] != nil {
 		return nil, badRequest("metadata must be an object")

@@ -99,6 +99,10 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 	}
 	u = t.res.recordUpdate(t.res.emptyObject(), u, manager)
 	t.name = u.GetName()
+	if err := t.res.checkStorable(u); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
 	if isDryRun(req) {
 		s.writeObject(w, req, http.StatusCreated, t.res, u)
 		return
@@ -267,9 +271,10 @@ func (s *Server) update(w http.ResponseWriter, req *http.Request, t target,
 // storeUpdate runs a read-modify-write of t's object with mutate and
 // returns the stored result. With ignoreNotFound, a missing object is
 // handed to mutate empty (no resourceVersion) and created. A dry run
-// writes nothing.
+// writes nothing. Whatever mutate returns must pass checkStorable.
 func (s *Server) storeUpdate(req *http.Request, t target, ignoreNotFound bool,
 	mutate func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+	mutate = storable(t.res, mutate)
 	if isDryRun(req) {
 		return s.dryRunUpdate(req, t, ignoreNotFound, mutate)
 	}
@@ -289,6 +294,21 @@ func (s *Server) storeUpdate(req *http.Request, t target, ignoreNotFound bool,
 		return nil, err
 	}
 	return out, nil
+}
+
+// storable wraps mutate so that its result is refused unless checkStorable
+// accepts it.
+func storable(r *resource, mutate func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error)) func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		next, err := mutate(cur)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.checkStorable(next); err != nil {
+			return nil, err
+		}
+		return next, nil
+	}
 }
 
 // serveDelete answers DELETE on an object. An optional DeleteOptions body

@@ -26,6 +26,9 @@ func (r *resource) normalize(obj map[string]any, t target) (*unstructured.Unstru
 	if err := r.checkTypeMeta(obj); err != nil {
 		return nil, err
 	}
+	if err := r.checkWritable(obj, t.name); err != nil {
+		return nil, err
+	}
 	md, ok := obj["metadata"].(map[string]any)
 	if !ok {
 		if obj["metadata"] != nil {
