@@ -131,7 +131,7 @@ func (r *resource) decodeApplyPatch(w http.ResponseWriter, mode string, body []b
 		return nil, badRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", n, t.name))
 	}
 	if ns := u.GetNamespace(); r.Namespaced && ns != "" && ns != t.namespace {
-		return nil, badRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the URL (%s)", ns, t.namespace))
+		return nil, errNamespaceMismatch
 	}
 	var errs field.ErrorList
 	for _, e := range r.schemaErrors(patch) {

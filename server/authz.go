@@ -73,10 +73,15 @@ func ReadAllWriteGroups(groups ...string) Authorizer {
 // Forbidden worded as Kubernetes words it when not). Without an
 // authorizer everything is allowed.
 func (s *Server) authorizeResource(req *http.Request, t target) error {
+	return s.authorizeVerb(req, t, strings.ToLower(kubeVerb(req, t)))
+}
+
+// authorizeVerb asks Config.Authorizer whether verb may be done on t.
+func (s *Server) authorizeVerb(req *http.Request, t target, verb string) error {
 	if s.cfg.Authorizer == nil {
 		return nil
 	}
-	a := Attributes{User: UserFrom(req.Context()), Verb: strings.ToLower(kubeVerb(req, t)), ResourceRequest: true,
+	a := Attributes{User: UserFrom(req.Context()), Verb: verb, ResourceRequest: true,
 		APIGroup: t.res.Group, APIVersion: t.res.Version, Resource: t.res.Plural, Namespace: t.namespace, Name: t.name}
 	ok, reason, err := s.cfg.Authorizer.Authorize(req.Context(), a)
 	if err != nil {
@@ -135,6 +140,9 @@ func kubeVerb(req *http.Request, t target) string {
 	case http.MethodPatch:
 		return "patch"
 	case http.MethodDelete:
+		if t.name == "" {
+			return "deletecollection"
+		}
 		return "delete"
 	}
 	return strings.ToLower(req.Method)

@@ -11,7 +11,7 @@ import (
 )
 
 // verbs are the verbs every resource supports.
-var verbs = metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+var verbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
 // serveDiscovery answers a GET with the document doc builds.
 func (s *Server) serveDiscovery(w http.ResponseWriter, req *http.Request, doc func() (any, error)) {

@@ -1,20 +1,16 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"mime"
 	"net/http"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/listwatch/listwatch/storage"
@@ -74,7 +70,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 		s.writeError(w, req, err)
 		return
 	}
-	body, err := s.readBody(w, req, false, mediaJSON)
+	body, err := s.readBody(w, req, false, mediaJSON, mediaYAML)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -123,7 +119,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 		s.writeError(w, req, err)
 		return
 	}
-	body, err := s.readBody(w, req, false, mediaJSON)
+	body, err := s.readBody(w, req, false, mediaJSON, mediaYAML)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -309,58 +305,4 @@ func storable(r *resource, mutate func(cur *unstructured.Unstructured) (*unstruc
 		}
 		return next, nil
 	}
-}
-
-// serveDelete answers DELETE on an object. An optional DeleteOptions body
-// carries preconditions on uid and resourceVersion (409 when they fail).
-// The response is the last state of the object.
-func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target) {
-	if err := checkDryRun(req.URL.Query()["dryRun"]); err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	body, err := s.readBody(w, req, true, mediaJSON)
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	var opts metav1.DeleteOptions
-	if body != nil {
-		if err := utiljson.Unmarshal(body, &opts); err != nil {
-			s.writeError(w, req, badRequest(fmt.Sprintf("malformed DeleteOptions: %v", err)))
-			return
-		}
-		if err := checkDryRun(opts.DryRun); err != nil {
-			s.writeError(w, req, err)
-			return
-		}
-	}
-	var pre *storage.Preconditions
-	if p := opts.Preconditions; p != nil && (p.UID != nil || p.ResourceVersion != nil) {
-		pre = &storage.Preconditions{ResourceVersion: p.ResourceVersion}
-		if p.UID != nil {
-			uid := types.UID(*p.UID)
-			pre.UID = &uid
-		}
-	}
-	out := &unstructured.Unstructured{}
-	if isDryRun(req) || len(opts.DryRun) > 0 {
-		if err := t.res.Storage.Get(req.Context(), t.objectKey(), storage.GetOptions{}, out); err != nil {
-			s.writeError(w, req, t.res.objectError(err, t.name))
-			return
-		}
-		if err := pre.Check(t.objectKey(), out); err != nil {
-			s.writeError(w, req, t.res.objectError(err, t.name))
-			return
-		}
-		s.writeObject(w, req, http.StatusOK, t.res, out)
-		return
-	}
-	err = t.res.Storage.Delete(req.Context(), t.objectKey(), out, pre,
-		func(context.Context, runtime.Object) error { return nil }, nil, storage.DeleteOptions{})
-	if err != nil {
-		s.writeError(w, req, t.res.objectError(err, t.name))
-		return
-	}
-	s.writeObject(w, req, http.StatusOK, t.res, out)
 }

@@ -140,8 +140,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if accept := req.Header.Values("Accept"); !acceptsJSON(accept) && !wantsTable(accept) {
-		s.writeError(w, req, notAcceptable(req.Header.Get("Accept")))
-		return
+		if !wantsYAML(accept) || isWatch(req) {
+			s.writeError(w, req, notAcceptable(req.Header.Get("Accept")))
+			return
+		}
+		yw := &yamlWriter{ResponseWriter: w}
+		defer yw.finish()
+		w = yw
 	}
 	switch {
 	case len(parts) == 1 && parts[0] == "version":
@@ -237,10 +242,12 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, t targe
 			s.serveList(w, req, t)
 		case req.Method == http.MethodPost && (t.namespace != "" || !t.res.Namespaced):
 			s.serveCreate(w, req, t)
+		case req.Method == http.MethodDelete:
+			s.serveDeleteCollection(w, req, t)
 		default:
-			allow := "GET"
+			allow := "GET, DELETE"
 			if t.namespace != "" || !t.res.Namespaced {
-				allow = "GET, POST"
+				allow = "GET, POST, DELETE"
 			}
 			w.Header().Set("Allow", allow)
 			s.writeError(w, req, methodNotAllowed(req.Method, t.res.Plural))

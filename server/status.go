@@ -37,6 +37,12 @@ func statusFor(err error) metav1.Status {
 	default:
 		st = apierrors.NewInternalError(err).ErrStatus
 	}
+	if msg, ok := publicMessage(err); ok {
+		st.Message = msg
+		if st.Reason == metav1.StatusReasonInternalError {
+			st.Details = nil // NewInternalError repeats the cause
+		}
+	}
 	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
 	if st.Status == "" {
 		st.Status = metav1.StatusFailure
@@ -58,7 +64,7 @@ func (r *resource) objectError(err error, name string) error {
 	case storage.IsCode(err, storage.CodeKeyExists):
 		return apierrors.NewAlreadyExists(gr, name)
 	case storage.IsCode(err, storage.CodeConflict):
-		return apierrors.NewConflict(gr, name, err)
+		return apierrors.NewConflict(gr, name, conflictCause(err))
 	}
 	return err
 }
@@ -69,6 +75,8 @@ func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error)
 	st := statusFor(err)
 	if st.Code >= 500 {
 		s.log.Warn("request failed", "method", req.Method, "path", req.URL.Path, "code", st.Code, "err", err)
+	} else if _, ok := publicMessage(err); ok {
+		s.log.Debug("request refused", "method", req.Method, "path", req.URL.Path, "code", st.Code, "err", err)
 	}
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))

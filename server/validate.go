@@ -61,7 +61,11 @@ func (r *resource) normalize(obj map[string]any, t target) (*unstructured.Unstru
 			errs = append(errs, field.Invalid(namePath, name, msg))
 		}
 	}
-	errs = append(errs, r.normalizeNamespace(u, t)...)
+	nsErrs, err := r.normalizeNamespace(u, t)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, nsErrs...)
 	errs = append(errs, r.schemaErrors(u.Object)...)
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: r.Group, Kind: r.Kind}, name, errs)
@@ -87,23 +91,29 @@ func (r *resource) checkTypeMeta(obj map[string]any) error {
 	return nil
 }
 
-func (r *resource) normalizeNamespace(u *unstructured.Unstructured, t target) field.ErrorList {
+// errNamespaceMismatch is Kubernetes' 400 for an object whose namespace is
+// not the one of the request's path.
+var errNamespaceMismatch = badRequest("the namespace of the provided object does not match the namespace sent on the request")
+
+// normalizeNamespace sets the path's namespace on u (none for cluster-scoped
+// resources) and validates it; a different namespace in u is a 400.
+func (r *resource) normalizeNamespace(u *unstructured.Unstructured, t target) (field.ErrorList, error) {
 	if !r.Namespaced {
 		u.SetNamespace("")
-		return nil
+		return nil, nil
 	}
 	nsPath := field.NewPath("metadata", "namespace")
 	ns := u.GetNamespace()
 	if ns == "" {
 		u.SetNamespace(t.namespace)
 	} else if ns != t.namespace {
-		return field.ErrorList{field.Invalid(nsPath, ns, fmt.Sprintf("does not match the namespace of the request (%s)", t.namespace))}
+		return nil, errNamespaceMismatch
 	}
 	var errs field.ErrorList
 	for _, msg := range validation.IsDNS1123Label(t.namespace) {
 		errs = append(errs, field.Invalid(nsPath, t.namespace, msg))
 	}
-	return errs
+	return errs, nil
 }
 
 // prepareCreate sets the fields the server owns on a new object.

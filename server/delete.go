@@ -1,0 +1,203 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilptr "k8s.io/utils/ptr"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// unsafeDeleteVerb is the verb Kubernetes authorizes, on top of delete,
+// for a delete with ignoreStoreReadErrorWithClusterBreakingPotential.
+const unsafeDeleteVerb = "unsafe-delete-ignore-read-errors"
+
+// deleteOptions reads a delete's DeleteOptions: from the body (JSON or
+// YAML) when there is one, else from the query, as Kubernetes does. A
+// malformed body or query is 400; options Kubernetes' validation refuses
+// (an unknown propagationPolicy, preconditions together with
+// ignoreStoreReadErrorWithClusterBreakingPotential, ...) are 422 Invalid
+// with its messages.
+func (s *Server) deleteOptions(w http.ResponseWriter, req *http.Request) (*metav1.DeleteOptions, error) {
+	q := req.URL.Query()
+	if err := checkDryRun(q["dryRun"]); err != nil {
+		return nil, err
+	}
+	body, err := s.readBody(w, req, true, mediaJSON, mediaYAML)
+	if err != nil {
+		return nil, err
+	}
+	opts := &metav1.DeleteOptions{}
+	if body != nil {
+		if err := utiljson.Unmarshal(body, opts); err != nil {
+			return nil, badRequest(fmt.Sprintf("malformed DeleteOptions: %v", err))
+		}
+	} else if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, badRequest(err.Error())
+	}
+	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	return opts, nil
+}
+
+// serveDelete answers DELETE on an object. DeleteOptions may carry
+// preconditions on uid and resourceVersion (409 when they fail), dryRun,
+// and ignoreStoreReadErrorWithClusterBreakingPotential: the unsafe delete
+// of an object whose stored value cannot be read (see serveUnsafeDelete).
+// The response is the last state of the object.
+func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target) {
+	opts, err := s.deleteOptions(w, req)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	if utilptr.Deref(opts.IgnoreStoreReadErrorWithClusterBreakingPotential, false) {
+		s.serveUnsafeDelete(w, req, t, opts)
+		return
+	}
+	var pre *storage.Preconditions
+	if p := opts.Preconditions; p != nil && (p.UID != nil || p.ResourceVersion != nil) {
+		pre = &storage.Preconditions{ResourceVersion: p.ResourceVersion}
+		if p.UID != nil {
+			uid := types.UID(*p.UID)
+			pre.UID = &uid
+		}
+	}
+	out := &unstructured.Unstructured{}
+	if isDryRun(req) || len(opts.DryRun) > 0 {
+		if err := t.res.Storage.Get(req.Context(), t.objectKey(), storage.GetOptions{}, out); err != nil {
+			s.writeError(w, req, t.res.objectError(err, t.name))
+			return
+		}
+		if err := pre.Check(t.objectKey(), out); err != nil {
+			s.writeError(w, req, t.res.objectError(err, t.name))
+			return
+		}
+		s.writeObject(w, req, http.StatusOK, t.res, out)
+		return
+	}
+	err = t.res.Storage.Delete(req.Context(), t.objectKey(), out, pre, allowDeletion, nil, storage.DeleteOptions{})
+	if err != nil {
+		s.writeError(w, req, t.res.objectError(err, t.name))
+		return
+	}
+	s.writeObject(w, req, http.StatusOK, t.res, out)
+}
+
+// allowDeletion is the validateDeletion of the server's deletes: no
+// admission checks.
+func allowDeletion(context.Context, runtime.Object) error { return nil }
+
+// serveUnsafeDelete removes an object whose stored value cannot be read
+// (corrupt bytes, a lost encryption key): Kubernetes'
+// ignoreStoreReadErrorWithClusterBreakingPotential, which maps to the
+// store's DeleteOptions.IgnoreStoreReadError. The options were validated
+// (no preconditions, propagationPolicy, gracePeriodSeconds or
+// orphanDependents); with an Authorizer the user also needs the verb
+// unsafe-delete-ignore-read-errors on the object, as Kubernetes requires.
+// An object that can be read is not deleted this way (422). The answer is
+// a Success Status, there being no object to return.
+func (s *Server) serveUnsafeDelete(w http.ResponseWriter, req *http.Request, t target, opts *metav1.DeleteOptions) {
+	if err := s.authorizeVerb(req, t, unsafeDeleteVerb); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	if isDryRun(req) || len(opts.DryRun) > 0 {
+		s.writeError(w, req, apierrors.NewBadRequest("ignoreStoreReadErrorWithClusterBreakingPotential cannot be used with dryRun"))
+		return
+	}
+	out := &unstructured.Unstructured{}
+	err := t.res.Storage.Delete(req.Context(), t.objectKey(), out, nil, allowDeletion, nil,
+		storage.DeleteOptions{IgnoreStoreReadError: true})
+	if err != nil {
+		s.writeError(w, req, t.res.objectError(err, t.name))
+		return
+	}
+	s.log.Warn("unsafe delete: removed an object whose stored value could not be read",
+		"resource", t.res.Plural, "namespace", t.namespace, "name", t.name, "user", UserFrom(req.Context()).Name)
+	writeJSON(w, http.StatusOK, &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess, Code: http.StatusOK,
+		Details: &metav1.StatusDetails{Name: t.name, Group: t.res.Group, Kind: t.res.Plural},
+	})
+}
+
+// serveDeleteCollection answers DELETE on a collection (Kubernetes'
+// deletecollection, what kubectl delete --all sends): every object the
+// request's labelSelector and fieldSelector match (in the namespace, or
+// in all namespaces) is deleted with the request's DeleteOptions, and the
+// answer is 200 with the list of the deleted objects' last states.
+// Objects deleted meanwhile by someone else are skipped; the first other
+// failure ends the request with its error. dryRun deletes nothing and
+// lists what would go. ignoreStoreReadErrorWithClusterBreakingPotential is
+// refused (422), as Kubernetes refuses it here.
+func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request, t target) {
+	p, err := parseListParams(req.URL.Query(), t.res)
+	if err == nil && p.watch {
+		err = badRequest("watch is not allowed with deletecollection")
+	}
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	opts, err := s.deleteOptions(w, req)
+	if err == nil && utilptr.Deref(opts.IgnoreStoreReadErrorWithClusterBreakingPotential, false) {
+		err = apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "",
+			field.ErrorList{field.Invalid(field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true,
+				"is not allowed with DELETECOLLECTION, try again after removing the option")})
+	}
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	pred := p.predicate(t.res)
+	pred.Limit, pred.Continue = 0, "" // everything that matches goes
+	list := &unstructured.UnstructuredList{}
+	lopts := storage.ListOptions{ResourceVersion: p.rv, ResourceVersionMatch: p.rvMatch, Predicate: pred, Recursive: true}
+	if err := t.res.Storage.GetList(req.Context(), t.collectionKey(), lopts, list); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	var pre *storage.Preconditions
+	if p := opts.Preconditions; p != nil && (p.UID != nil || p.ResourceVersion != nil) {
+		pre = &storage.Preconditions{ResourceVersion: p.ResourceVersion}
+		if p.UID != nil {
+			uid := types.UID(*p.UID)
+			pre.UID = &uid
+		}
+	}
+	dryRun := isDryRun(req) || len(opts.DryRun) > 0
+	deleted := list.Items[:0]
+	for _, item := range list.Items {
+		if dryRun {
+			deleted = append(deleted, item)
+			continue
+		}
+		it := target{res: t.res, namespace: item.GetNamespace(), name: item.GetName()}
+		out := &unstructured.Unstructured{}
+		err := t.res.Storage.Delete(req.Context(), it.objectKey(), out, pre, allowDeletion, nil, storage.DeleteOptions{})
+		switch {
+		case storage.IsCode(err, storage.CodeNotFound):
+			continue
+		case err != nil:
+			s.writeError(w, req, t.res.objectError(err, it.name))
+			return
+		}
+		deleted = append(deleted, *out)
+	}
+	list.Items = deleted
+	s.writeList(w, req, t.res, list)
+}

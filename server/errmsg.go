@@ -1,0 +1,65 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// publicMessage is the message a client is told for err when err's own
+// text carries what is not the client's business: a storage error's key
+// and its cause's internals (etcd and gRPC errors), or the text of an
+// error that is not an API status (a 500). writeError logs err in full.
+// ok is false when err's message is fine as it is.
+func publicMessage(err error) (msg string, ok bool) {
+	var api apierrors.APIStatus
+	var se *storage.Error
+	switch {
+	case errors.As(err, &se):
+		msg = se.Msg
+		if msg == "" {
+			msg = se.Code.String()
+		}
+		if se.Code == storage.CodeInvalidArgument && se.Err != nil {
+			msg += ": " + se.Err.Error()
+		}
+		return msg, true
+	case errors.As(err, &api), errors.Is(err, context.DeadlineExceeded):
+		return "", false
+	}
+	return "an error on the server prevented the request from succeeding (the server logs the cause)", true
+}
+
+// conflictCause is the cause a 409 Conflict names for a storage conflict:
+// its message without the storage key.
+func conflictCause(err error) error {
+	if msg, ok := publicMessage(err); ok {
+		return errors.New(msg)
+	}
+	return err
+}
+
+// checkResourceVersionRange answers a resourceVersion beyond any etcd
+// revision (above 2^63-1, which the store cannot even parse) as Kubernetes
+// answers a too-new one: 504 "Too large resource version", with the current
+// revision, instead of a 400.
+func checkResourceVersionRange(ctx context.Context, r *resource, rv string) error {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil || n <= math.MaxInt64 {
+		return nil
+	}
+	cur, err := r.Storage.GetCurrentResourceVersion(ctx)
+	if err != nil {
+		return err
+	}
+	st := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", n, cur), 1)
+	st.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+	return st
+}
