@@ -150,7 +150,8 @@ type Config struct {
 	// object identity, so that watchers receiving the same event object share
 	// one encoding. 0 means DefaultEncodeCacheSize; negative disables.
 	EncodeCacheSize int
-	// GitVersion is reported by /version; "" means "v0.0.0-listwatch".
+	// GitVersion is reported by /version; "" means the main module's
+	// release version, or v0.1.0-dev+<commit> for an untagged build.
 	GitVersion string
 	// Metrics, when set, gets the server's request and watch metrics
 	// (apiserver_request_total, apiserver_request_duration_seconds,
@@ -223,7 +224,7 @@ func (c *Config) withDefaults() (Config, error) {
 		out.EncodeCacheSize = DefaultEncodeCacheSize
 	}
 	if out.GitVersion == "" {
-		out.GitVersion = "v0.0.0-listwatch"
+		out.GitVersion = moduleVersion()
 	}
 	return out, nil
 }

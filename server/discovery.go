@@ -41,8 +41,9 @@ func (s *Server) serveAPIs(w http.ResponseWriter, req *http.Request, parts []str
 }
 
 func (s *Server) versionInfo() (any, error) {
+	major, minor := majorMinor(s.cfg.GitVersion)
 	return &version.Info{
-		Major: "1", Minor: "0", GitVersion: s.cfg.GitVersion,
+		Major: major, Minor: minor, GitVersion: s.cfg.GitVersion,
 		GoVersion: runtime.Version(), Compiler: runtime.Compiler,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH,
 	}, nil

@@ -24,6 +24,10 @@ func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
 		s.writeError(w, req, err)
 		return
 	}
+	if err := checkResourceVersionRange(req.Context(), t.res, q.Get("resourceVersion")); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
 	if watch {
 		s.serveObjectWatch(w, req, t)
 		return

@@ -177,7 +177,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.serveAuthorized(rec, req, t)
 		s.metrics.observe(verb(req, t), t.res.Plural, rec.code, time.Since(start))
 	default:
-		s.writeError(w, req, apierrors.NewNotFound(schema.GroupResource{}, req.URL.Path))
+		s.writeError(w, req, errPathNotFound)
 	}
 }
 
