@@ -80,12 +80,13 @@ func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) 
 		}
 		if created {
 			next.SetResourceVersion("")
-			if wantRV != "" {
+			if wantRV != "" || t.subresource != "" {
 				return nil, apierrors.NewNotFound(schema.GroupResource{Group: t.res.Group, Resource: t.res.Plural}, t.name)
 			}
+			t.res.dropStatusOnCreate(next)
 			return next, prepareCreate(next)
 		}
-		return next, t.res.checkAndCarry(cur, next, wantRV)
+		return next, t.res.checkAndCarry(cur, next, wantRV, t.subresource)
 	})
 	if err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))

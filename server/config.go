@@ -78,6 +78,8 @@ type Resource struct {
 	// metadata.name and metadata.namespace (for example "spec.nodeName");
 	// GetAttrs must return them.
 	SelectableFields []string
+	// Subresources declares /status and /scale, as a CRD does; nil: none.
+	Subresources *Subresources
 }
 
 // GroupVersion returns the resource's group and version.
@@ -107,6 +109,11 @@ func (r *Resource) validate() error {
 	}
 	if _, err := tableColumns(r.PrinterColumns); err != nil {
 		errs = append(errs, err)
+	}
+	if r.Subresources != nil {
+		if err := r.Subresources.Scale.validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if r.Schema != nil {
 		if err := checkStructural(r.Schema); err != nil {

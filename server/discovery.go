@@ -100,11 +100,12 @@ func (s *Server) resourceList(g, v string) (any, error) {
 		if r.Group != g || r.Version != v {
 			continue
 		}
-		singular := s.resources[g+"/"+v+"/"+r.Plural].Singular
+		rr := s.resources[g+"/"+v+"/"+r.Plural]
 		l.APIResources = append(l.APIResources, metav1.APIResource{
-			Name: r.Plural, SingularName: singular, Namespaced: r.Namespaced, Kind: r.Kind, Verbs: verbs,
+			Name: r.Plural, SingularName: rr.Singular, Namespaced: r.Namespaced, Kind: r.Kind, Verbs: verbs,
 			ShortNames: r.ShortNames,
 		})
+		l.APIResources = append(l.APIResources, rr.subresourceDiscovery()...)
 	}
 	if len(l.APIResources) == 0 {
 		return nil, apierrors.NewNotFound(schema.GroupResource{}, gv.String())

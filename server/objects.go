@@ -93,6 +93,9 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 	if err == nil {
 		err = prepareCreate(u)
 	}
+	if err == nil {
+		t.res.dropStatusOnCreate(u)
+	}
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -146,7 +149,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 	wantRV := next.GetResourceVersion()
 	s.update(w, req, t, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		u := next.DeepCopy()
-		if err := t.res.checkAndCarry(cur, u, wantRV); err != nil {
+		if err := t.res.checkAndCarry(cur, u, wantRV, t.subresource); err != nil {
 			return nil, err
 		}
 		return t.res.recordUpdate(cur, u, manager), nil
@@ -154,12 +157,15 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 }
 
 // checkAndCarry enforces the optimistic-concurrency precondition wantRV
-// (when set) and carries server-owned fields over from cur to next.
-func (r *resource) checkAndCarry(cur, next *unstructured.Unstructured, wantRV string) error {
+// (when set), applies the status subresource's rules for a write through
+// sub ("" for the object itself) and carries server-owned fields over
+// from cur to next.
+func (r *resource) checkAndCarry(cur, next *unstructured.Unstructured, wantRV, sub string) error {
 	if wantRV != "" && wantRV != cur.GetResourceVersion() {
 		return apierrors.NewConflict(schema.GroupResource{Group: r.Group, Resource: r.Plural}, cur.GetName(),
 			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 	}
+	r.applySubresourcePolicy(cur, next, sub)
 	return r.carryOver(cur, next)
 }
 
@@ -226,7 +232,7 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		if next.GetNamespace() != cur.GetNamespace() {
 			return nil, badRequest("metadata.namespace cannot be changed")
 		}
-		if err := t.res.checkAndCarry(cur, next, next.GetResourceVersion()); err != nil {
+		if err := t.res.checkAndCarry(cur, next, next.GetResourceVersion(), t.subresource); err != nil {
 			return nil, err
 		}
 		return t.res.recordUpdate(cur, next, manager), nil

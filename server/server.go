@@ -111,9 +111,10 @@ func contains(list []string, s string) bool {
 
 // target is what a request path names.
 type target struct {
-	res       *resource
-	namespace string // "" for cluster-scoped objects or all namespaces
-	name      string // "" for the collection
+	res         *resource
+	namespace   string // "" for cluster-scoped objects or all namespaces
+	name        string // "" for the collection
+	subresource string // "status", "scale" or "" for the object itself
 }
 
 // ServeHTTP implements http.Handler.
@@ -200,7 +201,7 @@ func (s *Server) resolve(group, version string, rest []string) (target, error) {
 			return t, badRequest("invalid namespace in path")
 		}
 	}
-	if len(rest) == 0 || len(rest) > 2 {
+	if len(rest) == 0 || len(rest) > 3 {
 		return t, apierrors.NewNotFound(schema.GroupResource{Group: group}, strings.Join(rest, "/"))
 	}
 	res := s.resources[group+"/"+version+"/"+rest[0]]
@@ -208,10 +209,15 @@ func (s *Server) resolve(group, version string, rest []string) (target, error) {
 		return t, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: rest[0]}, "")
 	}
 	t.res = res
-	if len(rest) == 2 {
+	if len(rest) >= 2 {
 		t.name = rest[1]
 		if !validSegment(t.name) {
 			return t, badRequest("invalid name in path")
+		}
+	}
+	if len(rest) == 3 {
+		if t.subresource = rest[2]; !res.hasSubresource(t.subresource) {
+			return t, errPathNotFound
 		}
 	}
 	if !res.Namespaced && t.namespace != "" {
@@ -236,6 +242,10 @@ func (s *Server) serveAuthorized(w http.ResponseWriter, req *http.Request, t tar
 
 // serveResource dispatches a request on a collection or an object by method.
 func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, t target) {
+	if t.subresource != "" {
+		s.serveSubresource(w, req, t)
+		return
+	}
 	if t.name == "" {
 		switch {
 		case req.Method == http.MethodGet:
