@@ -113,3 +113,19 @@ func TestDeleteOptionsValidation(t *testing.T) {
 	r := f.do(http.MethodDelete, item+"?propagationPolicy=Background", "", nil)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 }
+
+// TestUnsafeDeleteThroughCacher: the unsafe delete works through a cacher,
+// as serve runs it, even while the corrupt value keeps the cache from
+// serving (how soon lists answer again after it is removed is the
+// cacher's business and is tested there).
+func TestUnsafeDeleteThroughCacher(t *testing.T) {
+	f, _ := newCacherFixture(t)
+	coll := apiBase + "/namespaces/default/widgets"
+	f.create("default", "bad", nil, "")
+	key := corrupt(t, "default", "bad")
+	r := f.do(http.MethodDelete, coll+"/bad", "application/json", `{"ignoreStoreReadErrorWithClusterBreakingPotential":true}`)
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	resp, err := etcdServer.Client.Get(testCtx(t), key)
+	require.NoError(t, err)
+	require.Zero(t, resp.Count)
+}
