@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -97,6 +98,10 @@ func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target)
 	s.writeObject(w, req, http.StatusOK, t.res, out)
 }
 
+// errUnsafeDryRun stops a dry-run unsafe delete at the point where the
+// store would delete the unreadable value.
+var errUnsafeDryRun = errors.New("dry run: the unreadable value would be deleted")
+
 // allowDeletion is the validateDeletion of the server's deletes: no
 // admission checks.
 func allowDeletion(context.Context, runtime.Object) error { return nil }
@@ -108,26 +113,38 @@ func allowDeletion(context.Context, runtime.Object) error { return nil }
 // (no preconditions, propagationPolicy, gracePeriodSeconds or
 // orphanDependents); with an Authorizer the user also needs the verb
 // unsafe-delete-ignore-read-errors on the object, as Kubernetes requires.
-// An object that can be read is not deleted this way (422). The answer is
-// a Success Status, there being no object to return.
+// An object that can be read is not deleted this way (422). A dry run goes
+// as far as the store's last check before the delete. The answer is a
+// Success Status, there being no object to return.
 func (s *Server) serveUnsafeDelete(w http.ResponseWriter, req *http.Request, t target, opts *metav1.DeleteOptions) {
 	if err := s.authorizeVerb(req, t, unsafeDeleteVerb); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	if isDryRun(req) || len(opts.DryRun) > 0 {
-		s.writeError(w, req, apierrors.NewBadRequest("ignoreStoreReadErrorWithClusterBreakingPotential cannot be used with dryRun"))
-		return
+	dryRun := isDryRun(req) || len(opts.DryRun) > 0
+	validate := allowDeletion
+	if dryRun {
+		// The store calls validateDeletion just before it would delete a
+		// value it cannot read; refusing there checks everything else.
+		validate = func(context.Context, runtime.Object) error { return errUnsafeDryRun }
 	}
 	out := &unstructured.Unstructured{}
-	err := t.res.Storage.Delete(req.Context(), t.objectKey(), out, nil, allowDeletion, nil,
+	err := t.res.Storage.Delete(req.Context(), t.objectKey(), out, nil, validate, nil,
 		storage.DeleteOptions{IgnoreStoreReadError: true})
+	switch {
+	case dryRun && errors.Is(err, errUnsafeDryRun):
+		err = nil
+	case dryRun && err == nil:
+		err = errors.New("the store deleted an object on a dry run: it did not call validateDeletion")
+	}
 	if err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))
 		return
 	}
-	s.log.Warn("unsafe delete: removed an object whose stored value could not be read",
-		"resource", t.res.Plural, "namespace", t.namespace, "name", t.name, "user", UserFrom(req.Context()).Name)
+	if !dryRun {
+		s.log.Warn("unsafe delete: removed an object whose stored value could not be read",
+			"resource", t.res.Plural, "namespace", t.namespace, "name", t.name, "user", UserFrom(req.Context()).Name)
+	}
 	writeJSON(w, http.StatusOK, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess, Code: http.StatusOK,

@@ -66,10 +66,18 @@ func TestUnsafeDeleteOfCorruptObject(t *testing.T) {
 	require.Equal(t, http.StatusOK, got.code, "a readable object is not deleted the unsafe way")
 	require.Equal(t, good.GetUID(), got.object(t).GetUID())
 
-	r := f.do(http.MethodDelete, coll+"/bad", "application/json", `{"ignoreStoreReadErrorWithClusterBreakingPotential":true}`)
+	r := f.do(http.MethodDelete, coll+"/bad?dryRun=All", "application/json", `{"ignoreStoreReadErrorWithClusterBreakingPotential":true}`)
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	resp, err := etcdServer.Client.Get(testCtx(t), key)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), resp.Count, "a dry run deletes nothing")
+	f.do(http.MethodDelete, coll+"/good?dryRun=All", "application/json", `{"ignoreStoreReadErrorWithClusterBreakingPotential":true}`).
+		status(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
+
+	r = f.do(http.MethodDelete, coll+"/bad", "application/json", `{"ignoreStoreReadErrorWithClusterBreakingPotential":true}`)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	require.Contains(t, string(r.body), `"status":"Success"`)
-	resp, err := etcdServer.Client.Get(testCtx(t), key)
+	resp, err = etcdServer.Client.Get(testCtx(t), key)
 	require.NoError(t, err)
 	require.Zero(t, resp.Count, "the corrupt key is gone from etcd")
 	r = f.do(http.MethodDelete, coll+"/bad2?ignoreStoreReadErrorWithClusterBreakingPotential=true", "", nil)
