@@ -13,13 +13,16 @@ import (
 // number conversion) refuse values nested deeper than 10,000 objects and
 // arrays. An object is never stored unless every response carrying it
 // stays readable: a list wraps each item two levels deeper
-// ({"items":[...]}), a watch event one ({"object":...}).
+// ({"items":[...]}), a watch event one ({"object":...}), a Table with
+// includeObject=Object three ({"rows":[{"object":...}]}) and a watch
+// event of such a Table four.
 const (
 	jsonDecoderMaxDepth = 10000
-	// listWrapDepth is how many levels a list response adds above an item.
-	listWrapDepth = 2
+	// responseWrapDepth is the most levels a response adds above an
+	// object: a watch event of a one-row Table that includes it.
+	responseWrapDepth = 4
 	// maxStoredDepth is the deepest nesting an object may have as stored.
-	maxStoredDepth = jsonDecoderMaxDepth - listWrapDepth
+	maxStoredDepth = jsonDecoderMaxDepth - responseWrapDepth
 	// managedFieldsDepth is how much deeper than an object's deepest field
 	// its managedFields entry goes: metadata.managedFields[i].fieldsV1
 	// holds a tree mirroring the object's fields (f:status: {f:a: ...}),
@@ -47,8 +50,8 @@ func (r *resource) tooDeep(name, what string) error {
 		Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
 		Details: &metav1.StatusDetails{Group: r.Group, Kind: r.Plural, Name: name},
 		Message: fmt.Sprintf("%s %q is invalid: %s; with the managedFields the server records (which mirror "+
-			"the object's fields %d levels deeper) its lists would exceed the JSON decoders' limit of %d levels, "+
-			"so it is not stored", r.Kind, name, what, managedFieldsDepth, jsonDecoderMaxDepth),
+			"the object's fields %d levels deeper) the lists and watch events carrying it would exceed the JSON "+
+			"decoders' limit of %d levels, so it is not stored", r.Kind, name, what, managedFieldsDepth, jsonDecoderMaxDepth),
 	}}
 }
 

@@ -34,15 +34,15 @@ func etcdKeys(t *testing.T) int64 {
 }
 
 // TestWriteRefusesUnreadableNesting: an object whose stored form (with
-// the managedFields the server adds, which mirror the status four levels
-// deeper) or whose list response would exceed the JSON decoders' 10,000
+// the managedFields the server adds, which mirror the status five levels
+// deeper) or whose responses would exceed the JSON decoders' 10,000
 // levels is refused with 422 by create, update, every patch and apply, and
 // nothing reaches etcd; one level less is stored, and both it and its
 // list can be read back by a Go client.
 func TestWriteRefusesUnreadableNesting(t *testing.T) {
 	f := newFixture(t)
 	const coll = apiBase + "/namespaces/default/widgets"
-	const okLevels = 9992 // 6 + 9992 = 9998 levels as stored, 10,000 in a list
+	const okLevels = 9990 // 6 + 9990 = 9996 levels as stored, 10,000 in a watch event of a Table
 
 	for _, levels := range []int{okLevels + 1, okLevels + 2} {
 		st := f.do(http.MethodPost, coll, "application/json", deepWidget("deep", levels)).
@@ -87,6 +87,9 @@ func TestWriteRefusesUnreadableNesting(t *testing.T) {
 	require.Len(t, l.list(t).Items, 2)
 	var generic any
 	require.NoError(t, json.Unmarshal(l.body, &generic), "the list of the deepest object must decode")
+	tbl := f.doAccept(http.MethodGet, coll+"?includeObject=Object", "", "application/json;as=Table;v=v1;g=meta.k8s.io", nil)
+	require.Equal(t, http.StatusOK, tbl.code)
+	require.NoError(t, json.Unmarshal(tbl.body, &generic), "a Table including the deepest object must decode")
 	require.Equal(t, int64(2), etcdKeys(t))
 	require.Equal(t, okLevels+6, nestingDepth(r.object(t).Object, 1, 20000))
 }
@@ -109,8 +112,8 @@ func TestNestingDepth(t *testing.T) {
 }
 
 // TestCheckStorableBoundary: the last check before a write accepts an
-// object whose list response nests exactly 10,000 levels and refuses one
-// level more.
+// object whose deepest response (a watch event of a Table including it)
+// nests exactly 10,000 levels and refuses one level more.
 func TestCheckStorableBoundary(t *testing.T) {
 	r := &resource{Resource: Resource{Group: group, Plural: "widgets", Kind: "Widget"}}
 	var deepest any = "leaf"
@@ -119,15 +122,16 @@ func TestCheckStorableBoundary(t *testing.T) {
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"status": deepest}}
 	require.NoError(t, r.checkStorable(u))
-	b, err := json.Marshal(map[string]any{"items": []any{u.Object}})
-	require.NoError(t, err)
+	wrap := func(obj map[string]any) []byte {
+		b, err := json.Marshal(map[string]any{"type": "ADDED", "object": map[string]any{"kind": "Table",
+			"rows": []any{map[string]any{"object": obj}}}})
+		require.NoError(t, err)
+		return b
+	}
 	var back any
-	require.NoError(t, json.Unmarshal(b, &back), "a list of the deepest storable object decodes")
+	require.NoError(t, json.Unmarshal(wrap(u.Object), &back), "the deepest response of the deepest storable object decodes")
 
 	u.Object["status"] = map[string]any{"a": deepest}
-	err = r.checkStorable(u)
-	require.Error(t, err)
-	b, err = json.Marshal(map[string]any{"items": []any{u.Object}})
-	require.NoError(t, err)
-	require.ErrorContains(t, json.Unmarshal(b, &back), "exceeded max depth", "one level more is unreadable in a list")
+	require.Error(t, r.checkStorable(u))
+	require.ErrorContains(t, json.Unmarshal(wrap(u.Object), &back), "exceeded max depth", "one level more is unreadable")
 }
