@@ -15,9 +15,11 @@ import (
 type Attributes struct {
 	// User is who asks.
 	User *User
-	// Verb is Kubernetes' verb: get, list, watch, create, update, patch or
-	// delete for resources; the lower-case HTTP method (get, post, ...)
-	// for other paths.
+	// Verb is Kubernetes' verb: get, list, watch, create, update, patch,
+	// delete or deletecollection for resources (and
+	// unsafe-delete-ignore-read-errors, asked besides delete for the
+	// unsafe delete of a corrupt object); the lower-case HTTP method (get,
+	// post, ...) for other paths.
 	Verb string
 	// ResourceRequest is true for requests on a resource
 	// (/apis/{group}/{version}/...), false for other paths (discovery,
@@ -29,6 +31,9 @@ type Attributes struct {
 	APIGroup, APIVersion, Resource, Namespace, Name string
 	// Path is the URL path of a request on another path.
 	Path string
+	// Subresource is "status" or "scale" for a request on an object's
+	// subresource, "" otherwise.
+	Subresource string
 }
 
 // Authorizer decides whether a request may be served.
@@ -82,7 +87,8 @@ func (s *Server) authorizeVerb(req *http.Request, t target, verb string) error {
 		return nil
 	}
 	a := Attributes{User: UserFrom(req.Context()), Verb: verb, ResourceRequest: true,
-		APIGroup: t.res.Group, APIVersion: t.res.Version, Resource: t.res.Plural, Namespace: t.namespace, Name: t.name}
+		APIGroup: t.res.Group, APIVersion: t.res.Version, Resource: t.res.Plural, Namespace: t.namespace, Name: t.name,
+		Subresource: t.subresource}
 	ok, reason, err := s.cfg.Authorizer.Authorize(req.Context(), a)
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("authorization: %w", err))
@@ -94,7 +100,11 @@ func (s *Server) authorizeVerb(req *http.Request, t target, verb string) error {
 	if t.namespace != "" {
 		scope = fmt.Sprintf("in the namespace %q", t.namespace)
 	}
-	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q %s", a.User.Name, a.Verb, a.Resource, a.APIGroup, scope)
+	res := a.Resource
+	if a.Subresource != "" {
+		res += "/" + a.Subresource
+	}
+	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q %s", a.User.Name, a.Verb, res, a.APIGroup, scope)
 	if reason != "" {
 		msg += ": " + reason
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -99,6 +100,20 @@ func TestScaleSubresource(t *testing.T) {
 	require.Equal(t, "Scale", names["widgets/scale"].Kind)
 	require.Equal(t, "autoscaling", names["widgets/scale"].Group)
 	require.Equal(t, "Widget", names["widgets/status"].Kind)
+}
+
+// TestSubresourceAuthorization: the Authorizer is told the subresource.
+func TestSubresourceAuthorization(t *testing.T) {
+	f := newFixture(t, withSubresources, func(c *Config) {
+		c.Authorizer = AuthorizerFunc(func(_ context.Context, a Attributes) (bool, string, error) {
+			return a.Subresource != subScale, "", nil
+		})
+	})
+	coll := apiBase + "/namespaces/default/widgets"
+	f.create("default", "w1", nil, "")
+	require.Equal(t, http.StatusOK, f.do(http.MethodGet, coll+"/w1/status", "", nil).code)
+	st := f.do(http.MethodGet, coll+"/w1/scale", "", nil).status(t, http.StatusForbidden, metav1.StatusReasonForbidden)
+	require.Contains(t, st.Message, `cannot get resource "widgets/scale"`)
 }
 
 // TestKubectlWire drives the wire details of issue 24 with the real
