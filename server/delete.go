@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilptr "k8s.io/utils/ptr"
 
 	"github.com/listwatch/listwatch/storage"
@@ -69,14 +68,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target)
 		s.serveUnsafeDelete(w, req, t, opts)
 		return
 	}
-	var pre *storage.Preconditions
-	if p := opts.Preconditions; p != nil && (p.UID != nil || p.ResourceVersion != nil) {
-		pre = &storage.Preconditions{ResourceVersion: p.ResourceVersion}
-		if p.UID != nil {
-			uid := types.UID(*p.UID)
-			pre.UID = &uid
-		}
-	}
+	pre := preconditions(opts)
 	out := &unstructured.Unstructured{}
 	if isDryRun(req) || len(opts.DryRun) > 0 {
 		if err := t.res.Storage.Get(req.Context(), t.objectKey(), storage.GetOptions{}, out); err != nil {
@@ -101,6 +93,20 @@ func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target)
 // errUnsafeDryRun stops a dry-run unsafe delete at the point where the
 // store would delete the unreadable value.
 var errUnsafeDryRun = errors.New("dry run: the unreadable value would be deleted")
+
+// preconditions are the storage preconditions of opts (nil for none).
+func preconditions(opts *metav1.DeleteOptions) *storage.Preconditions {
+	p := opts.Preconditions
+	if p == nil || (p.UID == nil && p.ResourceVersion == nil) {
+		return nil
+	}
+	pre := &storage.Preconditions{ResourceVersion: p.ResourceVersion}
+	if p.UID != nil {
+		uid := types.UID(*p.UID)
+		pre.UID = &uid
+	}
+	return pre
+}
 
 // allowDeletion is the validateDeletion of the server's deletes: no
 // admission checks.
@@ -150,71 +156,4 @@ func (s *Server) serveUnsafeDelete(w http.ResponseWriter, req *http.Request, t t
 		Status:   metav1.StatusSuccess, Code: http.StatusOK,
 		Details: &metav1.StatusDetails{Name: t.name, Group: t.res.Group, Kind: t.res.Plural},
 	})
-}
-
-// serveDeleteCollection answers DELETE on a collection (Kubernetes'
-// deletecollection, what kubectl delete --all sends): every object the
-// request's labelSelector and fieldSelector match (in the namespace, or
-// in all namespaces) is deleted with the request's DeleteOptions, and the
-// answer is 200 with the list of the deleted objects' last states.
-// Objects deleted meanwhile by someone else are skipped; the first other
-// failure ends the request with its error. dryRun deletes nothing and
-// lists what would go. ignoreStoreReadErrorWithClusterBreakingPotential is
-// refused (422), as Kubernetes refuses it here.
-func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request, t target) {
-	p, err := parseListParams(req.URL.Query(), t.res)
-	if err == nil && p.watch {
-		err = badRequest("watch is not allowed with deletecollection")
-	}
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	opts, err := s.deleteOptions(w, req)
-	if err == nil && utilptr.Deref(opts.IgnoreStoreReadErrorWithClusterBreakingPotential, false) {
-		err = apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "",
-			field.ErrorList{field.Invalid(field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true,
-				"is not allowed with DELETECOLLECTION, try again after removing the option")})
-	}
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	pred := p.predicate(t.res)
-	pred.Limit, pred.Continue = 0, "" // everything that matches goes
-	list := &unstructured.UnstructuredList{}
-	lopts := storage.ListOptions{ResourceVersion: p.rv, ResourceVersionMatch: p.rvMatch, Predicate: pred, Recursive: true}
-	if err := t.res.Storage.GetList(req.Context(), t.collectionKey(), lopts, list); err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	var pre *storage.Preconditions
-	if p := opts.Preconditions; p != nil && (p.UID != nil || p.ResourceVersion != nil) {
-		pre = &storage.Preconditions{ResourceVersion: p.ResourceVersion}
-		if p.UID != nil {
-			uid := types.UID(*p.UID)
-			pre.UID = &uid
-		}
-	}
-	dryRun := isDryRun(req) || len(opts.DryRun) > 0
-	deleted := list.Items[:0]
-	for _, item := range list.Items {
-		if dryRun {
-			deleted = append(deleted, item)
-			continue
-		}
-		it := target{res: t.res, namespace: item.GetNamespace(), name: item.GetName()}
-		out := &unstructured.Unstructured{}
-		err := t.res.Storage.Delete(req.Context(), it.objectKey(), out, pre, allowDeletion, nil, storage.DeleteOptions{})
-		switch {
-		case storage.IsCode(err, storage.CodeNotFound):
-			continue
-		case err != nil:
-			s.writeError(w, req, t.res.objectError(err, it.name))
-			return
-		}
-		deleted = append(deleted, *out)
-	}
-	list.Items = deleted
-	s.writeList(w, req, t.res, list)
 }
