@@ -3,10 +3,7 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math"
 	"net/http"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +35,12 @@ func publicMessage(err error) (msg string, ok bool) {
 	return "an error on the server prevented the request from succeeding (the server logs the cause)", true
 }
 
+// isStorageError reports whether err is (or wraps) a *storage.Error.
+func isStorageError(err error) bool {
+	var se *storage.Error
+	return errors.As(err, &se)
+}
+
 // conflictCause is the cause a 409 Conflict names for a storage conflict:
 // its message without the storage key.
 func conflictCause(err error) error {
@@ -45,24 +48,6 @@ func conflictCause(err error) error {
 		return errors.New(msg)
 	}
 	return err
-}
-
-// checkResourceVersionRange answers a resourceVersion beyond any etcd
-// revision (above 2^63-1, which the store cannot even parse) as Kubernetes
-// answers a too-new one: 504 "Too large resource version", with the current
-// revision, instead of a 400.
-func checkResourceVersionRange(ctx context.Context, r *resource, rv string) error {
-	n, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil || n <= math.MaxInt64 {
-		return nil
-	}
-	cur, err := r.Storage.GetCurrentResourceVersion(ctx)
-	if err != nil {
-		return err
-	}
-	st := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", n, cur), 1)
-	st.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
-	return st
 }
 
 // errPathNotFound is Kubernetes' 404 for a path that names nothing it

@@ -37,18 +37,18 @@ func statusFor(err error) metav1.Status {
 	default:
 		st = apierrors.NewInternalError(err).ErrStatus
 	}
-	if msg, ok := publicMessage(err); ok {
-		st.Message = msg
-		if st.Reason == metav1.StatusReasonInternalError {
-			st.Details = nil // NewInternalError repeats the cause
-		}
-	}
 	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
 	if st.Status == "" {
 		st.Status = metav1.StatusFailure
 	}
 	if st.Code == 0 {
 		st.Code = http.StatusInternalServerError
+	}
+	if msg, ok := publicMessage(err); ok && (st.Code == http.StatusInternalServerError || isStorageError(err)) {
+		st.Message = msg
+		if st.Reason == metav1.StatusReasonInternalError {
+			st.Details = nil // NewInternalError repeats the cause
+		}
 	}
 	return st
 }
