@@ -95,6 +95,8 @@ type Resource struct {
 	// metadata.name and metadata.namespace (for example "spec.nodeName");
 	// GetAttrs must return them.
 	SelectableFields []string
+	// Subresources declares /status and /scale, as a CRD does; nil: none.
+	Subresources *Subresources
 }
 
 // GroupVersion returns the resource's group and version.
@@ -124,6 +126,11 @@ func (r *Resource) validate() error {
 	}
 	if _, err := tableColumns(r.PrinterColumns); err != nil {
 		errs = append(errs, err)
+	}
+	if r.Subresources != nil {
+		if err := r.Subresources.Scale.validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if r.Schema != nil {
 		if err := checkStructural(r.Schema); err != nil {
@@ -209,7 +216,8 @@ type Config struct {
 	// object identity, so that watchers receiving the same event object share
 	// one encoding. 0 means DefaultEncodeCacheSize; negative disables.
 	EncodeCacheSize int
-	// GitVersion is reported by /version; "" means "v0.0.0-listwatch".
+	// GitVersion is reported by /version; "" means the main module's
+	// release version, or v0.1.0-dev+<commit> for an untagged build.
 	GitVersion string
 	// Metrics, when set, gets the server's request and watch metrics
 	// (apiserver_request_total, apiserver_request_duration_seconds,
@@ -299,7 +307,7 @@ func (c *Config) withDefaults() (Config, error) {
 		out.EncodeCacheSize = DefaultEncodeCacheSize
 	}
 	if out.GitVersion == "" {
-		out.GitVersion = "v0.0.0-listwatch"
+		out.GitVersion = moduleVersion()
 	}
 	return out, nil
 }

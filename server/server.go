@@ -114,9 +114,10 @@ func contains(list []string, s string) bool {
 
 // target is what a request path names.
 type target struct {
-	res       *resource
-	namespace string // "" for cluster-scoped objects or all namespaces
-	name      string // "" for the collection
+	res         *resource
+	namespace   string // "" for cluster-scoped objects or all namespaces
+	name        string // "" for the collection
+	subresource string // "status", "scale" or "" for the object itself
 }
 
 // ServeHTTP implements http.Handler. /livez, /readyz and /healthz are
@@ -188,8 +189,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []stri
 		return
 	}
 	if accept := req.Header.Values("Accept"); !acceptsJSON(accept) && !wantsTable(accept) {
-		s.writeError(w, req, notAcceptable(req.Header.Get("Accept")))
-		return
+		if !wantsYAML(accept) || isWatch(req) {
+			s.writeError(w, req, notAcceptable(req.Header.Get("Accept")))
+			return
+		}
+		yw := &yamlWriter{ResponseWriter: w}
+		defer yw.finish()
+		w = yw
 	}
 	switch {
 	case len(parts) == 1 && parts[0] == "version":
@@ -217,7 +223,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []stri
 		}
 		s.serveAuthorized(w, req, t)
 	default:
-		s.writeError(w, req, apierrors.NewNotFound(schema.GroupResource{}, req.URL.Path))
+		s.writeError(w, req, errPathNotFound)
 	}
 }
 
@@ -240,7 +246,7 @@ func (s *Server) resolve(group, version string, rest []string) (target, error) {
 			return t, badRequest("invalid namespace in path")
 		}
 	}
-	if len(rest) == 0 || len(rest) > 2 {
+	if len(rest) == 0 || len(rest) > 3 {
 		return t, apierrors.NewNotFound(schema.GroupResource{Group: group}, strings.Join(rest, "/"))
 	}
 	res := s.resources[group+"/"+version+"/"+rest[0]]
@@ -248,10 +254,15 @@ func (s *Server) resolve(group, version string, rest []string) (target, error) {
 		return t, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: rest[0]}, "")
 	}
 	t.res = res
-	if len(rest) == 2 {
+	if len(rest) >= 2 {
 		t.name = rest[1]
 		if !validSegment(t.name) {
 			return t, badRequest("invalid name in path")
+		}
+	}
+	if len(rest) == 3 {
+		if t.subresource = rest[2]; !res.hasSubresource(t.subresource) {
+			return t, errPathNotFound
 		}
 	}
 	if !res.Namespaced && t.namespace != "" {
@@ -276,16 +287,22 @@ func (s *Server) serveAuthorized(w http.ResponseWriter, req *http.Request, t tar
 
 // serveResource dispatches a request on a collection or an object by method.
 func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, t target) {
+	if t.subresource != "" {
+		s.serveSubresource(w, req, t)
+		return
+	}
 	if t.name == "" {
 		switch {
 		case req.Method == http.MethodGet:
 			s.serveList(w, req, t)
 		case req.Method == http.MethodPost && (t.namespace != "" || !t.res.Namespaced):
 			s.serveCreate(w, req, t)
+		case req.Method == http.MethodDelete:
+			s.serveDeleteCollection(w, req, t)
 		default:
-			allow := "GET"
+			allow := "GET, DELETE"
 			if t.namespace != "" || !t.res.Namespaced {
-				allow = "GET, POST"
+				allow = "GET, POST, DELETE"
 			}
 			w.Header().Set("Allow", allow)
 			s.writeError(w, req, methodNotAllowed(req.Method, t.res.Plural))
