@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
@@ -21,8 +21,8 @@ func Example() {
 		return
 	}
 	defer srv.Close()
-	store, err := etcd3.New(etcd3.Config{Client: srv.Client, Codec: testapi.Codec,
-		NewFunc: testapi.NewWidget, NewListFunc: testapi.NewWidgetList, ResourcePrefix: "/widgets"})
+	store, err := etcd3.New(etcd3.Config{Client: srv.Client, Codec: widget.Codec,
+		NewFunc: widget.New, NewListFunc: widget.NewList, ResourcePrefix: widget.KeyRoot})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -32,23 +32,23 @@ func Example() {
 	defer cancel()
 
 	// One object exists before the informer starts: it arrives in the initial list.
-	_ = store.Create(ctx, "/widgets/default/first", testapi.Make("default", "first", nil), nil, 0)
+	_ = store.Create(ctx, widget.Key("default", "first"), widget.NewWidget("default", "first"), nil, 0)
 
-	lw := reflector.NewStorageListerWatcher(store, "/widgets", testapi.NewWidgetList, "")
-	informer, err := reflector.NewSharedIndexInformer[*testapi.Widget](lw)
+	lw := reflector.NewStorageListerWatcher(store, widget.KeyRoot, widget.NewList, "")
+	informer, err := reflector.NewSharedIndexInformer[*widget.Widget](lw)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	events := make(chan string, 16)
-	_, _ = informer.AddEventHandler(reflector.ResourceEventHandlerFuncs[*testapi.Widget]{
-		AddFunc: func(w *testapi.Widget, initial bool) {
+	_, _ = informer.AddEventHandler(reflector.ResourceEventHandlerFuncs[*widget.Widget]{
+		AddFunc: func(w *widget.Widget, initial bool) {
 			events <- fmt.Sprintf("add %s/%s initial=%v", w.Namespace, w.Name, initial)
 		},
-		UpdateFunc: func(old, w *testapi.Widget) {
+		UpdateFunc: func(old, w *widget.Widget) {
 			events <- fmt.Sprintf("update %s/%s replicas %d -> %d", w.Namespace, w.Name, old.Spec.Replicas, w.Spec.Replicas)
 		},
-		DeleteFunc: func(w *testapi.Widget, unknown bool) {
+		DeleteFunc: func(w *widget.Widget, unknown bool) {
 			events <- fmt.Sprintf("delete %s/%s finalStateUnknown=%v", w.Namespace, w.Name, unknown)
 		},
 	})
@@ -58,16 +58,16 @@ func Example() {
 	reflector.WaitForCacheSync(ctx, informer.HasSynced)
 	fmt.Println(<-events)
 
-	_ = store.Create(ctx, "/widgets/default/second", testapi.Make("default", "second", nil), nil, 0)
+	_ = store.Create(ctx, widget.Key("default", "second"), widget.NewWidget("default", "second"), nil, 0)
 	fmt.Println(<-events)
-	_ = store.GuaranteedUpdate(ctx, "/widgets/default/second", &testapi.Widget{}, false, nil,
+	_ = store.GuaranteedUpdate(ctx, widget.Key("default", "second"), &widget.Widget{}, false, nil,
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-			w := in.(*testapi.Widget).DeepCopy()
+			w := in.(*widget.Widget).DeepCopy()
 			w.Spec.Replicas = 3
 			return w, nil, nil
 		}, nil)
 	fmt.Println(<-events)
-	_ = store.Delete(ctx, "/widgets/default/second", &testapi.Widget{}, nil, storage.ValidateAllObjectFunc, nil, storage.DeleteOptions{})
+	_ = store.Delete(ctx, widget.Key("default", "second"), &widget.Widget{}, nil, storage.ValidateAllObjectFunc, nil, storage.DeleteOptions{})
 	fmt.Println(<-events)
 	fmt.Println("objects in the informer's store:", len(informer.GetStore().List()))
 

@@ -80,12 +80,13 @@ func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) 
 		}
 		if created {
 			next.SetResourceVersion("")
-			if wantRV != "" {
+			if wantRV != "" || t.subresource != "" {
 				return nil, apierrors.NewNotFound(schema.GroupResource{Group: t.res.Group, Resource: t.res.Plural}, t.name)
 			}
+			t.res.dropStatusOnCreate(next)
 			return next, prepareCreate(next)
 		}
-		return next, t.res.checkAndCarry(cur, next, wantRV)
+		return next, t.res.checkAndCarry(cur, next, wantRV, t.subresource)
 	})
 	if err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))
@@ -118,6 +119,9 @@ func (r *resource) decodeApplyPatch(w http.ResponseWriter, mode string, body []b
 	if err := r.checkTypeMeta(patch); err != nil {
 		return nil, err
 	}
+	if err := r.checkWritable(patch, t.name); err != nil {
+		return nil, err
+	}
 	u := &unstructured.Unstructured{Object: patch}
 	if _, ok := patch["metadata"].(map[string]any); !ok && patch["metadata"] != nil {
 		return nil, badRequest("metadata must be an object")
@@ -128,7 +132,7 @@ func (r *resource) decodeApplyPatch(w http.ResponseWriter, mode string, body []b
 		return nil, badRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", n, t.name))
 	}
 	if ns := u.GetNamespace(); r.Namespaced && ns != "" && ns != t.namespace {
-		return nil, badRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the URL (%s)", ns, t.namespace))
+		return nil, errNamespaceMismatch
 	}
 	var errs field.ErrorList
 	for _, e := range r.schemaErrors(patch) {

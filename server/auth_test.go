@@ -261,3 +261,34 @@ func TestRefuseInsecureNonLoopback(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 }
+
+// TestRefuseAnonymousWritesNonLoopback: with TLS and authentication on a
+// non-loopback listener, anonymous access is refused when no Authorizer
+// (or one that lets anonymous users write) is set, and served when the
+// Authorizer denies anonymous writes.
+func TestRefuseAnonymousWritesNonLoopback(t *testing.T) {
+	cert, _, _, err := SelfSignedCertificate("127.0.0.1")
+	require.NoError(t, err)
+	tokens, err := ParseTokens(strings.NewReader(testTokens))
+	require.NoError(t, err)
+	st := newStore(t, "/widgets")
+	serve := func(authz Authorizer) error {
+		ln, err := net.Listen("tcp", "0.0.0.0:0")
+		if err != nil {
+			t.Skipf("cannot listen on 0.0.0.0 here (%v): the refusal needs a non-loopback listener", err)
+		}
+		srv, err := New(Config{Resources: []Resource{widgets(st)}, Authenticator: tokens, AllowAnonymous: true,
+			Authorizer: authz, TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // Serve checks the set-up first, then returns at once
+		return srv.Serve(ctx, ln)
+	}
+	allowAll := AuthorizerFunc(func(context.Context, Attributes) (bool, string, error) { return true, "", nil })
+	for _, authz := range []Authorizer{nil, allowAll} {
+		err := serve(authz)
+		require.ErrorContains(t, err, "anonymous users may create widgets.demo.listwatch.dev")
+		require.ErrorContains(t, err, "--write-groups")
+	}
+	require.NoError(t, serve(ReadAllWriteGroups("writers")))
+}

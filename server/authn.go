@@ -174,6 +174,9 @@ func UserFrom(ctx context.Context) *User {
 // AllowAnonymous, as Kubernetes answers.
 func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
 	if s.cfg.Authenticator == nil {
+		if info := infoFrom(req.Context()); info != nil {
+			info.user = AnonymousUser
+		}
 		return req, nil
 	}
 	u, ok, err := s.cfg.Authenticator.Authenticate(req)
@@ -185,6 +188,9 @@ func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
 		u = &User{Name: AnonymousUser, Groups: []string{UnauthenticatedG}}
 	case !ok:
 		return req, apierrors.NewUnauthorized("Unauthorized")
+	}
+	if info := infoFrom(req.Context()); info != nil {
+		info.user = u.Name
 	}
 	return req.WithContext(context.WithValue(req.Context(), userKey{}, u)), nil
 }

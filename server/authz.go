@@ -15,9 +15,11 @@ import (
 type Attributes struct {
 	// User is who asks.
 	User *User
-	// Verb is Kubernetes' verb: get, list, watch, create, update, patch or
-	// delete for resources; the lower-case HTTP method (get, post, ...)
-	// for other paths.
+	// Verb is Kubernetes' verb: get, list, watch, create, update, patch,
+	// delete or deletecollection for resources (and
+	// unsafe-delete-ignore-read-errors, asked besides delete for the
+	// unsafe delete of a corrupt object); the lower-case HTTP method (get,
+	// post, ...) for other paths.
 	Verb string
 	// ResourceRequest is true for requests on a resource
 	// (/apis/{group}/{version}/...), false for other paths (discovery,
@@ -29,6 +31,9 @@ type Attributes struct {
 	APIGroup, APIVersion, Resource, Namespace, Name string
 	// Path is the URL path of a request on another path.
 	Path string
+	// Subresource is "status" or "scale" for a request on an object's
+	// subresource, "" otherwise.
+	Subresource string
 }
 
 // Authorizer decides whether a request may be served.
@@ -73,11 +78,17 @@ func ReadAllWriteGroups(groups ...string) Authorizer {
 // Forbidden worded as Kubernetes words it when not). Without an
 // authorizer everything is allowed.
 func (s *Server) authorizeResource(req *http.Request, t target) error {
+	return s.authorizeVerb(req, t, strings.ToLower(kubeVerb(req, t)))
+}
+
+// authorizeVerb asks Config.Authorizer whether verb may be done on t.
+func (s *Server) authorizeVerb(req *http.Request, t target, verb string) error {
 	if s.cfg.Authorizer == nil {
 		return nil
 	}
-	a := Attributes{User: UserFrom(req.Context()), Verb: strings.ToLower(kubeVerb(req, t)), ResourceRequest: true,
-		APIGroup: t.res.Group, APIVersion: t.res.Version, Resource: t.res.Plural, Namespace: t.namespace, Name: t.name}
+	a := Attributes{User: UserFrom(req.Context()), Verb: verb, ResourceRequest: true,
+		APIGroup: t.res.Group, APIVersion: t.res.Version, Resource: t.res.Plural, Namespace: t.namespace, Name: t.name,
+		Subresource: t.subresource}
 	ok, reason, err := s.cfg.Authorizer.Authorize(req.Context(), a)
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("authorization: %w", err))
@@ -89,7 +100,11 @@ func (s *Server) authorizeResource(req *http.Request, t target) error {
 	if t.namespace != "" {
 		scope = fmt.Sprintf("in the namespace %q", t.namespace)
 	}
-	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q %s", a.User.Name, a.Verb, a.Resource, a.APIGroup, scope)
+	res := a.Resource
+	if a.Subresource != "" {
+		res += "/" + a.Subresource
+	}
+	msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q %s", a.User.Name, a.Verb, res, a.APIGroup, scope)
 	if reason != "" {
 		msg += ": " + reason
 	}
@@ -135,6 +150,9 @@ func kubeVerb(req *http.Request, t target) string {
 	case http.MethodPatch:
 		return "patch"
 	case http.MethodDelete:
+		if t.name == "" {
+			return "deletecollection"
+		}
 		return "delete"
 	}
 	return strings.ToLower(req.Method)

@@ -23,7 +23,8 @@ const (
 
 // readBody checks the request's Content-Type against accepted (415
 // otherwise) and reads at most MaxRequestBodyBytes of body (413 beyond).
-// An empty body is returned as nil when allowEmpty, else it is 400.
+// An empty body is returned as nil when allowEmpty, else it is 400. A
+// YAML body (when accepted) is returned converted to JSON.
 func (s *Server) readBody(w http.ResponseWriter, req *http.Request, allowEmpty bool, accepted ...string) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, s.cfg.MaxRequestBodyBytes))
 	if err != nil {
@@ -44,6 +45,9 @@ func (s *Server) readBody(w http.ResponseWriter, req *http.Request, allowEmpty b
 	mt, _, perr := mime.ParseMediaType(ct)
 	if perr != nil || !contains(accepted, mt) {
 		return nil, unsupportedMediaType(ct, accepted)
+	}
+	if mt == mediaYAML {
+		return yamlToJSON(body)
 	}
 	return body, nil
 }

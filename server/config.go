@@ -25,6 +25,23 @@ const (
 	DefaultMaxWatchTimeout     = 30 * time.Minute
 	DefaultEncodeCacheSize     = 4096
 	DefaultListenAddress       = "127.0.0.1:8080"
+	// DefaultRequestTimeout bounds every request but watches, as
+	// kube-apiserver's --request-timeout.
+	DefaultRequestTimeout = 60 * time.Second
+	// DefaultReadHeaderTimeout bounds reading a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultBodyReadTimeout bounds reading a request's body.
+	DefaultBodyReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout is how long a keep-alive connection may wait for
+	// its next request (kube-apiserver's value).
+	DefaultIdleTimeout = 90 * time.Second
+	// DefaultMaxRequestsInFlight and DefaultMaxMutatingRequestsInFlight
+	// are kube-apiserver's --max-requests-inflight and
+	// --max-mutating-requests-inflight defaults.
+	DefaultMaxRequestsInFlight         = 400
+	DefaultMaxMutatingRequestsInFlight = 200
+	// DefaultHealthCheckTimeout bounds each check of /readyz and /livez.
+	DefaultHealthCheckTimeout = 2 * time.Second
 )
 
 // Resource registers one API resource served over a storage.Interface.
@@ -78,6 +95,8 @@ type Resource struct {
 	// metadata.name and metadata.namespace (for example "spec.nodeName");
 	// GetAttrs must return them.
 	SelectableFields []string
+	// Subresources declares /status and /scale, as a CRD does; nil: none.
+	Subresources *Subresources
 }
 
 // GroupVersion returns the resource's group and version.
@@ -108,6 +127,11 @@ func (r *Resource) validate() error {
 	if _, err := tableColumns(r.PrinterColumns); err != nil {
 		errs = append(errs, err)
 	}
+	if r.Subresources != nil {
+		if err := r.Subresources.Scale.validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if r.Schema != nil {
 		if err := checkStructural(r.Schema); err != nil {
 			errs = append(errs, err)
@@ -124,9 +148,51 @@ type Config struct {
 	// Resources are the resources served. At least one is required; two
 	// resources may not share group, version and plural.
 	Resources []Resource
-	// Logger receives request failures and watch terminations; nil
-	// discards.
+	// Logger receives request failures (always, at Warn), watch
+	// terminations, connection-limit episodes and, at RequestLogLevel, one
+	// line per request (and one when a watch starts). nil means
+	// slog.Default().
 	Logger *slog.Logger
+	// RequestTimeout bounds every request except watches (which keep
+	// their timeoutSeconds, capped by MaxWatchTimeout): its context, the
+	// one storage gets, ends then, and a request not answered by then gets
+	// 504 with a Timeout Status. 0 means DefaultRequestTimeout (60 s).
+	RequestTimeout time.Duration
+	// ReadHeaderTimeout bounds reading a request's headers. 0 means
+	// DefaultReadHeaderTimeout (10 s).
+	ReadHeaderTimeout time.Duration
+	// BodyReadTimeout bounds reading a request's body (at most
+	// RequestTimeout); a client sending it slower is cut off. 0 means
+	// DefaultBodyReadTimeout (30 s).
+	BodyReadTimeout time.Duration
+	// IdleTimeout is how long a keep-alive connection may wait for its
+	// next request. 0 means DefaultIdleTimeout (90 s).
+	IdleTimeout time.Duration
+	// MaxRequestsInFlight bounds the read-only requests (GET, HEAD) being
+	// served at once, watches excepted; past it requests get 429 with
+	// Retry-After: 1. 0 means DefaultMaxRequestsInFlight (400); negative
+	// means no limit.
+	MaxRequestsInFlight int
+	// MaxMutatingRequestsInFlight is MaxRequestsInFlight for every other
+	// method (create, update, patch, delete). 0 means
+	// DefaultMaxMutatingRequestsInFlight (200); negative means no limit.
+	MaxMutatingRequestsInFlight int
+	// MaxConnections bounds the connections Serve holds open; past it the
+	// listener stops accepting (new clients wait in the kernel's backlog)
+	// and says so in the log, so that clients can never take the last file
+	// descriptors of the process (and of an etcd embedded in it). 0 means
+	// the RLIMIT_NOFILE soft limit minus a reserve of a quarter of it (at
+	// least 256, at most half of it); negative means no limit.
+	MaxConnections int
+	// ReadyChecks are checks /readyz (and /healthz) run besides its own:
+	// ping, etcd (a quorum read through the first resource's storage), each
+	// resource's storage readiness and shutdown. A check named as a
+	// built-in one replaces it. /livez never runs them: a replica cannot
+	// cure its dependencies by restarting.
+	ReadyChecks []HealthCheck
+	// HealthCheckTimeout bounds each health check. 0 means
+	// DefaultHealthCheckTimeout (2 s).
+	HealthCheckTimeout time.Duration
 	// MaxRequestBodyBytes bounds request bodies; larger bodies get 413.
 	// 0 means DefaultMaxRequestBodyBytes (3 MiB).
 	MaxRequestBodyBytes int64
@@ -150,7 +216,8 @@ type Config struct {
 	// object identity, so that watchers receiving the same event object share
 	// one encoding. 0 means DefaultEncodeCacheSize; negative disables.
 	EncodeCacheSize int
-	// GitVersion is reported by /version; "" means "v0.0.0-listwatch".
+	// GitVersion is reported by /version; "" means the main module's
+	// release version, or v0.1.0-dev+<commit> for an untagged build.
 	GitVersion string
 	// Metrics, when set, gets the server's request and watch metrics
 	// (apiserver_request_total, apiserver_request_duration_seconds,
@@ -179,8 +246,9 @@ type Config struct {
 	// an example policy).
 	Authorizer Authorizer
 	// AllowInsecureNonLoopback lets Serve serve on an address other than
-	// loopback without TLS and an Authenticator, which it otherwise
-	// refuses.
+	// loopback without TLS and an Authenticator, or with AllowAnonymous
+	// and an Authorizer that lets anonymous users write, which it
+	// otherwise refuses.
 	AllowInsecureNonLoopback bool
 }
 
@@ -202,7 +270,23 @@ func (c *Config) withDefaults() (Config, error) {
 		seen[id] = true
 	}
 	if out.Logger == nil {
-		out.Logger = slog.New(slog.DiscardHandler)
+		out.Logger = slog.Default()
+	}
+	for i, c := range out.ReadyChecks {
+		if c.Name == "" || strings.ContainsAny(c.Name, "/?") || c.Check == nil {
+			return out, fmt.Errorf("server: ready check %d needs a name without / or ? and a Check function", i)
+		}
+	}
+	out.RequestTimeout = orDefault(out.RequestTimeout, DefaultRequestTimeout)
+	out.ReadHeaderTimeout = orDefault(out.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	out.BodyReadTimeout = min(orDefault(out.BodyReadTimeout, DefaultBodyReadTimeout), out.RequestTimeout)
+	out.IdleTimeout = orDefault(out.IdleTimeout, DefaultIdleTimeout)
+	out.HealthCheckTimeout = orDefault(out.HealthCheckTimeout, DefaultHealthCheckTimeout)
+	if out.MaxRequestsInFlight == 0 {
+		out.MaxRequestsInFlight = DefaultMaxRequestsInFlight
+	}
+	if out.MaxMutatingRequestsInFlight == 0 {
+		out.MaxMutatingRequestsInFlight = DefaultMaxMutatingRequestsInFlight
 	}
 	if out.MaxRequestBodyBytes <= 0 {
 		out.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
@@ -223,7 +307,15 @@ func (c *Config) withDefaults() (Config, error) {
 		out.EncodeCacheSize = DefaultEncodeCacheSize
 	}
 	if out.GitVersion == "" {
-		out.GitVersion = "v0.0.0-listwatch"
+		out.GitVersion = moduleVersion()
 	}
 	return out, nil
+}
+
+// orDefault is d when v is not positive.
+func orDefault(v, d time.Duration) time.Duration {
+	if v <= 0 {
+		return d
+	}
+	return v
 }

@@ -152,7 +152,7 @@ func TestStatusCodes(t *testing.T) {
 		{"unknown version", "GET", "/apis/demo.listwatch.dev/v9", "", nil, 404, metav1.StatusReasonNotFound},
 		{"namespaced item without namespace", "GET", apiBase + "/widgets/w1", "", nil, 404, metav1.StatusReasonNotFound},
 		{"POST on item", "POST", item, "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed},
-		{"DELETE on collection", "DELETE", coll, "", nil, 405, metav1.StatusReasonMethodNotAllowed},
+		{"PUT on collection", "PUT", coll, "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed},
 		{"POST on all namespaces", "POST", apiBase + "/widgets", "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed},
 		{"PUT on discovery", "PUT", "/apis", "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed},
 		{"already exists", "POST", coll, "application/json", widget("default", "w1", nil, ""), 409, metav1.StatusReasonAlreadyExists},
@@ -173,8 +173,8 @@ func TestStatusCodes(t *testing.T) {
 		{"merge patch as JSON", "PATCH", item, "application/json", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"invalid name", "POST", coll, "application/json", widget("default", "Not_Valid", nil, ""), 422, metav1.StatusReasonInvalid},
 		{"missing name", "POST", coll, "application/json", `{"metadata":{}}`, 422, metav1.StatusReasonInvalid},
-		{"namespace mismatch", "POST", coll, "application/json", widget("other", "w9", nil, ""), 422, metav1.StatusReasonInvalid},
-		{"namespace mismatch on PUT", "PUT", item, "application/json", widget("other", "w1", nil, ""), 422, metav1.StatusReasonInvalid},
+		{"namespace mismatch", "POST", coll, "application/json", widget("other", "w9", nil, ""), 400, metav1.StatusReasonBadRequest},
+		{"namespace mismatch on PUT", "PUT", item, "application/json", widget("other", "w1", nil, ""), 400, metav1.StatusReasonBadRequest},
 		{"invalid namespace", "POST", apiBase + "/namespaces/Bad_NS/widgets", "application/json", `{"metadata":{"name":"x"}}`, 422, metav1.StatusReasonInvalid},
 		{"sendInitialEvents on list", "GET", coll + "?sendInitialEvents=true", "", nil, 422, metav1.StatusReasonInvalid},
 		{"match without RV", "GET", coll + "?resourceVersionMatch=Exact", "", nil, 422, metav1.StatusReasonInvalid},
@@ -263,7 +263,7 @@ func TestDiscovery(t *testing.T) {
 	require.Equal(t, "widget", w.SingularName)
 	require.True(t, w.Namespaced)
 	require.Equal(t, "Widget", w.Kind)
-	require.ElementsMatch(t, []string{"create", "delete", "get", "list", "patch", "update", "watch"}, []string(w.Verbs))
+	require.ElementsMatch(t, []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}, []string(w.Verbs))
 	require.False(t, rl.APIResources[1].Namespaced)
 
 	var legacy metav1.APIVersions

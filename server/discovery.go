@@ -11,7 +11,7 @@ import (
 )
 
 // verbs are the verbs every resource supports.
-var verbs = metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"}
+var verbs = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
 // serveDiscovery answers a GET with the document doc builds.
 func (s *Server) serveDiscovery(w http.ResponseWriter, req *http.Request, doc func() (any, error)) {
@@ -41,8 +41,9 @@ func (s *Server) serveAPIs(w http.ResponseWriter, req *http.Request, parts []str
 }
 
 func (s *Server) versionInfo() (any, error) {
+	major, minor := majorMinor(s.cfg.GitVersion)
 	return &version.Info{
-		Major: "1", Minor: "0", GitVersion: s.cfg.GitVersion,
+		Major: major, Minor: minor, GitVersion: s.cfg.GitVersion,
 		GoVersion: runtime.Version(), Compiler: runtime.Compiler,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH,
 	}, nil
@@ -99,11 +100,12 @@ func (s *Server) resourceList(g, v string) (any, error) {
 		if r.Group != g || r.Version != v {
 			continue
 		}
-		singular := s.resources[g+"/"+v+"/"+r.Plural].Singular
+		rr := s.resources[g+"/"+v+"/"+r.Plural]
 		l.APIResources = append(l.APIResources, metav1.APIResource{
-			Name: r.Plural, SingularName: singular, Namespaced: r.Namespaced, Kind: r.Kind, Verbs: verbs,
+			Name: r.Plural, SingularName: rr.Singular, Namespaced: r.Namespaced, Kind: r.Kind, Verbs: verbs,
 			ShortNames: r.ShortNames,
 		})
+		l.APIResources = append(l.APIResources, rr.subresourceDiscovery()...)
 	}
 	if len(l.APIResources) == 0 {
 		return nil, apierrors.NewNotFound(schema.GroupResource{}, gv.String())

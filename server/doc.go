@@ -50,13 +50,16 @@
 // # Errors
 //
 // Every error is a metav1.Status body with Kubernetes' code and reason:
-// 400 BadRequest, 404 NotFound, 405 MethodNotAllowed, 409 Conflict or
-// AlreadyExists, 410 Expired, 413 RequestEntityTooLarge
-// (Config.MaxRequestBodyBytes), 415 UnsupportedMediaType, 422 Invalid (names
-// must be DNS-1123 subdomains, namespaces DNS-1123 labels matching the
-// path), 429 TooManyRequests while storage is not ready, 504 for too-large
+// 400 BadRequest (a namespace in the body differing from the path's), 404
+// NotFound, 405 MethodNotAllowed, 409 Conflict or AlreadyExists, 410
+// Expired, 413 RequestEntityTooLarge (Config.MaxRequestBodyBytes), 415
+// UnsupportedMediaType, 422 Invalid (ObjectMeta as apimachinery validates
+// it, the schema, DeleteOptions, objects nested too deep to be read back),
+// 429 TooManyRequests while storage is not ready, 504 for too-large
 // resource versions, 500 only for real faults. Storage errors are mapped
-// through their APIStatus. Nothing is written when a request fails.
+// through their APIStatus; messages name no storage keys and no etcd or
+// gRPC internals, which are logged instead. Nothing is written when a
+// request fails.
 //
 // # Running
 //
@@ -77,8 +80,8 @@
 // # Not implemented
 //
 // Server-side apply and strategic merge patch (415, as Kubernetes answers
-// strategic merge patches for custom resources), dryRun (400), deletecollection,
-// subresources (status, scale), protobuf and Table output (JSON is always
-// returned), OpenAPI documents, finalizers and graceful deletion (DELETE
-// removes at once), admission and authentication.
+// strategic merge patches for custom resources), dryRun (400), protobuf
+// and Table output (JSON, or YAML on request, is returned), OpenAPI
+// documents, finalizers and graceful deletion (DELETE removes at once),
+// admission and authentication.
 package server

@@ -36,7 +36,8 @@ func (s *Server) serveEncodedList(w http.ResponseWriter, req *http.Request, t ta
 		s.writeError(w, req, err)
 		return true
 	}
-	// As GetList's metadata reads after UpdateList: continue always set.
+	// As GetList's metadata reads after UpdateList; streamList drops an
+	// empty continue.
 	md := map[string]any{"resourceVersion": strconv.FormatUint(list.ResourceVersion, 10), "continue": list.Continue}
 	if list.RemainingItemCount != nil {
 		md["remainingItemCount"] = *list.RemainingItemCount

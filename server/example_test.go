@@ -7,7 +7,7 @@ import (
 	"syscall"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -20,19 +20,20 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer etcd.Close()
+	// The server handles objects as unstructured JSON.
 	store, err := etcd3.New(etcd3.Config{
-		Client: etcd.Client, Codec: testapi.UnstructuredCodec,
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList,
-		ResourcePrefix: "/widgets",
+		Client: etcd.Client, Codec: widget.UnstructuredCodec,
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList,
+		ResourcePrefix: widget.KeyRoot,
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer store.Close()
 	srv, err := server.New(server.Config{Resources: []server.Resource{{
-		Group: "demo.listwatch.dev", Version: "v1", Plural: "widgets", Kind: "Widget",
-		Namespaced: true, Storage: store, KeyRoot: "/widgets",
-		GetAttrs: testapi.GetAttrs, SelectableFields: []string{"spec.nodeName"},
+		Group: widget.GroupVersion.Group, Version: widget.GroupVersion.Version, Plural: widget.Resource.Resource,
+		Kind: widget.Kind, Namespaced: true, Storage: store, KeyRoot: widget.KeyRoot,
+		GetAttrs: widget.GetAttrs, SelectableFields: widget.SelectableFields,
 	}}})
 	if err != nil {
 		log.Fatal(err)

@@ -1,9 +1,13 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -65,3 +69,64 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	require.Equal(t, http.StatusNotFound, newFixture(t).do(http.MethodGet, "/metrics", "", nil).code, "no registry, no /metrics")
 }
+
+// TestLivezIgnoresEtcdOutage: with etcd frozen, /readyz fails its etcd
+// check within HealthCheckTimeout while /livez stays 200 (restarting the
+// process cannot bring etcd back); Config.ReadyChecks add named checks to
+// /readyz only, and replace a built-in check of the same name.
+func TestLivezIgnoresEtcdOutage(t *testing.T) {
+	st, proxy := newFreezableStore(t, "/widgets")
+	var customErr atomic.Value
+	customErr.Store(errNone)
+	f := newFixture(t, func(c *Config) {
+		c.Resources[0].Storage = st
+		c.HealthCheckTimeout = 300 * time.Millisecond
+		c.ReadyChecks = []HealthCheck{{Name: "custom", Check: func(context.Context) error {
+			if err := customErr.Load().(error); err != errNone {
+				return err
+			}
+			return nil
+		}}}
+	})
+	r := f.do(http.MethodGet, "/readyz?verbose", "", nil)
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	require.Contains(t, string(r.body), "[+]custom ok")
+	require.Equal(t, http.StatusOK, f.do(http.MethodGet, "/readyz/custom", "", nil).code)
+
+	proxy.freeze()
+	start := time.Now()
+	r = f.do(http.MethodGet, "/readyz?verbose", "", nil)
+	require.Less(t, time.Since(start), 2*time.Second, "the checks run concurrently, each bounded")
+	require.Equal(t, http.StatusInternalServerError, r.code)
+	for _, line := range []string{"[+]ping ok", "[-]etcd failed: reason withheld", "[+]custom ok", "readyz check failed"} {
+		require.Contains(t, string(r.body), line)
+	}
+	require.Equal(t, http.StatusInternalServerError, f.do(http.MethodGet, "/readyz/etcd", "", nil).code)
+	for _, p := range []string{"/livez", "/livez/ping"} {
+		r = f.do(http.MethodGet, p, "", nil)
+		require.Equal(t, http.StatusOK, r.code, "%s during an etcd outage: %s", p, r.body)
+	}
+	r = f.do(http.MethodGet, "/livez?verbose", "", nil)
+	require.NotContains(t, string(r.body), "etcd")
+	require.NotContains(t, string(r.body), "custom")
+	require.Equal(t, http.StatusNotFound, f.do(http.MethodGet, "/livez/etcd", "", nil).code)
+
+	customErr.Store(errors.New("custom is down"))
+	r = f.do(http.MethodGet, "/readyz/custom", "", nil)
+	require.Equal(t, http.StatusInternalServerError, r.code)
+	require.Contains(t, string(r.body), "[-]custom failed: reason withheld")
+	proxy.thaw()
+	require.Equal(t, http.StatusOK, f.do(http.MethodGet, "/readyz/etcd", "", nil).code)
+
+	replaced := newFixture(t, func(c *Config) {
+		c.ReadyChecks = []HealthCheck{{Name: "etcd", Check: func(context.Context) error { return errors.New("embedder's etcd check") }}}
+	})
+	r = replaced.do(http.MethodGet, "/readyz?verbose", "", nil)
+	require.Equal(t, http.StatusInternalServerError, r.code)
+	require.Equal(t, 1, strings.Count(string(r.body), "etcd"), string(r.body))
+	_, err := New(Config{Resources: []Resource{widgets(st)}, ReadyChecks: []HealthCheck{{Name: "a/b", Check: func(context.Context) error { return nil }}}})
+	require.Error(t, err)
+}
+
+// errNone stands for no error in an atomic.Value.
+var errNone = errors.New("none")

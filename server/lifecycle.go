@@ -33,21 +33,27 @@ func (s *Server) Close() {
 // closed. It returns nil after a shutdown caused by ctx, or the error that
 // stopped serving. It refuses a listener that is not on loopback unless
 // TLS and an Authenticator are configured or AllowInsecureNonLoopback is
-// set.
+// set, and there with AllowAnonymous unless the Authorizer denies
+// anonymous writes. It holds at most MaxConnections connections open,
+// headers must arrive within ReadHeaderTimeout, and idle keep-alive
+// connections close after IdleTimeout.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	if err := s.checkExposure(l); err != nil {
+	if err := s.checkExposure(ctx, l); err != nil {
 		_ = l.Close()
 		return err
+	}
+	if n := s.maxConnections(); n > 0 {
+		l = newConnLimitListener(l, n, s.log)
 	}
 	if s.cfg.TLS != nil {
 		l = tls.NewListener(l, s.cfg.TLS)
 	}
 	hs := &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelInfo), // accept and TLS handshake errors
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()

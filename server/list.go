@@ -21,6 +21,10 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 		s.writeError(w, req, err)
 		return
 	}
+	if err := checkResourceVersionRange(req.Context(), t.res, p.rv); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
 	if p.watch {
 		s.serveWatch(w, req, t, p)
 		return
@@ -78,7 +82,7 @@ func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r *resource
 // streamList writes a list of n items whose metadata is meta (an
 // unstructured value) and whose i-th item item appends to b.
 func (s *Server) streamList(w http.ResponseWriter, req *http.Request, r *resource, metadata any, n int, item func(b []byte, i int) ([]byte, error)) {
-	meta, err := appendJSON(nil, metadata)
+	meta, err := appendJSON(nil, withoutEmptyContinue(metadata))
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -122,6 +126,25 @@ func (s *Server) streamList(w http.ResponseWriter, req *http.Request, r *resourc
 	if err := bw.Flush(); err != nil {
 		s.log.Debug("list response not delivered", "err", err)
 	}
+}
+
+// withoutEmptyContinue returns list metadata without a "continue" that is
+// empty: Kubernetes omits it (omitempty) on a list's last page.
+func withoutEmptyContinue(metadata any) any {
+	md, ok := metadata.(map[string]any)
+	if !ok {
+		return metadata
+	}
+	if c, has := md["continue"]; !has || c != "" {
+		return md
+	}
+	out := make(map[string]any, len(md))
+	for k, v := range md {
+		if k != "continue" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // appendObject appends the encoding of an unstructured object to b,

@@ -10,10 +10,13 @@ import (
 )
 
 // serverMetrics are the request and watch metrics of a Server, named as
-// kube-apiserver names its own.
+// kube-apiserver names its own. Every label value comes from a fixed set
+// (metricVerb, the registered resources, codeLabel), so that no request can
+// add series.
 type serverMetrics struct {
 	requests *prometheus.CounterVec   // verb, resource, code
 	latency  *prometheus.HistogramVec // verb, resource (watches excluded)
+	dropped  *prometheus.CounterVec   // request_kind
 	handler  http.Handler             // /metrics
 
 	reg        *prometheus.Registry
@@ -32,11 +35,21 @@ func newServerMetrics(reg *prometheus.Registry, s *Server) (*serverMetrics, erro
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10)}, []string{"verb", "resource"}),
 		handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 	}
+	m.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_dropped_requests_total",
+		Help: "Requests answered 429 because an in-flight limit was reached, by request kind (readOnly, mutating)."},
+		[]string{"request_kind"})
 	watches := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "apiserver_longrunning_requests",
 		Help: "Watch streams being served.", ConstLabels: prometheus.Labels{"verb": "WATCH"}},
 		func() float64 { return float64(s.activeWatches.Load()) })
 	m.reg = reg
-	for _, c := range []prometheus.Collector{m.requests, m.latency, watches} {
+	inflightFunc := func(kind string) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "apiserver_current_inflight_requests",
+			Help:        "Requests being served (watches excluded) by request kind; counted only under a limit.",
+			ConstLabels: prometheus.Labels{"request_kind": kind}},
+			func() float64 { return float64(s.inflight.inflight(kind)) })
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.dropped, watches,
+		inflightFunc(kindReadOnly), inflightFunc(kindMutating)} {
 		if err := reg.Register(c); err != nil {
 			m.unregister()
 			return nil, err
@@ -57,8 +70,7 @@ func (m *serverMetrics) unregister() {
 
 // verb names a resource request as kube-apiserver's metrics do.
 func verb(req *http.Request, t target) string {
-	switch req.Method {
-	case http.MethodGet:
+	if req.Method == http.MethodGet {
 		if isWatch(req) {
 			return "WATCH"
 		}
@@ -66,10 +78,39 @@ func verb(req *http.Request, t target) string {
 			return "LIST"
 		}
 		return "GET"
-	case http.MethodPost:
-		return "POST"
 	}
-	return req.Method
+	return metricVerb(req.Method)
+}
+
+// otherLabel is the label value of any verb or code outside the known
+// sets, as Kubernetes collapses unknown HTTP methods.
+const otherLabel = "other"
+
+// metricVerb is method if it is a method the API knows, else "other".
+func metricVerb(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodOptions:
+		return method
+	}
+	return otherLabel
+}
+
+// codeLabels are the label values of the HTTP status codes 100-599.
+var codeLabels = func() []string {
+	out := make([]string, 600)
+	for i := 100; i < len(out); i++ {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}()
+
+// codeLabel is code's label value; anything outside 100-599 is "other".
+func codeLabel(code int) string {
+	if code < 100 || code >= len(codeLabels) {
+		return otherLabel
+	}
+	return codeLabels[code]
 }
 
 // isWatch reports whether req asks for a watch stream.
@@ -84,9 +125,16 @@ func (m *serverMetrics) observe(verb, resource string, code int, took time.Durat
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(verb, resource, strconv.Itoa(code)).Inc()
+	m.requests.WithLabelValues(verb, resource, codeLabel(code)).Inc()
 	if verb != "WATCH" {
 		m.latency.WithLabelValues(verb, resource).Observe(took.Seconds())
+	}
+}
+
+// drop counts a request answered 429 by an in-flight limit.
+func (m *serverMetrics) drop(kind string) {
+	if m != nil {
+		m.dropped.WithLabelValues(kind).Inc()
 	}
 }
 

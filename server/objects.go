@@ -1,20 +1,16 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"mime"
 	"net/http"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/listwatch/listwatch/storage"
@@ -25,6 +21,10 @@ func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
 	q := req.URL.Query()
 	watch, err := parseBool(q, "watch")
 	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	if err := checkResourceVersionRange(req.Context(), t.res, q.Get("resourceVersion")); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
@@ -74,7 +74,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 		s.writeError(w, req, err)
 		return
 	}
-	body, err := s.readBody(w, req, false, mediaJSON)
+	body, err := s.readBody(w, req, false, mediaJSON, mediaYAML)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -93,12 +93,19 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 	if err == nil {
 		err = prepareCreate(u)
 	}
+	if err == nil {
+		t.res.dropStatusOnCreate(u)
+	}
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
 	u = t.res.recordUpdate(t.res.emptyObject(), u, manager)
 	t.name = u.GetName()
+	if err := t.res.checkStorable(u); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
 	if isDryRun(req) {
 		s.writeObject(w, req, http.StatusCreated, t.res, u)
 		return
@@ -119,7 +126,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 		s.writeError(w, req, err)
 		return
 	}
-	body, err := s.readBody(w, req, false, mediaJSON)
+	body, err := s.readBody(w, req, false, mediaJSON, mediaYAML)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -142,7 +149,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 	wantRV := next.GetResourceVersion()
 	s.update(w, req, t, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		u := next.DeepCopy()
-		if err := t.res.checkAndCarry(cur, u, wantRV); err != nil {
+		if err := t.res.checkAndCarry(cur, u, wantRV, t.subresource); err != nil {
 			return nil, err
 		}
 		return t.res.recordUpdate(cur, u, manager), nil
@@ -150,12 +157,15 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 }
 
 // checkAndCarry enforces the optimistic-concurrency precondition wantRV
-// (when set) and carries server-owned fields over from cur to next.
-func (r *resource) checkAndCarry(cur, next *unstructured.Unstructured, wantRV string) error {
+// (when set), applies the status subresource's rules for a write through
+// sub ("" for the object itself) and carries server-owned fields over
+// from cur to next.
+func (r *resource) checkAndCarry(cur, next *unstructured.Unstructured, wantRV, sub string) error {
 	if wantRV != "" && wantRV != cur.GetResourceVersion() {
 		return apierrors.NewConflict(schema.GroupResource{Group: r.Group, Resource: r.Plural}, cur.GetName(),
 			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 	}
+	r.applySubresourcePolicy(cur, next, sub)
 	return r.carryOver(cur, next)
 }
 
@@ -222,7 +232,7 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		if next.GetNamespace() != cur.GetNamespace() {
 			return nil, badRequest("metadata.namespace cannot be changed")
 		}
-		if err := t.res.checkAndCarry(cur, next, next.GetResourceVersion()); err != nil {
+		if err := t.res.checkAndCarry(cur, next, next.GetResourceVersion(), t.subresource); err != nil {
 			return nil, err
 		}
 		return t.res.recordUpdate(cur, next, manager), nil
@@ -267,9 +277,10 @@ func (s *Server) update(w http.ResponseWriter, req *http.Request, t target,
 // storeUpdate runs a read-modify-write of t's object with mutate and
 // returns the stored result. With ignoreNotFound, a missing object is
 // handed to mutate empty (no resourceVersion) and created. A dry run
-// writes nothing.
+// writes nothing. Whatever mutate returns must pass checkStorable.
 func (s *Server) storeUpdate(req *http.Request, t target, ignoreNotFound bool,
 	mutate func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+	mutate = storable(t.res, mutate)
 	if isDryRun(req) {
 		return s.dryRunUpdate(req, t, ignoreNotFound, mutate)
 	}
@@ -291,56 +302,17 @@ func (s *Server) storeUpdate(req *http.Request, t target, ignoreNotFound bool,
 	return out, nil
 }
 
-// serveDelete answers DELETE on an object. An optional DeleteOptions body
-// carries preconditions on uid and resourceVersion (409 when they fail).
-// The response is the last state of the object.
-func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target) {
-	if err := checkDryRun(req.URL.Query()["dryRun"]); err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	body, err := s.readBody(w, req, true, mediaJSON)
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	var opts metav1.DeleteOptions
-	if body != nil {
-		if err := utiljson.Unmarshal(body, &opts); err != nil {
-			s.writeError(w, req, badRequest(fmt.Sprintf("malformed DeleteOptions: %v", err)))
-			return
+// storable wraps mutate so that its result is refused unless checkStorable
+// accepts it.
+func storable(r *resource, mutate func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error)) func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		next, err := mutate(cur)
+		if err != nil {
+			return nil, err
 		}
-		if err := checkDryRun(opts.DryRun); err != nil {
-			s.writeError(w, req, err)
-			return
+		if err := r.checkStorable(next); err != nil {
+			return nil, err
 		}
+		return next, nil
 	}
-	var pre *storage.Preconditions
-	if p := opts.Preconditions; p != nil && (p.UID != nil || p.ResourceVersion != nil) {
-		pre = &storage.Preconditions{ResourceVersion: p.ResourceVersion}
-		if p.UID != nil {
-			uid := types.UID(*p.UID)
-			pre.UID = &uid
-		}
-	}
-	out := &unstructured.Unstructured{}
-	if isDryRun(req) || len(opts.DryRun) > 0 {
-		if err := t.res.Storage.Get(req.Context(), t.objectKey(), storage.GetOptions{}, out); err != nil {
-			s.writeError(w, req, t.res.objectError(err, t.name))
-			return
-		}
-		if err := pre.Check(t.objectKey(), out); err != nil {
-			s.writeError(w, req, t.res.objectError(err, t.name))
-			return
-		}
-		s.writeObject(w, req, http.StatusOK, t.res, out)
-		return
-	}
-	err = t.res.Storage.Delete(req.Context(), t.objectKey(), out, pre,
-		func(context.Context, runtime.Object) error { return nil }, nil, storage.DeleteOptions{})
-	if err != nil {
-		s.writeError(w, req, t.res.objectError(err, t.name))
-		return
-	}
-	s.writeObject(w, req, http.StatusOK, t.res, out)
 }

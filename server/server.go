@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -25,6 +26,7 @@ type Server struct {
 	enc       *encodeCache
 	metrics   *serverMetrics // nil without Config.Metrics
 	openapi   *openAPI
+	inflight  inflightLimits
 
 	closeOnce sync.Once
 	// closing is closed by Close; every watch stream ends when it is.
@@ -60,6 +62,7 @@ func New(cfg Config) (*Server, error) {
 		resources: map[string]*resource{},
 		enc:       newEncodeCache(c.EncodeCacheSize),
 		closing:   make(chan struct{}),
+		inflight:  newInflightLimits(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight),
 	}
 	if c.Metrics != nil {
 		m, err := newServerMetrics(c.Metrics, s)
@@ -111,26 +114,72 @@ func contains(list []string, s string) bool {
 
 // target is what a request path names.
 type target struct {
-	res       *resource
-	namespace string // "" for cluster-scoped objects or all namespaces
-	name      string // "" for the collection
+	res         *resource
+	namespace   string // "" for cluster-scoped objects or all namespaces
+	name        string // "" for the collection
+	subresource string // "status", "scale" or "" for the object itself
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. /livez, /readyz and /healthz are
+// answered first, open to anyone and outside every limit. Every other
+// request counts against its in-flight limit (429 past it; watches are not
+// counted), runs under RequestTimeout (watches under their own
+// timeoutSeconds), and is logged and measured when answered.
 func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	parts := splitPath(req.URL.Path)
-	switch {
-	case len(parts) >= 1 && len(parts) <= 2 && (parts[0] == "livez" || parts[0] == "readyz" || parts[0] == "healthz"):
+	if isHealthPath(parts) {
 		s.serveHealth(w, req, parts)
 		return
 	}
+	start := time.Now()
+	info := &requestInfo{}
+	req = req.WithContext(context.WithValue(req.Context(), requestInfoKey{}, info))
+	rec := &statusRecorder{ResponseWriter: w}
+	long := isLongRunning(req)
+	s.serveLimited(rec, req, parts, long)
+	code := rec.code
+	if code == 0 {
+		code = http.StatusOK // net/http's answer to a handler that wrote nothing
+	}
+	if info.resource != "" {
+		s.metrics.observe(info.verb, info.resource, code, time.Since(start))
+	}
+	s.logRequest(req, info, code, time.Since(start))
+}
+
+// serveLimited serves req within its in-flight limit and its deadline.
+func (s *Server) serveLimited(w http.ResponseWriter, req *http.Request, parts []string, long bool) {
+	if long {
+		s.serveAPI(w, req, parts, true)
+		return
+	}
+	kind := requestKind(req)
+	sem, ok := s.inflight.acquire(kind)
+	if !ok {
+		s.metrics.drop(kind)
+		s.writeError(w, req, errTooManyRequests())
+		return
+	}
+	defer release(sem)
+	s.serveWithTimeout(w, req, func(w http.ResponseWriter, req *http.Request) { s.serveAPI(w, req, parts, false) })
+}
+
+// serveAPI authenticates, authorizes and dispatches a request.
+func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []string, long bool) {
 	req, err := s.authenticate(req)
 	if err == nil && !isResourcePath(parts) {
 		err = s.authorizeNonResource(req)
 	}
 	if err != nil {
+		if apierrors.IsUnauthorized(err) {
+			// The client has nothing to keep the connection for.
+			w.Header().Set("Connection", "close")
+		}
 		s.writeError(w, req, err)
 		return
+	}
+	if long {
+		s.logWatchStart(req)
 	}
 	switch {
 	case len(parts) == 1 && parts[0] == "metrics" && s.metrics != nil:
@@ -140,8 +189,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if accept := req.Header.Values("Accept"); !acceptsJSON(accept) && !wantsTable(accept) {
-		s.writeError(w, req, notAcceptable(req.Header.Get("Accept")))
-		return
+		if !wantsYAML(accept) || isWatch(req) {
+			s.writeError(w, req, notAcceptable(req.Header.Get("Accept")))
+			return
+		}
+		yw := &yamlWriter{ResponseWriter: w}
+		defer yw.finish()
+		w = yw
 	}
 	switch {
 	case len(parts) == 1 && parts[0] == "version":
@@ -164,15 +218,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			s.writeError(w, req, err)
 			return
 		}
-		if s.metrics == nil {
-			s.serveAuthorized(w, req, t)
-			return
+		if info := infoFrom(req.Context()); info != nil {
+			info.verb, info.resource = verb(req, t), t.res.Plural
 		}
-		rec, start := &statusRecorder{ResponseWriter: w}, time.Now()
-		s.serveAuthorized(rec, req, t)
-		s.metrics.observe(verb(req, t), t.res.Plural, rec.code, time.Since(start))
+		s.serveAuthorized(w, req, t)
 	default:
-		s.writeError(w, req, apierrors.NewNotFound(schema.GroupResource{}, req.URL.Path))
+		s.writeError(w, req, errPathNotFound)
 	}
 }
 
@@ -195,7 +246,7 @@ func (s *Server) resolve(group, version string, rest []string) (target, error) {
 			return t, badRequest("invalid namespace in path")
 		}
 	}
-	if len(rest) == 0 || len(rest) > 2 {
+	if len(rest) == 0 || len(rest) > 3 {
 		return t, apierrors.NewNotFound(schema.GroupResource{Group: group}, strings.Join(rest, "/"))
 	}
 	res := s.resources[group+"/"+version+"/"+rest[0]]
@@ -203,10 +254,15 @@ func (s *Server) resolve(group, version string, rest []string) (target, error) {
 		return t, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: rest[0]}, "")
 	}
 	t.res = res
-	if len(rest) == 2 {
+	if len(rest) >= 2 {
 		t.name = rest[1]
 		if !validSegment(t.name) {
 			return t, badRequest("invalid name in path")
+		}
+	}
+	if len(rest) == 3 {
+		if t.subresource = rest[2]; !res.hasSubresource(t.subresource) {
+			return t, errPathNotFound
 		}
 	}
 	if !res.Namespaced && t.namespace != "" {
@@ -231,16 +287,22 @@ func (s *Server) serveAuthorized(w http.ResponseWriter, req *http.Request, t tar
 
 // serveResource dispatches a request on a collection or an object by method.
 func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, t target) {
+	if t.subresource != "" {
+		s.serveSubresource(w, req, t)
+		return
+	}
 	if t.name == "" {
 		switch {
 		case req.Method == http.MethodGet:
 			s.serveList(w, req, t)
 		case req.Method == http.MethodPost && (t.namespace != "" || !t.res.Namespaced):
 			s.serveCreate(w, req, t)
+		case req.Method == http.MethodDelete:
+			s.serveDeleteCollection(w, req, t)
 		default:
-			allow := "GET"
+			allow := "GET, DELETE"
 			if t.namespace != "" || !t.res.Namespaced {
-				allow = "GET, POST"
+				allow = "GET, POST, DELETE"
 			}
 			w.Header().Set("Allow", allow)
 			s.writeError(w, req, methodNotAllowed(req.Method, t.res.Plural))

@@ -44,6 +44,12 @@ func statusFor(err error) metav1.Status {
 	if st.Code == 0 {
 		st.Code = http.StatusInternalServerError
 	}
+	if msg, ok := publicMessage(err); ok && (st.Code == http.StatusInternalServerError || isStorageError(err)) {
+		st.Message = msg
+		if st.Reason == metav1.StatusReasonInternalError {
+			st.Details = nil // NewInternalError repeats the cause
+		}
+	}
 	if retryable(err) && (st.Details == nil || st.Details.RetryAfterSeconds <= 0) {
 		if st.Details == nil {
 			st.Details = &metav1.StatusDetails{}
@@ -72,7 +78,7 @@ func (r *resource) objectError(err error, name string) error {
 	case storage.IsCode(err, storage.CodeKeyExists):
 		return apierrors.NewAlreadyExists(gr, name)
 	case storage.IsCode(err, storage.CodeConflict):
-		return apierrors.NewConflict(gr, name, err)
+		return apierrors.NewConflict(gr, name, conflictCause(err))
 	}
 	return err
 }
@@ -83,6 +89,8 @@ func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error)
 	st := statusFor(err)
 	if st.Code >= 500 {
 		s.log.Warn("request failed", "method", req.Method, "path", req.URL.Path, "code", st.Code, "err", err)
+	} else if _, ok := publicMessage(err); ok {
+		s.log.Debug("request refused", "method", req.Method, "path", req.URL.Path, "code", st.Code, "err", err)
 	}
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))

@@ -6,24 +6,30 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // normalize checks an object sent for t and fills what the request
 // implies: apiVersion, kind, name (from the URL or generateName) and
-// namespace (from the path). Type and identity mismatches are 400; names
-// that are not DNS-1123 subdomains, namespaces that are not DNS-1123
-// labels or do not match the path, and objects that violate the
-// resource's schema are 422 Invalid, with every field error as a cause.
+// namespace (from the path). Type and identity mismatches (a name or
+// namespace differing from the path's) are 400; metadata Kubernetes
+// refuses (names that are not DNS-1123 subdomains, namespaces that are not
+// DNS-1123 labels, bad label keys or values, annotation keys, annotations
+// over 256 KiB, finalizers, ownerReferences) and objects that violate the
+// resource's schema are 422 Invalid, with every field error as a cause
+// and Kubernetes' messages.
 func (r *resource) normalize(obj map[string]any, t target) (*unstructured.Unstructured, error) {
 	if err := r.checkTypeMeta(obj); err != nil {
+		return nil, err
+	}
+	if err := r.checkWritable(obj, t.name); err != nil {
 		return nil, err
 	}
 	md, ok := obj["metadata"].(map[string]any)
@@ -47,18 +53,14 @@ func (r *resource) normalize(obj map[string]any, t target) (*unstructured.Unstru
 	} else if u.GetName() == "" && u.GetGenerateName() != "" {
 		u.SetName(u.GetGenerateName() + rand.String(5))
 	}
-	var errs field.ErrorList
+	if err := r.normalizeNamespace(u, t); err != nil {
+		return nil, err
+	}
+	// Kubernetes' metadata rules and messages: name, generateName and
+	// namespace, label keys and values, annotation keys and total size,
+	// finalizers, ownerReferences, managedFields.
 	name := u.GetName()
-	namePath := field.NewPath("metadata", "name")
-	if name == "" {
-		errs = append(errs, field.Required(namePath, "name or generateName is required"))
-	}
-	for _, msg := range validation.IsDNS1123Subdomain(name) {
-		if name != "" {
-			errs = append(errs, field.Invalid(namePath, name, msg))
-		}
-	}
-	errs = append(errs, r.normalizeNamespace(u, t)...)
+	errs := apivalidation.ValidateObjectMetaAccessor(u, r.Namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	errs = append(errs, r.schemaErrors(u.Object)...)
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: r.Group, Kind: r.Kind}, name, errs)
@@ -84,23 +86,23 @@ func (r *resource) checkTypeMeta(obj map[string]any) error {
 	return nil
 }
 
-func (r *resource) normalizeNamespace(u *unstructured.Unstructured, t target) field.ErrorList {
+// errNamespaceMismatch is Kubernetes' 400 for an object whose namespace is
+// not the one of the request's path.
+var errNamespaceMismatch = badRequest("the namespace of the provided object does not match the namespace sent on the request")
+
+// normalizeNamespace sets the path's namespace on u (none for cluster-scoped
+// resources); a different namespace in u is a 400.
+func (r *resource) normalizeNamespace(u *unstructured.Unstructured, t target) error {
 	if !r.Namespaced {
 		u.SetNamespace("")
 		return nil
 	}
-	nsPath := field.NewPath("metadata", "namespace")
-	ns := u.GetNamespace()
-	if ns == "" {
+	if ns := u.GetNamespace(); ns == "" {
 		u.SetNamespace(t.namespace)
 	} else if ns != t.namespace {
-		return field.ErrorList{field.Invalid(nsPath, ns, fmt.Sprintf("does not match the namespace of the request (%s)", t.namespace))}
+		return errNamespaceMismatch
 	}
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(t.namespace) {
-		errs = append(errs, field.Invalid(nsPath, t.namespace, msg))
-	}
-	return errs
+	return nil
 }
 
 // prepareCreate sets the fields the server owns on a new object.

@@ -22,16 +22,19 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(os.Stderr, "cacher-demo: %v\n", err)
-		}
-		os.Exit(exitCode(err))
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(os.Stderr, "cacher-demo: %v\n", err)
 	}
+	os.Exit(exitCode(err))
 }
 
+// exitCode is the process's exit status for run's error: 0 after -h
+// (the help was asked for), 2 for usage errors, 1 for failures.
 func exitCode(err error) int {
-	if errors.Is(err, errUsage) || errors.Is(err, flag.ErrHelp) {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
 		return 2
 	}
 	return 1

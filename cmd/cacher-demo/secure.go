@@ -96,10 +96,18 @@ func (f *secureFlags) serverOptions(listen string) (func(*server.Config), string
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: --listen %q: %v", errUsage, listen, err)
 	}
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" &&
-		(tlsCfg == nil || len(authn) == 0) && !f.insecureNonLoopback {
+	exposed := !f.insecureNonLoopback && host != "localhost"
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		exposed = false
+	}
+	if exposed && (tlsCfg == nil || len(authn) == 0) {
 		return nil, "", fmt.Errorf("%w: refusing to serve on %s without TLS (--tls-cert-file or --cert-dir) and authentication "+
 			"(--token-auth-file or --client-ca-file); --insecure-allow-unauthenticated-non-loopback overrides", errUsage, listen)
+	}
+	if exposed && f.anonymous && f.writeGroups == "" {
+		return nil, "", fmt.Errorf("%w: refusing --anonymous-auth on %s without --write-groups: anyone could create and delete "+
+			"objects; add --write-groups GROUPS (only their members may write, anonymous users may not) or drop --anonymous-auth",
+			errUsage, listen)
 	}
 	return func(c *server.Config) {
 		c.TLS = tlsCfg
@@ -112,6 +120,35 @@ func (f *secureFlags) serverOptions(listen string) (func(*server.Config), string
 		c.AllowAnonymous = f.anonymous
 		c.AllowInsecureNonLoopback = f.insecureNonLoopback
 	}, caPath, nil
+}
+
+// describe returns log attributes of the serving security: TLS, who is
+// authenticated and how, and what the authorizer allows.
+func (f *secureFlags) describe() []any {
+	tlsMode := "none (plain HTTP)"
+	switch {
+	case f.tlsCert != "":
+		tlsMode = "certificate " + f.tlsCert
+	case f.certDir != "":
+		tlsMode = "self-signed, in " + f.certDir
+	}
+	var authn []string
+	if f.tokenFile != "" {
+		authn = append(authn, "bearer tokens")
+	}
+	if f.clientCA != "" {
+		authn = append(authn, "client certificates")
+	}
+	if len(authn) == 0 {
+		authn = append(authn, "none (everyone is system:anonymous)")
+	} else if f.anonymous {
+		authn = append(authn, "anonymous")
+	}
+	authz := "allow all"
+	if f.writeGroups != "" {
+		authz = "authenticated users read, writers: " + f.writeGroups
+	}
+	return []any{"tls", tlsMode, "authentication", strings.Join(authn, ", "), "authorization", authz}
 }
 
 // etcdTLS is the etcd client TLS configuration (nil without the flags).

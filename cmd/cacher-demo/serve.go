@@ -2,10 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strings"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/listwatch/listwatch/server"
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -16,14 +24,41 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(endpoints, "etcd-servers", "", "the same as --etcd-endpoints (kube-apiserver's name)")
 	clientURL := fs.String("etcd-client-url", "", "client URL of the embedded etcd (default: a free loopback port)")
 	encoded := fs.Bool("cache-encoded", true, "keep cached widgets as the JSON the server writes: lists copy it (no encoding per item), memory about the JSON size; false keeps decoded objects")
+	requestTimeout := fs.Duration("request-timeout", server.DefaultRequestTimeout,
+		"bound of every request but watches; past it the answer is 504 Timeout")
+	maxInflight := fs.Int("max-requests-inflight", server.DefaultMaxRequestsInFlight,
+		"read-only requests (watches excepted) served at once; past it 429 with Retry-After (0: no limit)")
+	maxMutating := fs.Int("max-mutating-requests-inflight", server.DefaultMaxMutatingRequestsInFlight,
+		"mutating requests served at once; past it 429 with Retry-After (0: no limit)")
 	var sec secureFlags
 	sec.register(fs)
+	var logs logFlags
+	logs.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	options, caPath, err := sec.serverOptions(*listen)
+	if *requestTimeout <= 0 || *maxInflight < 0 || *maxMutating < 0 {
+		return fmt.Errorf("%w: --request-timeout must be positive, the in-flight limits 0 or more", errUsage)
+	}
+	logger, err := logs.logger(stderr)
 	if err != nil {
 		return err
+	}
+	prev := slog.Default()
+	slog.SetDefault(logger) // library logs (cacher, reflector, etcd store) follow the flags
+	defer slog.SetDefault(prev)
+	secure, caPath, err := sec.serverOptions(*listen)
+	if err != nil {
+		return err
+	}
+	var etcdClient atomic.Pointer[clientv3.Client]
+	options := func(c *server.Config) {
+		secure(c)
+		c.Logger = logger
+		c.RequestTimeout = *requestTimeout
+		c.MaxRequestsInFlight = unlimitedIfZero(*maxInflight)
+		c.MaxMutatingRequestsInFlight = unlimitedIfZero(*maxMutating)
+		c.ReadyChecks = append(c.ReadyChecks, etcdReadyCheck(&etcdClient))
 	}
 	etcdTLS, err := sec.etcdTLS()
 	if err != nil {
@@ -47,14 +82,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	st, err := startStack(ctx, cfg)
 	if err != nil {
+		logger.Error("serve failed to start", "listen", *listen, "etcdEndpoints", cfg.etcdEndpoints, "err", err)
 		return err
 	}
 	defer st.close()
+	etcdClient.Store(st.client)
 	if st.etcd != nil {
 		fmt.Fprintf(stdout, "embedded etcd: %s (data in %s)\n", st.etcd.Endpoints[0], st.etcd.Dir)
+		logger.Info("etcd embedded", "endpoints", st.etcd.Endpoints, "dataDir", st.etcd.Dir)
 	} else {
 		fmt.Fprintf(stdout, "etcd: %s\n", strings.Join(cfg.etcdEndpoints, ","))
+		logger.Info("etcd external", "endpoints", cfg.etcdEndpoints, "clientTLS", etcdTLS != nil)
 	}
+	logger.Info("serving", append([]any{"address", st.baseURL, "resource", plural + "." + group + "/" + version,
+		"requestTimeout", requestTimeout.String(), "maxRequestsInflight", *maxInflight, "maxMutatingRequestsInflight", *maxMutating,
+		"verbosity", logs.verbosity}, sec.describe()...)...)
 	fmt.Fprintf(stdout, "serving %s/%s %s on %s\n", group, version, plural, st.baseURL)
 	if caPath != "" {
 		fmt.Fprintf(stdout, "clients trust the serving certificate %s (kubectl --certificate-authority=%s)\n", caPath, caPath)
@@ -64,9 +106,40 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stdout, "shutting down")
+		logger.Info("shutting down", "reason", context.Cause(ctx))
 		return nil
 	case err := <-st.serveDone:
 		st.serveDone <- err // let close() see it
+		logger.Error("http server stopped", "err", err)
 		return fmt.Errorf("http server stopped: %v", err)
 	}
+}
+
+// unlimitedIfZero maps a kube-apiserver style limit flag (0: no limit) to
+// server.Config's convention (negative: no limit, 0: the default).
+func unlimitedIfZero(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// etcdReadyCheckKey is read by the /readyz etcd check, as kube-apiserver's
+// etcd check reads a "health" key: a linearizable read needs a quorum.
+const etcdReadyCheckKey = etcdRoot + "/health"
+
+// etcdReadyCheck is /readyz's "etcd" check: a quorum read on the client
+// (set once the stack has connected), bounded by the server's health check
+// timeout.
+func etcdReadyCheck(cli *atomic.Pointer[clientv3.Client]) server.HealthCheck {
+	return server.HealthCheck{Name: "etcd", Check: func(ctx context.Context) error {
+		c := cli.Load()
+		if c == nil {
+			return errors.New("not connected to etcd yet")
+		}
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		_, err := c.Get(ctx, etcdReadyCheckKey, clientv3.WithCountOnly())
+		return err
+	}}
 }

@@ -243,6 +243,10 @@ func widgetResource(st storage.Interface) server.Resource {
 	return server.Resource{
 		Group: group, Version: version, Plural: plural, Kind: kind, Namespaced: true,
 		Storage: st, KeyRoot: keyRoot, Schema: testapi.WidgetSchema(),
+		// As a CRD would: kubectl scale widget w1 --replicas=3 works, and
+		// status is written through /status only.
+		Subresources: &server.Subresources{Status: true,
+			Scale: &server.ScaleSubresource{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas"}},
 		PrinterColumns: []server.PrinterColumn{
 			{Name: "Size", Type: "integer", JSONPath: ".spec.replicas", Description: "Replicas wanted."},
 			{Name: "Color", Type: "string", JSONPath: ".spec.color", Priority: 1},

@@ -1,7 +1,6 @@
 package workqueue_test
 
 import (
-	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -278,36 +277,6 @@ func TestQueueMetrics(t *testing.T) {
 	assert.Equal(t, 2, m.depth, "b and a are queued")
 	assert.Equal(t, []time.Duration{3 * time.Second}, m.latencies)
 	assert.Equal(t, []time.Duration{2 * time.Second}, m.durations)
-}
-
-func ExampleQueue() {
-	q := workqueue.New[string](workqueue.Config{})
-	q.Add("a")
-	q.Add("b")
-	q.Add("a") // already waiting: de-duplicated
-	fmt.Println("waiting:", q.Len())
-
-	item, _ := q.Get()
-	q.Add(item) // changed while being processed: held back until Done
-	fmt.Println("waiting while", item, "is processed:", q.Len())
-	q.Done(item)
-	fmt.Println("waiting after Done:", q.Len())
-
-	q.ShutDown()
-	for {
-		item, shutdown := q.Get()
-		if shutdown {
-			break
-		}
-		fmt.Println("processed", item)
-		q.Done(item)
-	}
-	// Output:
-	// waiting: 2
-	// waiting while a is processed: 1
-	// waiting after Done: 2
-	// processed b
-	// processed a
 }
 
 func TestQueueKeepsOrderWhileNeverDraining(t *testing.T) {

@@ -1,7 +1,6 @@
 package workqueue_test
 
 import (
-	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -130,14 +129,4 @@ func scale(ds []time.Duration, unit time.Duration) []time.Duration {
 		out[i] = d / unit
 	}
 	return out
-}
-
-func ExampleItemExponentialFailureRateLimiter() {
-	r := workqueue.NewItemExponentialFailureRateLimiter[string](5*time.Millisecond, 30*time.Millisecond)
-	for range 5 {
-		fmt.Print(r.When("key"), " ")
-	}
-	r.Forget("key")
-	fmt.Println("| after Forget:", r.When("key"))
-	// Output: 5ms 10ms 20ms 30ms 30ms | after Forget: 5ms
 }

@@ -1,0 +1,82 @@
+// Package manager runs several controllers over shared informers in one
+// process, in the style of controller-runtime's Manager: leader election
+// on etcd, health and readiness probes, a leader-status metric, and a
+// graceful shutdown.
+//
+// # Use
+//
+//	m, err := manager.New(manager.Options{
+//		Name: "widget-controllers",
+//		LeaderElection: &manager.LeaderElection{Client: etcdClient, Key: "/leader/widget-controllers"},
+//		Registerer: prometheus.DefaultRegisterer,
+//	})
+//	informer, err := reflector.InformerFor[*widget.Widget](m.Informers(), widget.Resource, lw)
+//	c, err := controller.New(controller.Options{Name: "widgets", Reconciler: r})
+//	err = c.Watch(controller.Kind(informer, nil))
+//	err = m.Add(c)
+//	http.Handle("/", m.ProbeHandler()) // /healthz and /readyz
+//	err = m.Run(ctx) // blocks until ctx ends or leadership is lost
+//
+// Run starts the informers of Informers() on every replica (a standby
+// keeps warm caches), campaigns for leadership, starts the Runnables
+// (controllers) once elected, and stops them all when ctx ends. A Runnable
+// whose NeedLeaderElection method returns false runs on every replica from
+// the start.
+//
+// # Leader election: etcd's concurrency package
+//
+// Leader election uses go.etcd.io/etcd/client/v3/concurrency: a Session
+// (an etcd lease kept alive by the client) and an Election on it (each
+// candidate puts a key under LeaderElection.Key attached to its lease; the
+// candidate with the oldest key leads). It was chosen over
+// Kubernetes-style Lease objects in the store because the lease lives in
+// etcd itself: the server expires it, and with it the leader's key, at
+// once and without any client's clock; a candidate is elected by a watch
+// on the previous key's deletion rather than by polling; and no object
+// type, codec or update-retry loop is needed for it.
+//
+// # Fencing: a deposed leader stops before a new one starts
+//
+// etcd deletes a leader's key only when its lease expires (or is revoked),
+// and a lease renewed by a request sent at time t expires no earlier than
+// t + LeaseDuration on the server. The leader keeps its own renewal clock:
+// every RetryPeriod it renews the lease (KeepAliveOnce, with a request
+// deadline) and notes the time it sent the last successful renewal. It
+// cancels its controllers' context — and so stops reconciling — as soon as
+// any of these happens:
+//
+//   - RenewDeadline (shorter than LeaseDuration) has passed since the send
+//     time of the last successful renewal (etcd unreachable, partitioned,
+//     overloaded);
+//   - etcd answers that the lease is gone (revoked, or expired);
+//   - the Session's Done channel closes (its keep-alive stream ended).
+//
+// It then waits for the controllers' Start to return (Reconciles in
+// progress see their ctx cancelled) and Run returns ErrLeadershipLost: a
+// process that lost leadership should exit and restart, as with
+// controller-runtime. The next candidate is elected only after the old
+// lease expires, that is not before LeaseDuration after the old leader's
+// last renewal was sent, while the old leader stopped at RenewDeadline
+// after it: the margin LeaseDuration - RenewDeadline is the time its
+// Reconciles have to return after their ctx is cancelled. The argument
+// needs no synchronised clocks, only clocks running at about the same
+// rate. It does not cover a third party revoking the leader's lease (the
+// leader notices that at its next renewal, up to RetryPeriod later), nor
+// Reconciles that ignore ctx; writes that must never overlap can
+// additionally be made conditional on the leader key's revision
+// (Manager.LeaderKey) in an etcd transaction.
+//
+// When ctx ends, the leader stops its controllers and, with
+// ReleaseOnCancel, resigns (revokes its lease) so a standby takes over at
+// once; without it, the lease is left to expire and a standby takes over
+// within LeaseDuration (plus etcd's expiry check, every 500 ms).
+//
+// # Probes and metrics
+//
+// ProbeHandler serves /healthz (the manager is running and has not lost
+// leadership) and /readyz (every informer of Informers() has synced), with
+// ?verbose listing each check and the leader status; AddHealthzCheck and
+// AddReadyzCheck add checks. With Options.Registerer the gauge
+// leader_election_master_status{name} (client-go's name) is 1 while this
+// replica's leader-only Runnables may run and 0 otherwise.
+package manager

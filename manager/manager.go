@@ -1,0 +1,246 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/listwatch/listwatch/reflector"
+)
+
+// Errors of Add and Run; match them with errors.Is.
+var (
+	// ErrAlreadyStarted is returned by Add after Run was called and by a
+	// second Run.
+	ErrAlreadyStarted = errors.New("manager: already started")
+	// ErrLeadershipLost is returned by Run when this replica was the
+	// leader and lost its lease; its leader-only Runnables have stopped.
+	ErrLeadershipLost = errors.New("manager: leadership lost")
+)
+
+// Runnable is what a Manager runs: a controller.Controller, or anything
+// whose Start blocks until ctx ends and then returns once its goroutines
+// have ended. An error from Start stops the whole manager.
+type Runnable interface {
+	Start(ctx context.Context) error
+}
+
+// LeaderElectionRunnable is implemented by a Runnable that says whether
+// it needs leadership. Runnables without the method need it.
+type LeaderElectionRunnable interface {
+	NeedLeaderElection() bool
+}
+
+// RunnableFunc is a function as a Runnable.
+type RunnableFunc func(ctx context.Context) error
+
+// Start calls f.
+func (f RunnableFunc) Start(ctx context.Context) error { return f(ctx) }
+
+// Manager runs Runnables (controllers) over a shared informer factory with
+// optional leader election, probes and metrics. Create it with New.
+type Manager struct {
+	name      string
+	informers *reflector.InformerFactory
+	election  *LeaderElection // nil: no leader election
+	log       *slog.Logger
+	leader    leaderGauge
+
+	mu        sync.Mutex
+	runnables []Runnable
+	state     runState
+	runErr    error // why Run returned, once stateStopped
+	isLeader  bool
+	elected   chan struct{} // closed when the leader-only Runnables start
+	leaderKey string        // this replica's election key while leader
+	leaderRev int64         // its create revision
+	healthz   []namedCheck
+	readyz    []namedCheck
+}
+
+type runState int
+
+const (
+	stateNew runState = iota
+	stateRunning
+	stateStopped
+)
+
+// New validates opts, fills in the defaults and returns a Manager. It
+// starts nothing; with opts.Registerer it registers the leader-status
+// gauge.
+func New(opts Options) (*Manager, error) {
+	if opts.Name == "" {
+		return nil, fmt.Errorf("%w: Name is required", ErrInvalidOptions)
+	}
+	m := &Manager{name: opts.Name, informers: opts.Informers, log: opts.Logger, elected: make(chan struct{})}
+	if opts.LeaderElection != nil {
+		le, err := opts.LeaderElection.withDefaults()
+		if err != nil {
+			return nil, err
+		}
+		m.election = &le
+	}
+	if m.informers == nil {
+		m.informers = reflector.NewInformerFactory()
+	}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	m.log = m.log.With("manager", m.name)
+	gauge, err := newLeaderGauge(opts.Registerer, m.name)
+	if err != nil {
+		return nil, err
+	}
+	m.leader = gauge
+	return m, nil
+}
+
+// Informers returns the factory whose informers Run starts; create the
+// controllers' informers with reflector.InformerFor on it.
+func (m *Manager) Informers() *reflector.InformerFactory { return m.informers }
+
+// Add adds a Runnable; it starts when Run runs and, unless it says
+// NeedLeaderElection() == false, only while this replica leads. Add fails
+// with ErrAlreadyStarted once Run was called.
+func (m *Manager) Add(r Runnable) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != stateNew {
+		return ErrAlreadyStarted
+	}
+	m.runnables = append(m.runnables, r)
+	return nil
+}
+
+// Elected returns a channel closed when this replica's leader-only
+// Runnables start: at once without leader election, when elected with it.
+func (m *Manager) Elected() <-chan struct{} { return m.elected }
+
+// IsLeader reports whether this replica's leader-only Runnables may be
+// running now.
+func (m *Manager) IsLeader() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.isLeader
+}
+
+// LeaderKey returns this replica's election key and its create revision
+// while it leads ("" and 0 otherwise, and without leader election). A
+// write that must only happen under this leadership can be made
+// conditional on it in an etcd transaction
+// (clientv3.Compare(clientv3.CreateRevision(key), "=", rev)).
+func (m *Manager) LeaderKey() (string, int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leaderKey, m.leaderRev
+}
+
+// Run starts the informers, the Runnables that run everywhere, and (once
+// elected, or at once without leader election) the leader-only Runnables,
+// and blocks until ctx ends, a Runnable fails, or leadership is lost. It
+// then cancels every Runnable, waits for them to return, stops the
+// informers and waits for their goroutines, and returns: nil when ctx
+// ended, the Runnable's error, or an error wrapping ErrLeadershipLost.
+// Run may be called once.
+func (m *Manager) Run(ctx context.Context) error {
+	leaderOnly, everywhere, err := m.begin()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		failOnce sync.Once
+		failure  error
+	)
+	fail := func(err error) {
+		failOnce.Do(func() { failure = err })
+		cancel()
+	}
+
+	m.log.Info("starting", "runnables", len(everywhere)+len(leaderOnly), "leaderElection", m.election != nil)
+	m.informers.Start(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { m.runGroup(ctx, everywhere, fail) })
+	wg.Go(func() {
+		if m.election == nil {
+			m.lead(ctx, leaderOnly, fail, "", 0)
+			return
+		}
+		if err := m.elect(ctx, leaderOnly, fail); err != nil {
+			fail(err)
+		}
+	})
+	<-ctx.Done()
+	m.log.Info("stopping: waiting for runnables")
+	wg.Wait()
+	m.informers.Shutdown()
+	m.end(failure)
+	m.log.Info("stopped", "err", failure)
+	return failure
+}
+
+// begin moves the manager to running and splits its Runnables.
+func (m *Manager) begin() (leaderOnly, everywhere []Runnable, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != stateNew {
+		return nil, nil, ErrAlreadyStarted
+	}
+	m.state = stateRunning
+	for _, r := range m.runnables {
+		if ler, ok := r.(LeaderElectionRunnable); ok && !ler.NeedLeaderElection() {
+			everywhere = append(everywhere, r)
+		} else {
+			leaderOnly = append(leaderOnly, r)
+		}
+	}
+	return leaderOnly, everywhere, nil
+}
+
+// end records why Run returned.
+func (m *Manager) end(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.state, m.runErr = stateStopped, err
+}
+
+// lead runs the leader-only Runnables until ctx ends, with the leader
+// status set while they may run.
+func (m *Manager) lead(ctx context.Context, rs []Runnable, fail func(error), key string, rev int64) {
+	m.setLeader(true, key, rev)
+	defer m.setLeader(false, "", 0)
+	m.runGroup(ctx, rs, fail)
+}
+
+func (m *Manager) setLeader(leader bool, key string, rev int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if leader {
+		select {
+		case <-m.elected:
+		default:
+			close(m.elected)
+		}
+	}
+	m.isLeader, m.leaderKey, m.leaderRev = leader, key, rev
+	m.leader.set(leader)
+}
+
+// runGroup runs rs until ctx ends and returns when all have returned; an
+// error from one is passed to fail.
+func (m *Manager) runGroup(ctx context.Context, rs []Runnable, fail func(error)) {
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Go(func() {
+			if err := r.Start(ctx); err != nil {
+				m.log.Error("runnable failed", "runnable", fmt.Sprintf("%T", r), "err", err)
+				fail(fmt.Errorf("manager %q: runnable %T: %w", m.name, r, err))
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,115 @@
+package manager
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/listwatch/listwatch/reflector"
+)
+
+// Defaults of LeaderElection, those of client-go's leader election.
+const (
+	DefaultLeaseDuration = 15 * time.Second
+	DefaultRenewDeadline = 10 * time.Second
+	DefaultRetryPeriod   = 2 * time.Second
+)
+
+// ErrInvalidOptions is returned by New for unusable Options.
+var ErrInvalidOptions = errors.New("manager: invalid options")
+
+// Options configures a Manager.
+type Options struct {
+	// Name identifies the manager in logs and in the leader-status
+	// metric's name label. Required.
+	Name string
+	// Informers is the factory whose informers the manager runs (on every
+	// replica) and whose sync /readyz reports. Nil means a new
+	// reflector.NewInformerFactory(); get it with Manager.Informers.
+	Informers *reflector.InformerFactory
+	// LeaderElection makes the leader-only Runnables run on one replica at
+	// a time. Nil runs them at once, on every replica.
+	LeaderElection *LeaderElection
+	// Registerer receives the manager's metrics. Nil records none.
+	Registerer prometheus.Registerer
+	// Logger receives the manager's logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// LeaderElection configures leader election on etcd (see the package doc
+// for how it fences a deposed leader).
+type LeaderElection struct {
+	// Client is the etcd client the candidate's session and campaign use.
+	// Required. The manager does not close it.
+	Client *clientv3.Client
+	// Key is the election's key prefix in etcd, shared by every replica
+	// of one manager, e.g. "/leader/widget-controllers". Required.
+	Key string
+	// Identity is the value this candidate publishes under its election
+	// key, for operators reading etcd. Empty means hostname_pid.
+	Identity string
+	// LeaseDuration is the TTL of the candidate's etcd lease: how long a
+	// standby may wait after the leader's last renewal before it takes
+	// over. It is rounded up to whole seconds, and etcd raises it to its
+	// minimum TTL (2 s with the default 100 ms heartbeat). Zero means
+	// DefaultLeaseDuration (15 s).
+	LeaseDuration time.Duration
+	// RenewDeadline is how long after sending its last successful renewal
+	// the leader keeps running its controllers; it must be shorter than
+	// LeaseDuration, and the difference is the time Reconciles have to
+	// return once their ctx is cancelled. Zero means
+	// DefaultRenewDeadline (10 s), or 2/3 of LeaseDuration when that is
+	// not shorter than LeaseDuration.
+	RenewDeadline time.Duration
+	// RetryPeriod is how often the leader renews its lease. Zero means
+	// DefaultRetryPeriod (2 s), or RenewDeadline/4 when that is not
+	// shorter than RenewDeadline.
+	RetryPeriod time.Duration
+	// ReleaseOnCancel makes the leader revoke its lease when Run's ctx
+	// ends (after its controllers stopped), so a standby takes over at
+	// once. Without it the lease is left to expire.
+	ReleaseOnCancel bool
+}
+
+// withDefaults validates le and fills in its defaults.
+func (le LeaderElection) withDefaults() (LeaderElection, error) {
+	switch {
+	case le.Client == nil:
+		return le, fmt.Errorf("%w: LeaderElection.Client is required", ErrInvalidOptions)
+	case le.Key == "":
+		return le, fmt.Errorf("%w: LeaderElection.Key is required", ErrInvalidOptions)
+	case le.LeaseDuration < 0 || le.RenewDeadline < 0 || le.RetryPeriod < 0:
+		return le, fmt.Errorf("%w: negative LeaderElection durations", ErrInvalidOptions)
+	}
+	if le.Identity == "" {
+		host, _ := os.Hostname()
+		le.Identity = host + "_" + strconv.Itoa(os.Getpid())
+	}
+	if le.LeaseDuration == 0 {
+		le.LeaseDuration = DefaultLeaseDuration
+	}
+	le.LeaseDuration = time.Duration(math.Ceil(le.LeaseDuration.Seconds())) * time.Second
+	if le.RenewDeadline == 0 {
+		le.RenewDeadline = min(DefaultRenewDeadline, le.LeaseDuration*2/3)
+	}
+	if le.RetryPeriod == 0 {
+		le.RetryPeriod = min(DefaultRetryPeriod, le.RenewDeadline/4)
+	}
+	switch {
+	case le.RenewDeadline >= le.LeaseDuration:
+		return le, fmt.Errorf("%w: RenewDeadline %v must be shorter than LeaseDuration %v", ErrInvalidOptions, le.RenewDeadline, le.LeaseDuration)
+	case le.RetryPeriod >= le.RenewDeadline:
+		return le, fmt.Errorf("%w: RetryPeriod %v must be shorter than RenewDeadline %v", ErrInvalidOptions, le.RetryPeriod, le.RenewDeadline)
+	}
+	return le, nil
+}
+
+// ttlSeconds is the lease TTL to ask etcd for.
+func (le LeaderElection) ttlSeconds() int { return int(le.LeaseDuration / time.Second) }

@@ -1,0 +1,74 @@
+package server
+
+import (
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilptr "k8s.io/utils/ptr"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// serveDeleteCollection answers DELETE on a collection (Kubernetes'
+// deletecollection, what kubectl delete --all sends): every object the
+// request's labelSelector and fieldSelector match (in the namespace, or
+// in all namespaces) is deleted with the request's DeleteOptions, and the
+// answer is 200 with the list of the deleted objects' last states.
+// Objects deleted meanwhile by someone else are skipped; the first other
+// failure ends the request with its error. dryRun deletes nothing and
+// lists what would go. ignoreStoreReadErrorWithClusterBreakingPotential is
+// refused (422), as Kubernetes refuses it here.
+func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request, t target) {
+	p, err := parseListParams(req.URL.Query(), t.res)
+	if err == nil && p.watch {
+		err = badRequest("watch is not allowed with deletecollection")
+	}
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	opts, err := s.deleteOptions(w, req)
+	if err == nil && utilptr.Deref(opts.IgnoreStoreReadErrorWithClusterBreakingPotential, false) {
+		err = apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "",
+			field.ErrorList{field.Invalid(field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true,
+				"is not allowed with DELETECOLLECTION, try again after removing the option")})
+	}
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	pred := p.predicate(t.res)
+	pred.Limit, pred.Continue = 0, "" // everything that matches goes
+	list := &unstructured.UnstructuredList{}
+	lopts := storage.ListOptions{ResourceVersion: p.rv, ResourceVersionMatch: p.rvMatch, Predicate: pred, Recursive: true}
+	if err := t.res.Storage.GetList(req.Context(), t.collectionKey(), lopts, list); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	pre := preconditions(opts)
+	dryRun := isDryRun(req) || len(opts.DryRun) > 0
+	deleted := list.Items[:0]
+	for _, item := range list.Items {
+		if dryRun {
+			deleted = append(deleted, item)
+			continue
+		}
+		it := target{res: t.res, namespace: item.GetNamespace(), name: item.GetName()}
+		out := &unstructured.Unstructured{}
+		err := t.res.Storage.Delete(req.Context(), it.objectKey(), out, pre, allowDeletion, nil, storage.DeleteOptions{})
+		switch {
+		case storage.IsCode(err, storage.CodeNotFound):
+			continue
+		case err != nil:
+			s.writeError(w, req, t.res.objectError(err, it.name))
+			return
+		}
+		deleted = append(deleted, *out)
+	}
+	list.Items = deleted
+	s.writeList(w, req, t.res, list)
+}

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/listwatch/listwatch/embedtest"
+)
+
+// deepStatus is a JSON value of levels nested objects {"a":{"a":...1}}.
+func deepStatus(levels int) string {
+	return strings.Repeat(`{"a":`, levels) + "1" + strings.Repeat("}", levels)
+}
+
+// deepWidget is a widget body whose status nests levels objects deep.
+func deepWidget(name string, levels int) string {
+	return `{"apiVersion":"demo.listwatch.dev/v1","kind":"Widget","metadata":{"name":"` + name +
+		`"},"status":` + deepStatus(levels) + `}`
+}
+
+// etcdKeys counts the keys below the test's prefix.
+func etcdKeys(t *testing.T) int64 {
+	t.Helper()
+	resp, err := etcdServer.Client.Get(testCtx(t), embedtest.Prefix(t), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	require.NoError(t, err)
+	return resp.Count
+}
+
+// TestWriteRefusesUnreadableNesting: an object whose stored form (with
+// the managedFields the server adds, which mirror the status five levels
+// deeper) or whose responses would exceed the JSON decoders' 10,000
+// levels is refused with 422 by create, update, every patch and apply, and
+// nothing reaches etcd; one level less is stored, and both it and its
+// list can be read back by a Go client.
+func TestWriteRefusesUnreadableNesting(t *testing.T) {
+	f := newFixture(t)
+	const coll = apiBase + "/namespaces/default/widgets"
+	const okLevels = 9990 // 6 + 9990 = 9996 levels as stored, 10,000 in a watch event of a Table
+
+	for _, levels := range []int{okLevels + 1, okLevels + 2} {
+		st := f.do(http.MethodPost, coll, "application/json", deepWidget("deep", levels)).
+			status(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
+		require.Contains(t, st.Message, "10000 levels")
+		require.NotContains(t, st.Message, "/widgets/")
+		f.do(http.MethodPost, coll+"?dryRun=All", "application/json", deepWidget("deep", levels)).
+			status(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
+	}
+	require.Zero(t, etcdKeys(t), "a refused create reached etcd")
+	require.Equal(t, http.StatusOK, f.do(http.MethodGet, coll, "", nil).code)
+
+	// Updates of an existing object: its stored value does not change.
+	w := f.create("default", "w1", nil, "")
+	obj := coll + "/w1"
+	deep := deepStatus(okLevels + 1)
+	for _, c := range []struct{ method, ct, body string }{
+		{http.MethodPut, "application/json", deepWidget("w1", okLevels+1)},
+		{http.MethodPatch, "application/merge-patch+json", `{"status":` + deep + `}`},
+		{http.MethodPatch, "application/json-patch+json", `[{"op":"add","path":"/status","value":` + deep + `}]`},
+		{http.MethodPatch, "application/apply-patch+yaml", deepWidget("w1", okLevels+1)},
+	} {
+		path := obj
+		if c.ct == "application/apply-patch+yaml" {
+			path += "?fieldManager=deep&force=true"
+		}
+		f.do(c.method, path, c.ct, c.body).status(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
+		got := f.do(http.MethodGet, obj, "", nil).object(t)
+		require.Equal(t, w.GetResourceVersion(), got.GetResourceVersion(), "%s %s changed the stored object", c.method, c.ct)
+	}
+	// Apply creating a new object.
+	f.do(http.MethodPatch, coll+"/fresh?fieldManager=deep", "application/apply-patch+yaml", deepWidget("fresh", okLevels+1)).
+		status(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
+	require.Equal(t, int64(1), etcdKeys(t))
+
+	// The deepest accepted object and its list decode.
+	r := f.do(http.MethodPost, coll, "application/json", deepWidget("ok", okLevels))
+	require.Equal(t, http.StatusCreated, r.code, string(r.body))
+	require.NotEmpty(t, r.object(t).GetManagedFields())
+	l := f.do(http.MethodGet, coll, "", nil)
+	require.Equal(t, http.StatusOK, l.code)
+	require.Len(t, l.list(t).Items, 2)
+	var generic any
+	require.NoError(t, json.Unmarshal(l.body, &generic), "the list of the deepest object must decode")
+	tbl := f.doAccept(http.MethodGet, coll+"?includeObject=Object", "", "application/json;as=Table;v=v1;g=meta.k8s.io", nil)
+	require.Equal(t, http.StatusOK, tbl.code)
+	require.NoError(t, json.Unmarshal(tbl.body, &generic), "a Table including the deepest object must decode")
+	require.Equal(t, int64(2), etcdKeys(t))
+	require.Equal(t, okLevels+6, nestingDepth(r.object(t).Object, 1, 20000))
+}
+
+func TestNestingDepth(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want int
+	}{
+		{"x", 0},
+		{map[string]any{}, 1},
+		{map[string]any{"a": 1}, 1},
+		{map[string]any{"a": []any{map[string]any{}}, "b": "x"}, 3},
+		{[]any{[]any{}, 1}, 2},
+	} {
+		require.Equal(t, c.want, nestingDepth(c.v, 1, 100), "%v", c.v)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"a": map[string]any{"b": map[string]any{}}}}
+	require.Equal(t, 2, nestingDepth(u.Object, 1, 2), "counting stops at the limit")
+}
+
+// TestCheckStorableBoundary: the last check before a write accepts an
+// object whose deepest response (a watch event of a Table including it)
+// nests exactly 10,000 levels and refuses one level more.
+func TestCheckStorableBoundary(t *testing.T) {
+	r := &resource{Resource: Resource{Group: group, Plural: "widgets", Kind: "Widget"}}
+	var deepest any = "leaf"
+	for range maxStoredDepth - 1 {
+		deepest = map[string]any{"a": deepest}
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"status": deepest}}
+	require.NoError(t, r.checkStorable(u))
+	wrap := func(obj map[string]any) []byte {
+		b, err := json.Marshal(map[string]any{"type": "ADDED", "object": map[string]any{"kind": "Table",
+			"rows": []any{map[string]any{"object": obj}}}})
+		require.NoError(t, err)
+		return b
+	}
+	var back any
+	require.NoError(t, json.Unmarshal(wrap(u.Object), &back), "the deepest response of the deepest storable object decodes")
+
+	u.Object["status"] = map[string]any{"a": deepest}
+	require.Error(t, r.checkStorable(u))
+	require.ErrorContains(t, json.Unmarshal(wrap(u.Object), &back), "exceeded max depth", "one level more is unreadable")
+}
