@@ -174,9 +174,9 @@ func (a *availability) answered() {
 }
 
 // check is ReadinessCheck's answer: the last outcome when it is younger
-// than readinessFreshness, the last error at once while the client has no
-// connection, else the outcome of a probe (a linearizable count-only
-// read of key) bounded by readinessProbeTimeout and timeout.
+// than readinessFreshness, the last error at once while etcd is known down
+// and the client has no connection, else the outcome of probe (a bounded
+// request whose outcome observe records), one probe at a time.
 func (a *availability) check(probe func(ctx context.Context) error) error {
 	if err, ok := a.recent(); ok {
 		return err
