@@ -12,8 +12,6 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -144,24 +142,6 @@ func Ping(ctx context.Context, cli *clientv3.Client) error {
 		return ctx.Err()
 	}
 	return storage.NewUnavailableError(cli.Endpoints(), rpctypes.Error(err))
-}
-
-// dialErrorWait bounds DialError's probe.
-const dialErrorWait = 100 * time.Millisecond
-
-// DialError returns the error of cli's last failed attempt to connect to
-// etcd while it has no connection up (gRPC's "connection error: ...
-// connection refused"), or nil while a connection is up or being made.
-// It costs one request that fails at once, or waits at most 100 ms.
-func DialError(ctx context.Context, cli *clientv3.Client) error {
-	ctx, cancel := context.WithTimeout(ctx, dialErrorWait)
-	defer cancel()
-	_, err := pb.NewKVClient(cli.ActiveConnection()).Range(ctx, &pb.RangeRequest{Key: []byte("health"), CountOnly: true,
-		Serializable: true}, grpc.WaitForReady(false))
-	if status.Code(err) == codes.Unavailable {
-		return err
-	}
-	return nil
 }
 
 func positive(v, def time.Duration) time.Duration {

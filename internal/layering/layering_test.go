@@ -47,11 +47,11 @@ var rules = []struct {
 	forbidden []string
 }{
 	{"", []string{"k8s.io/apiserver", "k8s.io/client-go", "sigs.k8s.io/controller-runtime"}},
-	{"storage", []string{"./cacher", "./reflector", "./watchcache", "./server", "./embedtest", "./cmd", "./bench"}},
+	{"storage", []string{"./cacher", "./reflector", "./watchcache", "./server", "./embedtest", "./etcdrun", "./cmd", "./bench", "go.etcd.io/etcd/server"}},
 	{"watchcache", []string{"go.etcd.io/etcd", "./cacher", "./reflector", "./server", "./embedtest", "./storage/etcd3", "./internal/testapi"}},
 	{"cacher", []string{"go.etcd.io/etcd", "./reflector", "./server", "./embedtest", "./cmd", "./storage/etcd3", "./internal/testapi"}},
 	{"reflector", []string{"go.etcd.io/etcd", "./cacher", "./watchcache", "./storage/etcd3", "./server", "./embedtest", "./cmd"}},
-	{"server", []string{"./reflector", "./embedtest", "./cmd", "./storage/etcd3", "./internal/testapi"}},
+	{"server", []string{"./reflector", "./embedtest", "./etcdrun", "./cmd", "./storage/etcd3", "./internal/testapi", "go.etcd.io/etcd/server"}},
 	{"embedtest", []string{"./cacher", "./reflector", "./server", "./watchcache", "./cmd"}},
 }
 

@@ -8,13 +8,14 @@ import (
 	"sync"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
-	"github.com/listwatch/listwatch/etcdrun"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -70,7 +71,7 @@ func (a *availability) failFast() error {
 	}
 	var err error = last
 	if a.resetDue() {
-		if dial := etcdrun.DialError(context.Background(), a.client); dial != nil {
+		if dial := dialError(a.client); dial != nil {
 			err = a.unreachable(dial)
 		}
 		if conn := a.client.ActiveConnection(); conn != nil {
@@ -116,7 +117,7 @@ func (a *availability) observe(ctx, rctx context.Context, timeout time.Duration,
 		return err // the caller's deadline or cancellation: no news of etcd
 	case rctx.Err() != nil:
 		cause := fmt.Errorf("no answer within %v", timeout)
-		if dial := etcdrun.DialError(context.Background(), a.client); dial != nil {
+		if dial := dialError(a.client); dial != nil {
 			cause = fmt.Errorf("%w; last dial error: %w", cause, dial)
 		}
 		return a.unreachable(cause)
@@ -204,4 +205,29 @@ func (a *availability) recent() (error, bool) {
 		return a.lastErr, fresh
 	}
 	return nil, fresh
+}
+
+// dialErrorWait bounds dialError's probe.
+const dialErrorWait = 100 * time.Millisecond
+
+// dialError returns the error of cli's last failed attempt to connect to
+// etcd while it has no connection up (gRPC's "connection error: ...
+// connection refused"), or nil while a connection is up or being made.
+// clientv3 replaces a deadline's error by the context's, dropping gRPC's
+// own that names the failed dial; so this asks the gRPC stub directly, with
+// a request that fails at once without a connection (not waiting for one),
+// or waits at most dialErrorWait.
+func dialError(cli *clientv3.Client) error {
+	conn := cli.ActiveConnection()
+	if conn == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dialErrorWait)
+	defer cancel()
+	_, err := pb.NewKVClient(conn).Range(ctx, &pb.RangeRequest{Key: []byte("health"), CountOnly: true,
+		Serializable: true}, grpc.WaitForReady(false))
+	if status.Code(err) == codes.Unavailable {
+		return err
+	}
+	return nil
 }
