@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -54,11 +55,12 @@ func TestConnectUnreachableFailsFastNamingEndpoint(t *testing.T) {
 	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
 }
 
-// TestStartServerConnectPing starts an embedded member on kernel-chosen
-// ports, connects to it and pings it; after Close the same client's Ping
-// fails with ErrUnavailable, bounded by its context.
+// TestStartServerConnectPing starts an embedded member in a temporary
+// directory on kernel-chosen ports, connects to it and pings it; after
+// Close the same client's Ping fails with ErrUnavailable, bounded by its
+// context, and the directory is gone.
 func TestStartServerConnectPing(t *testing.T) {
-	srv, err := StartServer(ServerConfig{Dir: t.TempDir(), NoFsync: true,
+	srv, err := StartServer(ServerConfig{NoFsync: true,
 		ClientURLs: []string{"http://127.0.0.1:0"}, PeerURLs: []string{"http://127.0.0.1:0"}})
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +88,9 @@ func TestStartServerConnectPing(t *testing.T) {
 		t.Fatalf("Ping took %v", took)
 	}
 	t.Logf("stopped member: %v", err)
+	if _, err := os.Stat(srv.Dir); !os.IsNotExist(err) {
+		t.Fatalf("temporary data directory %s after Close: %v", srv.Dir, err)
+	}
 }
 
 func TestServerConfigRejectsBadInput(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"sync"
 	"time"
 
@@ -19,12 +20,14 @@ const (
 	DefaultStartTimeout      = 30 * time.Second
 )
 
-// ServerConfig configures one embedded etcd member. Dir is required; every
-// other zero value means the documented default.
+// ServerConfig configures one embedded etcd member. Every zero value means
+// the documented default.
 type ServerConfig struct {
 	// Name is the member's name; "" means "default".
 	Name string
-	// Dir is the data directory (created if missing).
+	// Dir is the data directory (created if missing); "" means a new
+	// temporary directory that Server.Close removes (StartServer only;
+	// EmbedConfig requires a Dir).
 	Dir string
 	// ClientURLs are the URLs the member serves clients on (listen and
 	// advertise); empty means DefaultClientURL, or its https form with
@@ -149,22 +152,35 @@ type Server struct {
 	// Endpoints are the client URLs it listens on, with the ports the
 	// kernel chose.
 	Endpoints []string
+	// Dir is the data directory.
+	Dir string
 
+	removeDir bool // Dir is temporary
 	closeOnce sync.Once
 }
 
 // StartServer starts the member c describes and waits until it serves,
 // or fails, or StartTimeout passes. The caller must Close it.
 func StartServer(c ServerConfig) (*Server, error) {
+	removeDir := false
+	if c.Dir == "" {
+		d, err := os.MkdirTemp("", "etcdrun-")
+		if err != nil {
+			return nil, fmt.Errorf("etcdrun: temporary data directory: %w", err)
+		}
+		c.Dir, removeDir = d, true
+	}
 	cfg, err := c.EmbedConfig()
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var e *embed.Etcd
+		if e, err = Start(cfg, c.StartTimeout); err == nil {
+			return &Server{Etcd: e, Endpoints: ClientEndpoints(e), Dir: c.Dir, removeDir: removeDir}, nil
+		}
 	}
-	e, err := Start(cfg, c.StartTimeout)
-	if err != nil {
-		return nil, err
+	if removeDir {
+		os.RemoveAll(c.Dir)
 	}
-	return &Server{Etcd: e, Endpoints: ClientEndpoints(e)}, nil
+	return nil, err
 }
 
 // Start starts etcd with cfg and waits until it is ready to serve, fails,
@@ -206,11 +222,14 @@ func ClientEndpoints(e *embed.Etcd) []string {
 	return eps
 }
 
-// Close stops the member and waits until it has stopped. It is safe to
-// call more than once.
+// Close stops the member, waits until it has stopped and removes a
+// temporary data directory. It is safe to call more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.Etcd.Close()
 		<-s.Etcd.Server.StopNotify()
+		if s.removeDir {
+			os.RemoveAll(s.Dir)
+		}
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -62,7 +61,7 @@ type stackConfig struct {
 
 // stack is etcd → etcd3 store → counting wrapper (what reaches etcd) → cacher → HTTP server.
 type stack struct {
-	etcd    *embeddedEtcd // nil with external endpoints
+	etcd    *etcdrun.Server // nil with external endpoints
 	client  *clientv3.Client
 	store   *etcd3.Store
 	counted *counting.Storage
@@ -81,54 +80,25 @@ type stack struct {
 	closeOnce    sync.Once
 }
 
-// embeddedEtcd is the demo's own etcd member.
-type embeddedEtcd struct {
-	*etcdrun.Server
-	// Dir is the data directory.
-	Dir string
-	// removeDir: Dir is temporary, removed by Close.
-	removeDir bool
-}
-
-// startEmbeddedEtcd starts a member with its data in dataDir (""
+// startEmbeddedEtcd starts a member with its data below dataDir (""
 // means a temporary directory, with fsync off: nothing to keep) serving
 // clients on clientURL ("" means a free loopback port).
-func startEmbeddedEtcd(dataDir, clientURL string) (*embeddedEtcd, error) {
-	e := &embeddedEtcd{Dir: dataDir}
-	if dataDir == "" {
-		d, err := os.MkdirTemp("", "cacher-demo-etcd-")
-		if err != nil {
-			return nil, err
-		}
-		e.Dir, e.removeDir = d, true
-	}
+func startEmbeddedEtcd(dataDir, clientURL string) (*etcdrun.Server, error) {
 	if clientURL == "" {
 		clientURL = "http://127.0.0.1:0"
 	}
-	srv, err := etcdrun.StartServer(etcdrun.ServerConfig{Dir: filepath.Join(e.Dir, "member"), NoFsync: e.removeDir,
-		ClientURLs: []string{clientURL}, PeerURLs: []string{"http://127.0.0.1:0"}})
-	if err != nil {
-		e.Close()
-		return nil, err
+	c := etcdrun.ServerConfig{NoFsync: dataDir == "", ClientURLs: []string{clientURL},
+		PeerURLs: []string{"http://127.0.0.1:0"}}
+	if dataDir != "" {
+		c.Dir = filepath.Join(dataDir, "member")
 	}
-	e.Server = srv
-	return e, nil
+	return etcdrun.StartServer(c)
 }
 
-// Compact compacts etcd's history up to rev.
-func (e *embeddedEtcd) Compact(ctx context.Context, cli *clientv3.Client, rev int64) error {
-	_, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical())
+// compact compacts etcd's history up to rev.
+func (s *stack) compact(ctx context.Context, rev int64) error {
+	_, err := s.client.Compact(ctx, rev, clientv3.WithCompactPhysical())
 	return err
-}
-
-// Close stops the member and removes a temporary data directory.
-func (e *embeddedEtcd) Close() {
-	if e.Server != nil {
-		e.Server.Close()
-	}
-	if e.removeDir {
-		os.RemoveAll(e.Dir)
-	}
 }
 
 // newEtcdClient connects to an existing etcd, with client TLS when
