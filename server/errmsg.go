@@ -25,7 +25,10 @@ func publicMessage(err error) (msg string, ok bool) {
 		if msg == "" {
 			msg = se.Code.String()
 		}
-		if se.Code == storage.CodeInvalidArgument && se.Err != nil {
+		// An invalid argument says what is wrong with it; an unreachable
+		// etcd says why (the last dial or RPC error), which is the
+		// operator's first clue. Other causes stay in the log.
+		if (se.Code == storage.CodeInvalidArgument || se.Code == storage.CodeUnreachable) && se.Err != nil {
 			msg += ": " + se.Err.Error()
 		}
 		return msg, true

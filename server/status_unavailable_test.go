@@ -57,6 +57,8 @@ func TestEtcdUnavailableAnswers503WithRetryAfter(t *testing.T) {
 		require.NoError(t, json.Unmarshal(r.body, &s))
 		require.Equal(t, metav1.StatusReasonServiceUnavailable, s.Reason)
 		require.True(t, strings.Contains(s.Message, "etcd is unavailable at "+srv.Endpoints[0]), s.Message)
+		require.True(t, strings.Contains(s.Message, "connection refused"),
+			"the Status says why etcd is unavailable: %s", s.Message)
 		require.Less(t, took, 3*time.Second, tc.name)
 		t.Logf("%s: %d after %v: %s", tc.name, r.code, took.Round(time.Millisecond), s.Message)
 	}
