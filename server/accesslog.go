@@ -39,7 +39,8 @@ func (s *Server) logWatchStart(req *http.Request) {
 		user = info.user
 	}
 	s.log.LogAttrs(req.Context(), RequestLogLevel, "HTTP watch started",
-		slog.String("verb", "WATCH"), slog.String("path", req.URL.RequestURI()), slog.String("user", user),
+		slog.String("method", req.Method), slog.String("verb", "WATCH"),
+		slog.String("path", req.URL.RequestURI()), slog.String("user", user),
 		slog.String("srcIP", req.RemoteAddr), slog.String("userAgent", req.UserAgent()))
 }
 
@@ -59,7 +60,8 @@ func (s *Server) logRequest(req *http.Request, info *requestInfo, code int, took
 		verb = metricVerb(req.Method)
 	}
 	s.log.LogAttrs(req.Context(), level, "HTTP",
-		slog.String("verb", verb), slog.String("path", req.URL.RequestURI()), slog.String("user", info.user),
+		slog.String("method", req.Method), slog.String("verb", verb),
+		slog.String("path", req.URL.RequestURI()), slog.String("user", info.user),
 		slog.Int("status", code), slog.Duration("latency", took),
 		slog.String("srcIP", req.RemoteAddr), slog.String("userAgent", req.UserAgent()))
 }
