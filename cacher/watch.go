@@ -3,6 +3,7 @@ package cacher
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -83,7 +84,7 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 func (c *Cacher) newWatcher(key string, opts storage.ListOptions) *watcher {
 	w := &watcher{c: c, key: key, recursive: opts.Recursive, pred: opts.Predicate,
 		emptyPred: opts.Predicate.Empty(), bookmarks: opts.Predicate.AllowWatchBookmarks,
-		progressNotify: opts.ProgressNotify,
+		progressNotify: opts.ProgressNotify, bookmarkSlot: rand.IntN(bookmarkSlots),
 		input:          newEventQueue(c.cfg.WatcherBufferSize),
 		lagged:         make(chan struct{}, 1), result: make(chan watch.Event, 16), done: make(chan struct{}),
 		stopped: make(chan struct{})}

@@ -32,6 +32,9 @@ type watcher struct {
 	bookmarks bool // the client allows bookmarks
 	// progressNotify: the client asked for storage progress notifications.
 	progressNotify bool
+	// bookmarkSlot is the step of the bookmark round at which the watcher
+	// gets its periodic bookmark (see bookmarkLoop).
+	bookmarkSlot int
 	// bookmarkAt is when to send the bookmark that precedes the watch's
 	// deadline (zero: none; see storage.DeadlineBookmarkTime).
 	bookmarkAt time.Time
