@@ -56,13 +56,13 @@ type registry struct {
 	// bookmarkSlots groups the live watchers that allow bookmarks by their
 	// step of the bookmark round (watcher.bookmarkSlot; see bookmarkLoop).
 	bookmarkSlots [bookmarkSlots]watcherSet
-	byKey    map[string]watcherSet
-	byPrefix map[string]watcherSet
-	byIndex  map[string]map[string]watcherSet
-	byShard  map[string]map[string]*shardRanges // prefix, then shard field
-	indexes  []dispatchIndex                    // the most selective first
-	seq      uint64                             // dispatch round, to visit a watcher once per event
-	visited  uint64                             // watchers visited by dispatch, in total (cost measure)
+	byKey         map[string]watcherSet
+	byPrefix      map[string]watcherSet
+	byIndex       map[string]map[string]watcherSet
+	byShard       map[string]map[string]*shardRanges // prefix, then shard field
+	indexes       []dispatchIndex                    // the most selective first
+	seq           uint64                             // dispatch round, to visit a watcher once per event
+	visited       uint64                             // watchers visited by dispatch, in total (cost measure)
 }
 
 func newRegistry(cfg Config) *registry {

@@ -85,8 +85,8 @@ func (c *Cacher) newWatcher(key string, opts storage.ListOptions) *watcher {
 	w := &watcher{c: c, key: key, recursive: opts.Recursive, pred: opts.Predicate,
 		emptyPred: opts.Predicate.Empty(), bookmarks: opts.Predicate.AllowWatchBookmarks,
 		progressNotify: opts.ProgressNotify, bookmarkSlot: rand.IntN(bookmarkSlots),
-		input:          newEventQueue(c.cfg.WatcherBufferSize),
-		lagged:         make(chan struct{}, 1), result: make(chan watch.Event, 16), done: make(chan struct{}),
+		input:  newEventQueue(c.cfg.WatcherBufferSize),
+		lagged: make(chan struct{}, 1), result: make(chan watch.Event, 16), done: make(chan struct{}),
 		stopped: make(chan struct{})}
 	if w.recursive {
 		w.prefix = recursivePrefix(key)
