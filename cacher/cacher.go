@@ -47,6 +47,9 @@ type Cacher struct {
 	// is its value when the list that filled the cache started (see
 	// revalidate.go).
 	transformerGen, trustedGen atomic.Uint64
+	// corruptKeys are the keys whose values the storage could not decode
+	// when the cache was filled (see corrupt.go); nil: none.
+	corruptKeys atomic.Pointer[[]string]
 	// dropEvent, set only by tests (export_test.go), makes applyRevision
 	// skip an event: the cache then diverges from the storage.
 	dropEvent atomic.Pointer[func(watch.EventType, runtime.Object) bool]

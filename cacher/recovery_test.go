@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -16,7 +17,8 @@ import (
 // When the cache's storage watch keeps failing on the same undecodable
 // value, the cacher ends every watch with an error event naming the cause
 // within about WatchRecoveryTimeout, counts the re-initialisation, and
-// serves reads again once the value is gone.
+// serves reads again once the value is gone; meanwhile reads that would
+// have to show the value are answered by the storage, naming it.
 func TestRecoveryFromRepeatingWatchError(t *testing.T) {
 	prefix := embedtest.Prefix(t)
 	m := &countingMetrics{}
@@ -50,11 +52,23 @@ func TestRecoveryFromRepeatingWatchError(t *testing.T) {
 	if n := m.reinitialized.Load(); n != 1 {
 		t.Errorf("Reinitialized counted %d times, want 1", n)
 	}
-	// While foo cannot be decoded the cache cannot be listed: watches
-	// answer not ready instead of serving the frozen state.
-	if _, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true}); !storage.IsCode(err, storage.CodeNotReady) {
-		t.Fatalf("watch during re-initialisation: %v, want not ready", err)
+	// The re-initialised cache is filled around foo, which it cannot
+	// decode: a watch whose initial state would hold foo is served by the
+	// storage, which names it, instead of the frozen state.
+	w0, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true})
+	if err != nil {
+		t.Fatalf("watch after re-initialisation: %v", err)
 	}
+	for {
+		ev := next(t, w0, 10*time.Second)
+		if ev.Type == watch.Error {
+			break
+		}
+		if a, _ := meta.Accessor(ev.Object); a.GetName() == "foo" {
+			t.Fatalf("watch after re-initialisation: %s of foo, which cannot be decoded", ev.Type)
+		}
+	}
+	w0.Stop()
 	if _, err := etcd.Client.Delete(testCtx(t), etcdPrefix(t)+key("ns", "foo")); err != nil {
 		t.Fatal(err)
 	}

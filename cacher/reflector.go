@@ -8,7 +8,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -34,6 +33,9 @@ type listing struct {
 	// transformerGen is the count of transformer changes when the list
 	// started (see revalidate.go).
 	transformerGen uint64
+	// corrupt are the keys whose values the storage could not decode,
+	// sorted (see listpages.go and corrupt.go).
+	corrupt []string
 }
 
 // reflect is the reflector goroutine: list, then watch from the list RV,
@@ -95,29 +97,6 @@ func (c *Cacher) reflect(ctx context.Context) {
 	}
 }
 
-// list reads the whole resource from the storage.
-func (c *Cacher) list(ctx context.Context) (*listing, error) {
-	gen := c.transformerGen.Load()
-	listObj := c.cfg.NewListFunc()
-	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
-	if err := c.store.GetList(ctx, c.prefix, opts, listObj); err != nil {
-		return nil, err
-	}
-	items, err := meta.ExtractList(listObj)
-	if err != nil {
-		return nil, err
-	}
-	la, err := meta.ListAccessor(listObj)
-	if err != nil {
-		return nil, err
-	}
-	rv, err := c.cfg.Versioner.ParseResourceVersion(la.GetResourceVersion())
-	if err != nil {
-		return nil, err
-	}
-	return &listing{items: items, rv: rv, transformerGen: gen}, nil
-}
-
 // replace makes l the cache's content; live watchers catch up from their
 // position (from etcd's history, as the cache's restarts at l.rv).
 func (c *Cacher) replace(l *listing) error {
@@ -128,6 +107,7 @@ func (c *Cacher) replace(l *listing) error {
 		return err
 	}
 	c.reg.lagAll(before)
+	c.setCorrupt(l.corrupt)
 	c.trustedGen.Store(l.transformerGen)
 	c.cfg.Metrics.CacheResourceVersion(l.rv)
 	c.log.Info("cacher: listed", "prefix", c.prefix, "objects", len(l.items), "rv", l.rv)
@@ -214,6 +194,14 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBa
 		if errors.Is(err, storage.ErrGone) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 			return rv, fmt.Errorf("%w: %w", errRelist, err)
 		}
+		if isCorruptDeletion(err) {
+			// A value that could not be read was deleted (the unsafe
+			// delete): the storage cannot replay that revision, a list
+			// after it is the way on (see corrupt.go). Watchers whose scope
+			// held the key get the storage's error as they catch up.
+			c.log.Warn("cacher: an unreadable object was deleted; relisting", "prefix", c.prefix, "rv", rv, "err", err)
+			return rv, fmt.Errorf("%w: %w", errRelist, err)
+		}
 		return rv, err
 	case watch.Bookmark:
 		b, err := c.cfg.Versioner.ObjectResourceVersion(ev.Object)
@@ -271,6 +259,7 @@ func (c *Cacher) applyAndDispatch(typ watch.EventType, obj runtime.Object, rv ui
 	if err != nil || ev == nil {
 		return err
 	}
+	c.readableAgain(ev.Key())
 	c.cfg.Metrics.EventReceived(c.reg.dispatch(ev))
 	c.cfg.Metrics.CacheResourceVersion(rv)
 	return nil

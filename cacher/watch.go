@@ -148,10 +148,13 @@ func (c *Cacher) planInitial(ctx context.Context, w *watcher, minRV uint64, cons
 			return watchPlan{}, err
 		}
 	}
-	if err := c.waitFresh(ctx, target, c.cfg.ConsistentReadTimeout); err != nil {
+	if err := c.waitFresh(ctx, target, c.cfg.ConsistentReadTimeout); err != nil || len(c.corruptIn(w.scope())) > 0 {
 		if ctx.Err() != nil {
 			return watchPlan{}, err
 		}
+		// The cache is late, or holds no state for a corrupt key in the
+		// watch's scope: the storage sends the initial state (or names
+		// the corrupt key).
 		return watchPlan{pos: minRV, storageInitial: true, storageAnnotate: annotate}, nil
 	}
 	res, err := c.cache.List(0, watchcache.NotOlderThan, w.listOptions())
@@ -159,6 +162,14 @@ func (c *Cacher) planInitial(ctx context.Context, w *watcher, minRV uint64, cons
 		return watchPlan{}, err
 	}
 	return watchPlan{pos: res.RV, initial: &initialState{items: res.Items, rv: res.RV, annotate: annotate}}, nil
+}
+
+// scope is the key prefix the watch covers, and whether it is recursive.
+func (w *watcher) scope() (string, bool) {
+	if w.recursive {
+		return w.prefix, true
+	}
+	return w.key, false
 }
 
 // listOptions selects the watcher's objects in the cache.
