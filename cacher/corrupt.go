@@ -1,10 +1,13 @@
 package cacher
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/listwatch/listwatch/storage"
 )
 
 // Corrupt objects. A value the storage cannot decode (written behind its
@@ -76,4 +79,42 @@ func (c *Cacher) readableAgain(key string) {
 // Kubernetes' StoreReadError, which the etcd3 store's watch gives for it.
 func isCorruptDeletion(err error) bool {
 	return apierrors.IsStoreReadError(err)
+}
+
+// lostToCorruption returns the keys of corrupt that the cache holds a
+// readable object for (dispatchMu held): objects its watchers may have
+// seen, which can no longer be read (a transformer lost its key, a value
+// was overwritten behind the storage's back).
+func (c *Cacher) lostToCorruption(corrupt []string) []string {
+	var lost []string
+	for _, k := range corrupt {
+		if _, _, ok, err := c.cache.Get(k); err == nil && ok {
+			lost = append(lost, k)
+		}
+	}
+	return lost
+}
+
+// endWatchesOf ends every open watch whose scope holds one of the keys
+// lost to corruption with the storage's StoreReadError naming them, so
+// that its client does not go on with a state that cannot be read back
+// (dispatchMu held).
+func (c *Cacher) endWatchesOf(lost []string, rv uint64) {
+	if len(lost) == 0 {
+		return
+	}
+	c.log.Error("cacher: objects the cache held cannot be read any more; ending the watches that cover them",
+		"prefix", c.prefix, "rv", rv, "keys", strings.Join(lost, ", "))
+	for w := range c.open {
+		var in []string
+		for _, k := range lost {
+			if w.inScope(k) {
+				in = append(in, k)
+			}
+		}
+		if len(in) > 0 {
+			w.abort(fmt.Errorf("%w: %w", errReinitialized, &storage.Error{Code: storage.CodeCorruptObj, Key: in[0],
+				CorruptKeys: in, Msg: fmt.Sprintf("stored objects can no longer be decoded at resource version %d", rv)}))
+		}
+	}
 }

@@ -21,8 +21,10 @@ import (
 type countingMetrics struct {
 	cacher.NoopMetrics
 	lagged, terminated, reinitialized atomic.Int64
-	checks, diverged                  atomic.Int64
+	checks, diverged, persistent      atomic.Int64
 }
+
+func (m *countingMetrics) DivergencePersists() { m.persistent.Add(1) }
 
 func (m *countingMetrics) WatcherLagged() { m.lagged.Add(1) }
 func (m *countingMetrics) Reinitialized() { m.reinitialized.Add(1) }

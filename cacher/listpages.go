@@ -35,7 +35,7 @@ var errStopKeys = errors.New("cacher: enough keys")
 // list reads the whole resource from the storage, page by page, at one
 // revision.
 func (c *Cacher) list(ctx context.Context) (*listing, error) {
-	l := &listing{transformerGen: c.transformerGen.Load()}
+	l := &listing{distrustGen: c.distrustGen.Load()}
 	start := c.prefix
 	for {
 		items, next, rv, err := c.listPage(ctx, start, l.rv, int64(c.cfg.ListPageSize))

@@ -30,9 +30,9 @@ const listConfirmTimeout = time.Second
 type listing struct {
 	items []runtime.Object
 	rv    uint64
-	// transformerGen is the count of transformer changes when the list
-	// started (see revalidate.go).
-	transformerGen uint64
+	// distrustGen is the count of reasons to distrust the cache (see
+	// Cacher.distrustGen) when the list started.
+	distrustGen uint64
 	// corrupt are the keys whose values the storage could not decode,
 	// sorted (see listpages.go and corrupt.go).
 	corrupt []string
@@ -103,12 +103,14 @@ func (c *Cacher) replace(l *listing) error {
 	c.dispatchMu.Lock()
 	defer c.dispatchMu.Unlock()
 	before, _ := c.cache.RV()
+	lost := c.lostToCorruption(l.corrupt)
 	if err := c.cache.Replace(l.items, l.rv); err != nil {
 		return err
 	}
 	c.reg.lagAll(before)
 	c.setCorrupt(l.corrupt)
-	c.trustedGen.Store(l.transformerGen)
+	c.endWatchesOf(lost, l.rv)
+	c.trustedGen.Store(l.distrustGen)
 	c.cfg.Metrics.CacheResourceVersion(l.rv)
 	c.log.Info("cacher: listed", "prefix", c.prefix, "objects", len(l.items), "rv", l.rv)
 	return nil
@@ -255,6 +257,10 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBa
 func (c *Cacher) applyAndDispatch(typ watch.EventType, obj runtime.Object, rv uint64) error {
 	c.dispatchMu.Lock()
 	defer c.dispatchMu.Unlock()
+	if drop := c.dropEvent.Load(); drop != nil && (*drop)(typ, obj) {
+		c.cache.UpdateRV(rv)
+		return nil
+	}
 	ev, err := c.cache.Apply(typ, obj, rv)
 	if err != nil || ev == nil {
 		return err

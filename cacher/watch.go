@@ -51,19 +51,30 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 		return nil, err
 	}
 	notServable := c.waitServable(ctx)
-	if notServable != nil && (ctx.Err() != nil || !eventsAfter(rv, opts)) {
+	_, ready := c.cache.RV()
+	if notServable != nil && (ctx.Err() != nil || (!eventsAfter(rv, opts) && !ready)) {
 		return nil, notServable
 	}
 	w := c.newWatcher(key, opts)
 	if deadline, ok := ctx.Deadline(); ok && w.bookmarks {
 		w.bookmarkAt = storage.DeadlineBookmarkTime(time.Now(), deadline)
 	}
-	if notServable != nil {
+	switch {
+	case notServable != nil && eventsAfter(rv, opts):
 		// The cache is (re)initialising or revalidating: the events after
 		// rv come from etcd's history until the cache holds rv again.
 		w.plan = watchPlan{pos: rv, storageFirst: true}
-	} else if w.plan, err = c.planWatch(ctx, w, rv, opts); err != nil {
-		return nil, err
+	case notServable != nil:
+		// The cache holds a state it does not trust (a divergence or a
+		// transformer change is being repaired by a relist): the storage
+		// sends the initial state, or says where "now" is.
+		if w.plan, err = c.planFromStorage(ctx, rv, opts); err != nil {
+			return nil, err
+		}
+	default:
+		if w.plan, err = c.planWatch(ctx, w, rv, opts); err != nil {
+			return nil, err
+		}
 	}
 	if w.plan.storageFirst || (w.plan.initial == nil && !w.cacheHolds(w.plan.pos)) {
 		if !c.acquireSlot(ctx, c.cfg.CatchUpWaitTimeout) {
@@ -127,6 +138,22 @@ func (c *Cacher) planWatch(ctx context.Context, w *watcher, rv uint64, opts stor
 		return watchPlan{pos: rv, storageFirst: true}, nil
 	}
 	return watchPlan{pos: rv}, nil
+}
+
+// planFromStorage resolves the start of a watch without initial events from
+// an explicit RV (see eventsAfter) while the cache cannot be trusted: the
+// storage sends the initial state (at rv, 0: the latest), or the watch
+// starts after the storage's current revision.
+func (c *Cacher) planFromStorage(ctx context.Context, rv uint64, opts storage.ListOptions) (watchPlan, error) {
+	sie := opts.SendInitialEvents
+	if sie != nil && !*sie {
+		cur, err := c.store.GetCurrentResourceVersion(ctx)
+		if err != nil {
+			return watchPlan{}, err
+		}
+		return watchPlan{pos: cur, storageFirst: true}, nil
+	}
+	return watchPlan{pos: rv, storageInitial: true, storageAnnotate: sie != nil}, nil
 }
 
 // planInitial takes the state a watch with initial events starts from: the

@@ -227,6 +227,7 @@ func (w *watcher) follow(ctx context.Context, catchUpFirst bool) {
 func (w *watcher) finish(ctx context.Context) {
 	w.c.dispatchMu.Lock()
 	w.c.reg.remove(w)
+	delete(w.c.open, w)
 	w.c.dispatchMu.Unlock()
 	w.c.releaseSlot(w.plan.slotHeld)
 	if cause := context.Cause(ctx); errors.Is(cause, errReinitialized) || errors.Is(cause, errDiverged) {
