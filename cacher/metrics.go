@@ -142,7 +142,9 @@ func (m *PrometheusMetrics) ConsistencyChecked(consistent bool) {
 }
 
 // DivergencePersists implements Metrics.
-func (m *PrometheusMetrics) DivergencePersists() { m.consistencyChecks.WithLabelValues("persistent").Inc() }
+func (m *PrometheusMetrics) DivergencePersists() {
+	m.consistencyChecks.WithLabelValues("persistent").Inc()
+}
 
 // WatcherTerminated implements Metrics.
 func (m *PrometheusMetrics) WatcherTerminated(reason string) {
