@@ -60,6 +60,9 @@ type Cacher struct {
 	// skip an event: the cache then diverges from the storage.
 	dropEvent atomic.Pointer[func(watch.EventType, runtime.Object) bool]
 
+	// gap is the shared history of the last relist (see gap.go), nil
+	// before the first.
+	gap atomic.Pointer[gapHistory]
 	// catchUpSlots is a semaphore of MaxCatchUpStreams storage watches.
 	catchUpSlots chan struct{}
 	// progressWanted asks the progress loop for a progress request now.

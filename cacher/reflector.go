@@ -98,17 +98,27 @@ func (c *Cacher) reflect(ctx context.Context) {
 }
 
 // replace makes l the cache's content; live watchers catch up from their
-// position (from etcd's history, as the cache's restarts at l.rv).
+// position through one shared read of etcd's history up to l.rv (see
+// gap.go), as the cache's history restarts at l.rv.
 func (c *Cacher) replace(l *listing) error {
+	var gap *gapHistory
+	defer func() { c.startGap(gap) }() // after dispatchMu is released: it takes runMu
 	c.dispatchMu.Lock()
 	defer c.dispatchMu.Unlock()
 	before, _ := c.cache.RV()
 	lost := c.lostToCorruption(l.corrupt)
+	gap = c.forkGap(l.rv)
+	if gap != nil {
+		c.gap.Store(gap)
+	}
+	// Before the new content becomes visible: reads must find its corrupt
+	// keys with it.
+	c.setCorrupt(l.corrupt)
 	if err := c.cache.Replace(l.items, l.rv); err != nil {
+		gap.fail()
 		return err
 	}
 	c.reg.lagAll(before)
-	c.setCorrupt(l.corrupt)
 	c.endWatchesOf(lost, l.rv)
 	c.trustedGen.Store(l.distrustGen)
 	c.cfg.Metrics.CacheResourceVersion(l.rv)

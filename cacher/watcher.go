@@ -76,6 +76,9 @@ type watcher struct {
 	// sources in the middle of one; replays skip what it already handled.
 	revRV   uint64
 	revSeen []string
+	// noGap is a shared history (see gap.go) that could not serve the
+	// watcher: it does not try it again.
+	noGap *gapHistory
 
 	// ctx is the watch's context; release frees what startWatcher set up
 	// (called once, by finish).
