@@ -85,4 +85,3 @@ func settle(n *atomic.Int64) {
 		}
 	}
 }
-
