@@ -29,6 +29,11 @@ import (
 // gapTimeout bounds how long the shared read of a gap may take.
 const gapTimeout = time.Minute
 
+// gapRetention is how long a gap stays offered to watchers after its read
+// ended; then it is dropped (watchers already replaying it keep it), so
+// that the replaced state is not held until the next relist.
+const gapRetention = 10 * time.Second
+
 // gapHistory is the history between a replaced cache's revision (from)
 // and the list that replaced it (until), applied to a fork of the replaced
 // state.
@@ -90,6 +95,13 @@ func (c *Cacher) startGap(g *gapHistory) {
 					"prefix", c.prefix, "from", g.from, "until", g.until, "err", err)
 			}
 		}
+		t := c.cfg.Clock.NewTimer(gapRetention)
+		defer t.Stop()
+		select {
+		case <-c.runCtx.Done():
+		case <-t.C():
+		}
+		c.gap.CompareAndSwap(g, nil)
 	}()
 }
 
