@@ -117,14 +117,14 @@ func (c *Cacher) feedGap(ctx context.Context, g *gapHistory) error {
 		return err
 	}
 	defer sw.Stop()
-	poke := time.NewTicker(50 * time.Millisecond)
+	poke := c.cfg.Clock.NewTicker(50 * time.Millisecond)
 	defer poke.Stop()
 	c.wantProgress()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-poke.C:
+		case <-poke.C():
 			c.wantProgress()
 		case ev, ok := <-sw.ResultChan():
 			if !ok {
