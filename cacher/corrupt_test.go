@@ -2,13 +2,13 @@ package cacher_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -17,26 +17,6 @@ import (
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
 )
-
-// listNames lists key through s at rv and returns the items' ns/name.
-func listNames(t *testing.T, s storage.Interface, key, rv string) ([]string, error) {
-	t.Helper()
-	list := testapi.NewWidgetList()
-	if err := s.GetList(testCtx(t), key, storage.ListOptions{ResourceVersion: rv, Recursive: true,
-		Predicate: storage.Everything}, list); err != nil {
-		return nil, err
-	}
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, it := range items {
-		a, _ := meta.Accessor(it)
-		out = append(out, a.GetNamespace()+"/"+a.GetName())
-	}
-	return out, nil
-}
 
 // A value the storage cannot decode, present when the cacher starts, does
 // not keep the cache from becoming ready: it is filled (in pages of 2 keys
@@ -144,45 +124,14 @@ func TestCorruptObjectDoesNotTakeResourceDown(t *testing.T) {
 
 // namesKey reports whether err's Status names key among its causes.
 func namesKey(err error, key string) bool {
-	st, ok := err.(apierrors.APIStatus)
-	if !ok {
-		var se *storage.Error
-		if !asStorageError(err, &se) {
-			return false
-		}
-		s := se.Status()
-		st = &apierrors.StatusError{ErrStatus: s}
-	}
-	d := st.Status().Details
-	if d == nil {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || st.Status().Details == nil {
 		return false
 	}
-	for _, c := range d.Causes {
+	for _, c := range st.Status().Details.Causes {
 		if c.Field == key {
 			return true
 		}
 	}
 	return false
-}
-
-func asStorageError(err error, se **storage.Error) bool {
-	e, ok := err.(*storage.Error)
-	*se = e
-	return ok
-}
-
-// eventually retries f until it succeeds, failing after within.
-func eventually(t *testing.T, within time.Duration, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, within, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

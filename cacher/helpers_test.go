@@ -143,3 +143,39 @@ func keepEncoded(codec runtime.Codec) func(*cacher.Config) {
 		cfg.Codec = watchcache.RuntimeCodec{Codec: codec, New: cfg.NewFunc, Versioner: storage.APIObjectVersioner{}}
 	}
 }
+
+// listNames lists key through s at rv and returns the items' ns/name.
+func listNames(t *testing.T, s storage.Interface, key, rv string) ([]string, error) {
+	t.Helper()
+	list := testapi.NewWidgetList()
+	if err := s.GetList(testCtx(t), key, storage.ListOptions{ResourceVersion: rv, Recursive: true,
+		Predicate: storage.Everything}, list); err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, it := range items {
+		a, _ := meta.Accessor(it)
+		out = append(out, a.GetNamespace()+"/"+a.GetName())
+	}
+	return out, nil
+}
+
+// eventually retries f until it succeeds, failing after within.
+func eventually(t *testing.T, within time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v: %v", what, within, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
