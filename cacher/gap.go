@@ -76,13 +76,14 @@ func (g *gapHistory) fail() {
 // published (c.gap) with dispatchMu held; called without it, as it takes
 // runMu (the lock order is runMu, then dispatchMu).
 func (c *Cacher) startGap(g *gapHistory) {
-	if g == nil || g.failed.Load() {
+	if g == nil {
 		return
 	}
 	c.runMu.Lock()
 	defer c.runMu.Unlock()
-	if c.stopped || c.runCtx.Err() != nil {
+	if g.failed.Load() || c.stopped || c.runCtx.Err() != nil {
 		g.fail()
+		c.gap.CompareAndSwap(g, nil)
 		return
 	}
 	c.wg.Add(1)
