@@ -42,9 +42,11 @@
 //     read at RV "0" is never older than an event a watcher already has.
 //
 //   - Recovery: a storage watch that keeps failing without progress (an
-//     undecodable value) for WatchRecoveryTimeout ends every watch with an
-//     error event and re-initialises the cache from a fresh list; reads go
-//     to the storage meanwhile.
+//     undecodable value) for WatchRecoveryTimeout makes the cache untrusted
+//     (reads go to the storage) and relists after the failing revision,
+//     around the value: the watches whose scope held it end with an error
+//     event, the others go on. A list that fails on unreadable data while
+//     the cache is ready ends every watch and re-initialises the cache.
 //
 //   - Corrupt objects (corrupt.go): a value the storage cannot decode does
 //     not keep the cache from loading. The list reads around it and the

@@ -24,8 +24,9 @@ type Metrics interface {
 	ListServed(source string)
 	// ReadWait observes how long a read waited for the cache to be fresh.
 	ReadWait(d time.Duration)
-	// Reinitialized counts a re-initialisation of the cache after its
-	// storage watch kept failing.
+	// Reinitialized counts a recovery of the cache from a storage it could
+	// not follow: its storage watch kept failing (the cache then relists),
+	// or a list failed on unreadable data (every watch then ends).
 	Reinitialized()
 	// ConsistencyChecked counts a consistency check of the cache against
 	// the storage; consistent is false when they differed (the cache then

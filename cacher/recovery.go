@@ -62,6 +62,23 @@ func (f *failureClock) left(timeout time.Duration) time.Duration {
 
 func (f *failureClock) reset() { f.since = time.Time{} }
 
+// recoverFailingWatch is what the reflector does when its storage watch
+// has kept failing without progress for d (an undecodable value at the
+// next revision): the cache stops being trusted (reads and new watches go
+// to the storage, see trusted) and the reflector relists, after the
+// failing revision. The relist reads around the value it cannot decode
+// (see corrupt.go) and ends the watches whose scope held an object that
+// can no longer be read; every other watcher catches up from its position
+// (one that must replay the failing revision gets the storage's error
+// there) and goes on.
+func (c *Cacher) recoverFailingWatch(d time.Duration, cause error) {
+	rv, _ := c.cache.RV()
+	c.log.Error("cacher: the storage watch keeps failing; serving from the storage and relisting",
+		"prefix", c.prefix, "rv", rv, "for", d.Round(time.Millisecond), "err", cause)
+	c.cfg.Metrics.Reinitialized()
+	c.distrustGen.Add(1)
+}
+
 // reinitialize gives up on the cache's content because the storage cannot
 // be read as the cache holds it (what says how: its watch kept failing on
 // the same event, a list failed on an unreadable value): the cache stops

@@ -87,8 +87,7 @@ func (c *Cacher) reflect(ctx context.Context) {
 			failing.reset()
 		}
 		if !relist && failing.failed(err) >= c.cfg.WatchRecoveryTimeout {
-			c.reinitialize(fmt.Sprintf("the storage watch of %s keeps failing (for %v)", c.prefix,
-				failing.failed(err).Round(time.Millisecond)), err)
+			c.recoverFailingWatch(failing.failed(err), err)
 			failing.reset()
 			relist = true
 		}
