@@ -80,13 +80,11 @@ func (c *Cacher) recoverFailingWatch(d time.Duration, cause error) {
 }
 
 // reinitialize gives up on the cache's content because the storage cannot
-// be read as the cache holds it (what says how: its watch kept failing on
-// the same event, a list failed on an unreadable value): the cache stops
-// being ready (reads go to the storage, watches wait for the next list or
-// answer not-ready), every watch ends with an error event naming cause so
-// its client relists, and the reflector lists afresh. The new list starts
-// after the failing revision, or fails naming the corrupt keys while they
-// remain.
+// be read as the cache holds it (what says how: a list failed on data it
+// could not read around, see listpages.go): the cache stops being ready
+// (reads go to the storage, watches wait for the next list or answer
+// not-ready), every watch ends with an error event naming cause so its
+// client relists, and the reflector lists afresh.
 func (c *Cacher) reinitialize(what string, cause error) {
 	rv, _ := c.cache.RV()
 	c.log.Error("cacher: "+what+"; ending every watch and re-initialising the cache",
