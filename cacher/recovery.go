@@ -99,14 +99,18 @@ func (c *Cacher) reinitialize(what string, cause error) {
 }
 
 // sendFinalError ends a watch aborted by reinitialize (or by a consistency
-// check that found the cache diverged in its scope) with an error event
+// check that found the cache diverged in its scope, or by a relist that
+// found an object in its scope unreadable, see endWatchesOf) with an error event
 // (500 naming the cause), unless its client stops first. The reason is
 // InternalError, or the storage's own StoreReadError when the storage watch
 // failed on unreadable data (a corrupt object, a corrupt deletion).
 func (w *watcher) sendFinalError(cause error) {
 	reason := "reinitialized"
-	if errors.Is(cause, errDiverged) {
+	switch {
+	case errors.Is(cause, errDiverged):
 		reason = "diverged"
+	case storage.IsCode(cause, storage.CodeCorruptObj):
+		reason = "corrupt" // an object in its scope can no longer be read
 	}
 	w.c.cfg.Metrics.WatcherTerminated(reason)
 	st := apierrors.NewInternalError(cause).Status()
