@@ -176,7 +176,7 @@ func (w *watcher) catchUpFromGap(ctx context.Context, g *gapHistory) bool {
 		}
 		if len(evs) == 0 {
 			w.pos = max(w.pos, min(r, g.until))
-			if w.pos < g.until && !w.waitGap(ctx, g) {
+			if w.pos < g.until && !w.waitGap(ctx, g, w.pos+1) {
 				return false
 			}
 			continue
@@ -188,18 +188,23 @@ func (w *watcher) catchUpFromGap(ctx context.Context, g *gapHistory) bool {
 		}
 		// The batch ends with a whole revision: once the gap holds it
 		// completely, it is delivered completely.
-		if last := evs[len(evs)-1].RV; last <= r {
+		last := evs[len(evs)-1].RV
+		if last <= r {
 			w.pos = max(w.pos, last)
+		} else if !w.waitGap(ctx, g, last) {
+			// The newest revision is still arriving: wait for its end.
+			return false
 		}
 	}
 	return false
 }
 
-// waitGap waits until g holds more than pos, g fails or the watch ends.
-func (w *watcher) waitGap(ctx context.Context, g *gapHistory) bool {
+// waitGap waits until g holds every revision up to rv, g fails or the
+// watch ends (false).
+func (w *watcher) waitGap(ctx context.Context, g *gapHistory, rv uint64) bool {
 	for ctx.Err() == nil && !g.failed.Load() {
 		step, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		err := g.cache.WaitUntilFresh(step, w.pos+1)
+		err := g.cache.WaitUntilFresh(step, rv)
 		cancel()
 		if err == nil {
 			return true
