@@ -44,12 +44,14 @@ const minBookmarkStep = 10 * time.Millisecond
 
 // bookmarkLoop sends each live watcher that allows bookmarks one at the
 // cache RV about every BookmarkInterval, as Kubernetes does: the interval
-// is cut into bookmarkSlots steps and each watcher belongs to one (picked
-// at random when it is created, see registry.bookmarkSlots). Steps are
-// counted on the clock, not by ticks, so that a late or missed tick only
-// delays its step.
+// is cut into steps (bookmarkSlots, fewer when the interval is shorter than
+// bookmarkSlots·minBookmarkStep) and each watcher belongs to one (picked at
+// random when it is created, see registry.bookmarkSlots). Steps are counted
+// on the clock, not by ticks, so that a late or missed tick only delays
+// its step.
 func (c *Cacher) bookmarkLoop(ctx context.Context) {
-	step := max(c.cfg.BookmarkInterval/bookmarkSlots, minBookmarkStep)
+	steps := int64(max(min(c.cfg.BookmarkInterval/minBookmarkStep, bookmarkSlots), 1))
+	step := c.cfg.BookmarkInterval / time.Duration(steps)
 	t := c.cfg.Clock.NewTicker(step)
 	defer t.Stop()
 	start := c.cfg.Clock.Now()
@@ -61,12 +63,12 @@ func (c *Cacher) bookmarkLoop(ctx context.Context) {
 		case <-t.C():
 		}
 		due := int64(c.cfg.Clock.Since(start) / step)
-		done = max(done, due-bookmarkSlots) // a whole round at most
+		done = max(done, due-steps) // a whole round at most
 		c.dispatchMu.Lock()
 		rv, ready := c.cache.RV()
 		for ; done < due; done++ {
-			if ready {
-				c.reg.bookmark(int(done%bookmarkSlots), rv)
+			for slot := int(done % steps); ready && slot < bookmarkSlots; slot += int(steps) {
+				c.reg.bookmark(slot, rv)
 			}
 		}
 		c.dispatchMu.Unlock()
