@@ -3,6 +3,7 @@ package cacher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,12 @@ import (
 
 // gapTimeout bounds how long the shared read of a gap may take.
 const gapTimeout = time.Minute
+
+// gapIdleTimeout is how long the shared read may receive nothing (no
+// event, no progress notification) before it is given up: a storage that
+// does not answer progress requests would otherwise keep its watchers
+// waiting until gapTimeout.
+const gapIdleTimeout = 5 * time.Second
 
 // gapRetention is how long a gap stays offered to watchers after its read
 // ended; then it is dropped (watchers already replaying it keep it), so
@@ -120,6 +127,8 @@ func (c *Cacher) feedGap(ctx context.Context, g *gapHistory) error {
 	defer sw.Stop()
 	poke := c.cfg.Clock.NewTicker(50 * time.Millisecond)
 	defer poke.Stop()
+	idle := c.cfg.Clock.NewTimer(gapIdleTimeout)
+	defer idle.Stop()
 	c.wantProgress()
 	for {
 		select {
@@ -127,10 +136,13 @@ func (c *Cacher) feedGap(ctx context.Context, g *gapHistory) error {
 			return ctx.Err()
 		case <-poke.C():
 			c.wantProgress()
+		case <-idle.C():
+			return fmt.Errorf("no event or progress notification for %v", gapIdleTimeout)
 		case ev, ok := <-sw.ResultChan():
 			if !ok {
 				return errors.New("storage watch closed")
 			}
+			idle.Reset(gapIdleTimeout)
 			done, err := c.applyGapEvent(g, ev)
 			if done || err != nil {
 				return err
