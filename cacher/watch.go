@@ -140,10 +140,10 @@ func (c *Cacher) planWatch(ctx context.Context, w *watcher, rv uint64, opts stor
 	return watchPlan{pos: rv}, nil
 }
 
-// planFromStorage resolves the start of a watch without initial events from
-// an explicit RV (see eventsAfter) while the cache cannot be trusted: the
-// storage sends the initial state (at rv, 0: the latest), or the watch
-// starts after the storage's current revision.
+// planFromStorage resolves, while the cache cannot be trusted, the start of
+// a watch that does not ask only for the events after an explicit RV (see
+// eventsAfter): the storage sends the initial state (at rv, 0: the
+// latest), or the watch starts after the storage's current revision.
 func (c *Cacher) planFromStorage(ctx context.Context, rv uint64, opts storage.ListOptions) (watchPlan, error) {
 	sie := opts.SendInitialEvents
 	if sie != nil && !*sie {
