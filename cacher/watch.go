@@ -38,10 +38,12 @@ type initialState struct {
 // at the start RV (consistent for "", the cache's for "0", exactly N for N)
 // and then the annotated bookmark; RV N delivers the events after N, from
 // the cache or, when older than its history, from etcd's. While the cache
-// is not ready (being initialised, re-initialised, or revalidated after a
-// transformer change) a watch from RV N waits at most ReadyWaitTimeout,
-// then starts from etcd's history and moves to the cache once it holds N;
-// other watches answer not ready.
+// is not ready (being initialised or re-initialised) or not trusted (being
+// relisted after a transformer change, a divergence or a failing storage
+// watch) a watch waits at most ReadyWaitTimeout; then a watch from RV N
+// starts from etcd's history and moves to the cache once it holds N, other
+// watches are served by the storage while the cache is untrusted and
+// answer not ready while it is not ready.
 func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
 		return nil, err
