@@ -27,10 +27,11 @@ test: vet
 SCALE_OBJECTS  ?= 1000000
 SCALE_WATCHERS ?= 100000
 SCALE_ENCODED  ?= false
+SCALE_REJOIN   ?= 10000
 
-## bench-scale: a cacher over SCALE_OBJECTS objects of ~1 KiB with SCALE_WATCHERS idle watchers (SCALE_ENCODED=true: objects kept encoded): priming and load time, heap per object and per watcher, one event's latency
+## bench-scale: a cacher over SCALE_OBJECTS objects of ~1 KiB with SCALE_WATCHERS idle watchers (SCALE_ENCODED=true: objects kept encoded): priming and load time, heap per object and per watcher, one event's latency; then a relist with SCALE_REJOIN watchers of the whole resource: relist time, peak heap during it, rejoin time
 bench-scale:
-	$(GO) test -run '^$$' -bench 'Scale$$' -benchtime 1x -timeout 60m ./bench -args -scale.objects=$(SCALE_OBJECTS) -scale.watchers=$(SCALE_WATCHERS) -scale.encoded=$(SCALE_ENCODED)
+	$(GO) test -run '^$$' -bench 'Scale$$' -benchtime 1x -timeout 60m ./bench -args -scale.objects=$(SCALE_OBJECTS) -scale.watchers=$(SCALE_WATCHERS) -scale.encoded=$(SCALE_ENCODED) -scale.rejoin=$(SCALE_REJOIN)
 
 SCALE_HTTP_OBJECTS  ?= 10000
 SCALE_HTTP_WATCHERS ?= 18000

@@ -51,6 +51,9 @@
 //     resumes from its last RV; catchup-ms until it has them all and
 //     storage-calls that reached the etcd3 store meanwhile (for the cacher,
 //     ideally zero: it serves the resume from its history).
+//   - BenchmarkIdleBookmarks: 10,000 idle watchers that allow bookmarks
+//     over one simulated minute of the cacher's (fake) clock; bookmarks/s
+//     delivered and the busiest second (peak-bookmarks/s).
 //   - BenchmarkMemory (MEMORY): a new cacher loads the N objects; heap in use
 //     after GC per object (bytes/obj) and its ratio to the encoded size.
 //

@@ -25,6 +25,7 @@ var (
 	scaleObjects  = flag.Int("scale.objects", 1000000, "BenchmarkScale: objects of about 1 KiB to prime")
 	scaleWatchers = flag.Int("scale.watchers", 100000, "BenchmarkScale: idle in-process watchers to open")
 	scaleEncoded  = flag.Bool("scale.encoded", false, "BenchmarkScale: the cacher keeps its objects encoded (cacher.Config.Codec)")
+	scaleRejoin   = flag.Int("scale.rejoin", 10000, "BenchmarkScale: watchers of the whole resource that rejoin after a relist")
 )
 
 // BenchmarkScale is SCALE (make bench-scale): a cacher over
@@ -35,7 +36,13 @@ var (
 // cached object and per watcher (once idle watchers parked), goroutine
 // stack bytes and goroutines per watcher, and the latency of
 // one event to the single watcher of its key with all the others
-// registered (dispatch visits only that one).
+// registered (dispatch visits only that one). Then, with -scale.rejoin more
+// watchers on the whole resource, it makes the cacher relist (a transformer
+// change) with one write made during the list, and reports the relist's
+// time, the peak heap while it ran (relist-peak-GiB, and over the steady
+// heap before it: relist-extra-GiB) and the time from the cache being
+// replaced until every rejoin watcher has that write (rejoin-ms: they
+// catch up through one shared read of etcd's history).
 func BenchmarkScale(b *testing.B) {
 	n, w := *scaleObjects, *scaleWatchers
 	b.Run(fmt.Sprintf("objects=%d/watchers=%d/encoded=%v", n, w, *scaleEncoded), func(b *testing.B) {
@@ -45,6 +52,7 @@ func BenchmarkScale(b *testing.B) {
 		start := time.Now()
 		encoded := primeScale(b, ctx, srv, n)
 		priming := time.Since(start)
+		rm := &relistMetrics{}
 		store, err := etcd3.New(etcd3.Config{Client: srv.Client, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
 			NewListFunc: testapi.NewWidgetList, ResourcePrefix: "/widgets"})
 		if err != nil {
@@ -54,7 +62,7 @@ func BenchmarkScale(b *testing.B) {
 		before := liveHeap()
 		start = time.Now()
 		cc := cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
-			NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs}
+			NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs, Metrics: rm}
 		if *scaleEncoded {
 			cc.Codec = watchcache.RuntimeCodec{Codec: testapi.Codec, New: testapi.NewWidget, Versioner: storage.APIObjectVersioner{}}
 		}
@@ -102,9 +110,15 @@ func BenchmarkScale(b *testing.B) {
 			}
 			latency = time.Since(sent)
 		}
+		relist := measureRelist(b, ctx, srv, store, c, rm, *scaleRejoin)
 		for _, wi := range watches {
 			wi.Stop()
 		}
+		b.ReportMetric(relist.relist.Seconds(), "relist-s")
+		b.ReportMetric(float64(relist.peakHeap)/float64(1<<30), "relist-peak-GiB")
+		b.ReportMetric(float64(int64(relist.peakHeap)-int64(relist.before))/float64(1<<30), "relist-extra-GiB")
+		b.ReportMetric(float64(relist.rejoin.Microseconds())/1000, "rejoin-ms")
+		b.ReportMetric(float64(*scaleRejoin), "rejoin-watchers")
 		b.ReportMetric(priming.Seconds(), "prime-s")
 		b.ReportMetric(load.Seconds(), "load-s")
 		b.ReportMetric(perObject, "heap-B/obj")

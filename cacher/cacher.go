@@ -32,6 +32,10 @@ type Cacher struct {
 
 	dispatchMu sync.Mutex
 	reg        *registry
+	// open is every watch not yet finished, in live dispatch or not
+	// (guarded by dispatchMu): the consistency check ends those whose
+	// scope diverged, wherever they are.
+	open watcherSet
 
 	// wholeRevisions: the storage's watch marks revision ends (see
 	// revisionBatch); learned from its first mark.
@@ -43,14 +47,22 @@ type Cacher struct {
 	// consistency check found the cache diverged from the storage, the
 	// storage's transformer changed); see askRelist.
 	relist chan error
-	// transformerGen counts the storage's transformer changes; trustedGen
-	// is its value when the list that filled the cache started (see
+	// distrustGen counts the events after which the cache's content cannot
+	// be trusted until a new list replaces it (the storage's transformer
+	// changed, the consistency check found a divergence); trustedGen is
+	// its value when the list that filled the cache started (see
 	// revalidate.go).
-	transformerGen, trustedGen atomic.Uint64
+	distrustGen, trustedGen atomic.Uint64
+	// corruptKeys are the keys whose values the storage could not decode
+	// when the cache was filled (see corrupt.go); nil: none.
+	corruptKeys atomic.Pointer[[]string]
 	// dropEvent, set only by tests (export_test.go), makes applyRevision
 	// skip an event: the cache then diverges from the storage.
 	dropEvent atomic.Pointer[func(watch.EventType, runtime.Object) bool]
 
+	// gap is the shared history of the last relist (see gap.go), nil
+	// before the first.
+	gap atomic.Pointer[gapHistory]
 	// catchUpSlots is a semaphore of MaxCatchUpStreams storage watches.
 	catchUpSlots chan struct{}
 	// progressWanted asks the progress loop for a progress request now.
@@ -83,6 +95,7 @@ func New(cfg Config) (*Cacher, error) {
 	c := &Cacher{cfg: cfg, store: cfg.Storage, cache: cache, log: cfg.Logger,
 		prefix:         cfg.ResourcePrefix + "/",
 		reg:            newRegistry(cfg),
+		open:           watcherSet{},
 		catchUpSlots:   make(chan struct{}, cfg.MaxCatchUpStreams),
 		progressWanted: make(chan struct{}, 1),
 		relist:         make(chan error, 1),
@@ -145,6 +158,9 @@ func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher) error {
 		c.wg.Done()
 	}
 	c.wg.Add(1)
+	c.dispatchMu.Lock()
+	c.open[w] = struct{}{}
+	c.dispatchMu.Unlock()
 	go w.run(ctx)
 	return nil
 }

@@ -20,6 +20,13 @@ func (w *watcher) catchUp(ctx context.Context) bool {
 	for ctx.Err() == nil {
 		evs, _, err := w.c.cache.EventsSince(w.pos, w.c.cfg.CatchUpBatch)
 		switch {
+		case errors.Is(err, storage.ErrGone) && w.sharedGap() != nil:
+			// Left behind by a relist: the shared read of the storage's
+			// history serves (see gap.go).
+			if !w.catchUpFromGap(ctx, w.sharedGap()) {
+				return false
+			}
+			continue
 		case errors.Is(err, storage.ErrGone), errors.Is(err, storage.ErrNotReady):
 			// Older than the cache's history, or the cache is being
 			// re-initialised: etcd's history serves meanwhile.
@@ -43,6 +50,16 @@ func (w *watcher) catchUp(ctx context.Context) bool {
 		}
 	}
 	return false
+}
+
+// sharedGap returns the shared history of the last relist if it can
+// replay the events after pos for this watcher.
+func (w *watcher) sharedGap() *gapHistory {
+	g := w.c.gap.Load()
+	if g == nil || g == w.noGap || !g.covers(w.pos) {
+		return nil
+	}
+	return g
 }
 
 func (w *watcher) allHandled(evs []*watchcache.Event) bool {

@@ -26,6 +26,7 @@ const (
 	DefaultBookmarkInterval      = time.Minute
 	DefaultProgressInterval      = time.Second
 	DefaultCatchUpBatch          = 256
+	DefaultListPageSize          = 10000
 	DefaultWatchRecoveryTimeout  = 2 * time.Second
 	// DefaultIdleWatcherParkDelay is how long a watcher in live dispatch
 	// with nothing to deliver keeps its goroutine.
@@ -75,6 +76,10 @@ type Config struct {
 	// decoding per object read that no other reader holds at the time.
 	// Its objects must round-trip exactly, resourceVersion included.
 	Codec watchcache.Codec
+	// ListPageSize is how many keys one page of the cacher's own list (the
+	// first, and every relist) reads from the storage; all pages are read
+	// at the first page's revision (0: DefaultListPageSize).
+	ListPageSize int
 	// WatcherBufferSize is each watcher's queue of live events; a watcher
 	// whose queue is full leaves live dispatch and catches up from history (0: 100).
 	WatcherBufferSize int
@@ -156,6 +161,7 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.WatcherBufferSize, DefaultWatcherBufferSize)
 	setDefault(&c.MaxCatchUpStreams, DefaultMaxCatchUpStreams)
 	setDefault(&c.CatchUpBatch, DefaultCatchUpBatch)
+	setDefault(&c.ListPageSize, DefaultListPageSize)
 	setDefault(&c.CatchUpWaitTimeout, DefaultCatchUpWaitTimeout)
 	setDefault(&c.ReadyWaitTimeout, DefaultReadyWaitTimeout)
 	setDefault(&c.WatchRecoveryTimeout, DefaultWatchRecoveryTimeout)

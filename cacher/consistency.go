@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -38,19 +37,26 @@ type consistencyReport struct {
 
 // consistencyLoop compares the cache with the storage every
 // ConsistencyCheckInterval (jittered) until ctx ends, if the storage can
-// list key versions.
+// list key versions. A check is skipped while the cache is not trusted (a
+// relist it, or a transformer change, asked for is still to land), so that
+// at most one relist is in flight and a check never compares a cache
+// already known to be stale.
 func (c *Cacher) consistencyLoop(ctx context.Context) {
 	lister, ok := c.store.(storage.KeyVersionLister)
 	if !ok || c.cfg.ConsistencyCheckInterval < 0 {
 		return
 	}
+	var last repairMemo
 	for {
-		t := time.NewTimer(wait.Jitter(c.cfg.ConsistencyCheckInterval, 0.2))
+		t := c.cfg.Clock.NewTimer(wait.Jitter(c.cfg.ConsistencyCheckInterval, 0.2))
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
-		case <-t.C:
+		case <-t.C():
+		}
+		if !c.trusted() {
+			continue
 		}
 		rep, err := c.compareWithStorage(ctx, lister)
 		switch {
@@ -61,8 +67,59 @@ func (c *Cacher) consistencyLoop(ctx context.Context) {
 				c.log.Warn("cacher: consistency check failed", "prefix", c.prefix, "err", err)
 			}
 		case !rep.skipped:
-			c.repair(rep)
+			c.act(rep, &last)
 		}
+	}
+}
+
+// repairMemo is what the last repair found: the differences a relist was
+// asked to remove, and whether they were reported as persisting.
+type repairMemo struct {
+	diffs    map[keyDiff]bool
+	reported bool
+}
+
+// persists reports whether rep found exactly the differences of the last
+// repair, unchanged: the relist did not remove them, so they are in the
+// storage itself (an object stored at a key that does not match its
+// metadata), and relisting again would only repeat the same.
+func (m *repairMemo) persists(rep consistencyReport) bool {
+	if m.diffs == nil || rep.ndiffs != len(rep.diffs) || len(rep.diffs) != len(m.diffs) {
+		return false
+	}
+	for _, d := range rep.diffs {
+		if !m.diffs[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// act handles a comparison: a consistent cache clears the memo; a
+// difference that survived a relist unchanged is reported once (log and
+// Metrics.DivergencePersists) and left alone; any other difference is
+// repaired (see repair) and remembered.
+func (c *Cacher) act(rep consistencyReport, last *repairMemo) {
+	switch {
+	case rep.ndiffs == 0:
+		*last = repairMemo{}
+		c.cfg.Metrics.ConsistencyChecked(true)
+		c.log.Info("cacher: cache consistent with the storage", "prefix", c.prefix, "rv", rep.rv, "keys", rep.keys)
+	case last.persists(rep):
+		if !last.reported {
+			last.reported = true
+			c.cfg.Metrics.DivergencePersists()
+			c.log.Error("cacher: the cache still differs from the storage after a relist, in the same keys: "+
+				"the storage holds objects at keys that do not match their metadata; not relisting again",
+				"prefix", c.prefix, "rv", rep.rv, "differingKeys", rep.ndiffs, "first", diffSample(rep.diffs))
+		}
+	default:
+		c.cfg.Metrics.ConsistencyChecked(false)
+		*last = repairMemo{diffs: map[keyDiff]bool{}}
+		for _, d := range rep.diffs {
+			last.diffs[d] = true
+		}
+		c.repair(rep)
 	}
 }
 
@@ -116,26 +173,29 @@ func (c *Cacher) compareWithStorage(ctx context.Context, lister storage.KeyVersi
 	return rep, nil
 }
 
-// repair acts on a comparison: nothing when the cache matched; otherwise
-// log the first differing keys, count it, end the watches whose scope holds
-// a differing key (their clients relist) and make the reflector relist. The
-// other watches stay: after the relist they catch up from the storage's
-// history from where they are, as after any relist.
-func (c *Cacher) repair(rep consistencyReport) {
-	c.cfg.Metrics.ConsistencyChecked(rep.ndiffs == 0)
-	if rep.ndiffs == 0 {
-		c.log.Info("cacher: cache consistent with the storage", "prefix", c.prefix, "rv", rep.rv, "keys", rep.keys)
-		return
-	}
+// diffSample formats the first few differences for a log line.
+func diffSample(diffs []keyDiff) []string {
 	sample := make([]string, 0, 5)
-	for _, d := range rep.diffs[:min(5, len(rep.diffs))] {
+	for _, d := range diffs[:min(5, len(diffs))] {
 		sample = append(sample, fmt.Sprintf("%s (cache RV %d, storage RV %d)", d.key, d.cache, d.storage))
 	}
-	c.log.Error("cacher: cache differs from the storage; relisting", "prefix", c.prefix, "rv", rep.rv,
-		"differingKeys", rep.ndiffs, "first", sample)
+	return sample
+}
+
+// repair acts on a difference: log the first differing keys, stop trusting
+// the cache (from here until the relist lands, reads and new watches are
+// served as while revalidating: by the storage, see trusted), end every
+// watch whose scope holds a differing key, in live dispatch or catching up
+// (their clients relist), and make the reflector relist. The other watches
+// stay: after the relist they catch up from the storage's history from
+// where they are, as after any relist.
+func (c *Cacher) repair(rep consistencyReport) {
+	c.distrustGen.Add(1)
+	c.log.Error("cacher: cache differs from the storage; serving from the storage and relisting", "prefix", c.prefix,
+		"rv", rep.rv, "differingKeys", rep.ndiffs, "first", diffSample(rep.diffs))
 	all := rep.ndiffs > len(rep.diffs) // not every differing key is known
 	c.dispatchMu.Lock()
-	for w := range c.reg.all {
+	for w := range c.open {
 		if all {
 			w.abort(fmt.Errorf("%w at revision %d (%d keys); list again", errDiverged, rep.rv, rep.ndiffs))
 			continue

@@ -5,9 +5,12 @@
 //
 // Contract (see DESIGN.md for the six watch guarantees):
 //
-//   - Run(ctx) lists the resource, watches it from the list RV with progress
-//     notifications, resumes a broken watch from the last RV and relists only
-//     when that RV was compacted. It owns every goroutine the cacher starts
+//   - Run(ctx) lists the resource (in pages of ListPageSize keys at one
+//     revision), watches it from the list RV with progress notifications,
+//     resumes a broken watch from the last RV and relists only when that RV
+//     was compacted (or a repair asks for it). After a relist, the watchers
+//     it left behind catch up through one shared read of etcd's history
+//     (gap.go), not one storage watch each. It owns every goroutine the cacher starts
 //     (reflector, progress requester, bookmark timer, one per watcher) and
 //     returns after all of them have exited; every watch's result channel is
 //     closed by then.
@@ -39,12 +42,35 @@
 //     read at RV "0" is never older than an event a watcher already has.
 //
 //   - Recovery: a storage watch that keeps failing without progress (an
-//     undecodable value) for WatchRecoveryTimeout ends every watch with an
-//     error event and re-initialises the cache from a fresh list; reads go
-//     to the storage meanwhile.
+//     undecodable value) for WatchRecoveryTimeout makes the cache untrusted
+//     (reads go to the storage) and relists after the failing revision,
+//     around the value: the watches whose scope held it end with an error
+//     event, the others go on. A list that fails on unreadable data while
+//     the cache is ready ends every watch and re-initialises the cache.
 //
-//   - Deadline bookmarks: a watch that allows bookmarks and has a deadline
-//     gets a bookmark shortly before it.
+//   - Corrupt objects (corrupt.go): a value the storage cannot decode does
+//     not keep the cache from loading. The list reads around it and the
+//     cache remembers its key; lists, Gets and watches with initial events
+//     whose scope holds it are answered by the storage, which names every
+//     corrupt key (500 StoreReadError, one cause per key, as Kubernetes'
+//     aggregated list error). Naming was chosen over serving without them
+//     with a warning: a list that silently lacks an object tells informers
+//     it was deleted. No watch gets an event for an object the cache could
+//     not decode. After the unsafe delete
+//     (storage.DeleteOptions.IgnoreStoreReadError) the storage's watch
+//     reports a StoreReadError, and the cacher relists at once; watches
+//     whose scope held the key end with that error.
+//
+//   - Consistency check (consistency.go): on a divergence the cache is
+//     untrusted (reads and new watches go to the storage) until the relist
+//     it asks for has landed, and every watch whose scope diverged ends,
+//     catching up or live; no check runs while that relist is pending. A
+//     difference a relist did not remove is reported once, not relisted.
+//
+//   - Bookmarks: a watch that allows them gets one about every
+//     BookmarkInterval, at its own step of the interval (spread across
+//     watchers), one shortly before its deadline, and the initial-events-end
+//     one; storage progress notifications only when it set ProgressNotify.
 //
 // Objects returned by reads and watches may be shared with the cache and
 // with other watchers: treat them as read-only.

@@ -15,3 +15,7 @@ func DropEventsForTest(c *Cacher, drop func(watch.EventType, runtime.Object) boo
 	}
 	c.dropEvent.Store(&drop)
 }
+
+// RelistForTest makes c's reflector list again, as a consistency repair or
+// a transformer change does.
+func RelistForTest(c *Cacher) { c.askRelist(errRelist) }

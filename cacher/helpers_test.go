@@ -21,8 +21,10 @@ import (
 type countingMetrics struct {
 	cacher.NoopMetrics
 	lagged, terminated, reinitialized atomic.Int64
-	checks, diverged                  atomic.Int64
+	checks, diverged, persistent      atomic.Int64
 }
+
+func (m *countingMetrics) DivergencePersists() { m.persistent.Add(1) }
 
 func (m *countingMetrics) WatcherLagged() { m.lagged.Add(1) }
 func (m *countingMetrics) Reinitialized() { m.reinitialized.Add(1) }
@@ -139,5 +141,41 @@ func newWidgetList() runtime.Object { return testapi.NewWidgetList() }
 func keepEncoded(codec runtime.Codec) func(*cacher.Config) {
 	return func(cfg *cacher.Config) {
 		cfg.Codec = watchcache.RuntimeCodec{Codec: codec, New: cfg.NewFunc, Versioner: storage.APIObjectVersioner{}}
+	}
+}
+
+// listNames lists key through s at rv and returns the items' ns/name.
+func listNames(t *testing.T, s storage.Interface, key, rv string) ([]string, error) {
+	t.Helper()
+	list := testapi.NewWidgetList()
+	if err := s.GetList(testCtx(t), key, storage.ListOptions{ResourceVersion: rv, Recursive: true,
+		Predicate: storage.Everything}, list); err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, it := range items {
+		a, _ := meta.Accessor(it)
+		out = append(out, a.GetNamespace()+"/"+a.GetName())
+	}
+	return out, nil
+}
+
+// eventually retries f until it succeeds, failing after within.
+func eventually(t *testing.T, within time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v: %v", what, within, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

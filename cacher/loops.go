@@ -32,21 +32,44 @@ func (c *Cacher) wantProgress() {
 	}
 }
 
-// bookmarkLoop sends a bookmark at the cache RV to the live watchers that
-// allow bookmarks, every BookmarkInterval.
+// bookmarkSlots is how many groups the watchers that allow bookmarks are
+// spread over: each BookmarkInterval is cut into this many steps, and at
+// each step one group gets its bookmark, so that 10,000 idle watchers cost
+// about 10,000 bookmarks a minute, spread evenly, not 10,000 at once.
+const bookmarkSlots = 60
+
+// minBookmarkStep bounds how often the bookmark loop wakes when
+// BookmarkInterval is short (tests).
+const minBookmarkStep = 10 * time.Millisecond
+
+// bookmarkLoop sends each live watcher that allows bookmarks one at the
+// cache RV about every BookmarkInterval, as Kubernetes does: the interval
+// is cut into steps (bookmarkSlots, fewer when the interval is shorter than
+// bookmarkSlots·minBookmarkStep) and each watcher belongs to one (picked at
+// random when it is created, see registry.bookmarkSlots). Steps are counted
+// on the clock, not by ticks, so that a late or missed tick only delays
+// its step.
 func (c *Cacher) bookmarkLoop(ctx context.Context) {
-	t := c.cfg.Clock.NewTicker(c.cfg.BookmarkInterval)
+	steps := int64(max(min(c.cfg.BookmarkInterval/minBookmarkStep, bookmarkSlots), 1))
+	step := c.cfg.BookmarkInterval / time.Duration(steps)
+	t := c.cfg.Clock.NewTicker(step)
 	defer t.Stop()
+	start := c.cfg.Clock.Now()
+	var done int64 // steps handled since start
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
 		}
+		due := int64(c.cfg.Clock.Since(start) / step)
+		done = max(done, due-steps) // a whole round at most
 		c.dispatchMu.Lock()
 		rv, ready := c.cache.RV()
-		if ready {
-			c.reg.bookmark(rv)
+		for ; done < due; done++ {
+			for slot := int(done % steps); ready && slot < bookmarkSlots; slot += int(steps) {
+				c.reg.bookmark(slot, rv)
+			}
 		}
 		c.dispatchMu.Unlock()
 	}

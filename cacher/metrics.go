@@ -24,13 +24,19 @@ type Metrics interface {
 	ListServed(source string)
 	// ReadWait observes how long a read waited for the cache to be fresh.
 	ReadWait(d time.Duration)
-	// Reinitialized counts a re-initialisation of the cache after its
-	// storage watch kept failing.
+	// Reinitialized counts a recovery of the cache from a storage it could
+	// not follow: its storage watch kept failing (the cache then relists),
+	// or a list failed on unreadable data (every watch then ends).
 	Reinitialized()
 	// ConsistencyChecked counts a consistency check of the cache against
 	// the storage; consistent is false when they differed (the cache then
 	// relists).
 	ConsistencyChecked(consistent bool)
+	// DivergencePersists counts, once per occurrence, differences between
+	// the cache and the storage that a relist did not remove (objects
+	// stored at keys that do not match their metadata): they are reported,
+	// not repaired again.
+	DivergencePersists()
 }
 
 // NoopMetrics discards everything.
@@ -62,6 +68,9 @@ func (NoopMetrics) Reinitialized() {}
 
 // ConsistencyChecked implements Metrics.
 func (NoopMetrics) ConsistencyChecked(bool) {}
+
+// DivergencePersists implements Metrics.
+func (NoopMetrics) DivergencePersists() {}
 
 // PrometheusMetrics exports Metrics as Prometheus collectors labelled with
 // the resource.
@@ -98,7 +107,8 @@ func NewPrometheusMetrics(reg prometheus.Registerer, resource string) (*Promethe
 		reinitialized: prometheus.NewCounter(prometheus.CounterOpts(opts("reinitializations_total",
 			"Re-initialisations of the watch cache after its storage watch kept failing."))),
 		consistencyChecks: prometheus.NewCounterVec(prometheus.CounterOpts(opts("consistency_checks_total",
-			"Consistency checks of the watch cache against the storage, by result (consistent, diverged).")), []string{"result"}),
+			"Consistency checks of the watch cache against the storage, by result (consistent, diverged, persistent: "+
+				"a difference a relist did not remove, counted once).")), []string{"result"}),
 	}
 	for _, c := range []prometheus.Collector{m.received, m.dispatched, m.watchers, m.lagged, m.terminated, m.rv, m.lists, m.readWait, m.reinitialized, m.consistencyChecks} {
 		if err := reg.Register(c); err != nil {
@@ -130,6 +140,11 @@ func (m *PrometheusMetrics) ConsistencyChecked(consistent bool) {
 		result = "consistent"
 	}
 	m.consistencyChecks.WithLabelValues(result).Inc()
+}
+
+// DivergencePersists implements Metrics.
+func (m *PrometheusMetrics) DivergencePersists() {
+	m.consistencyChecks.WithLabelValues("persistent").Inc()
 }
 
 // WatcherTerminated implements Metrics.

@@ -32,7 +32,7 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, o
 	if err != nil {
 		return err
 	}
-	if opts.ResourceVersion == "" || !c.trusted() || c.waitReady(ctx) != nil {
+	if opts.ResourceVersion == "" || !c.trusted() || c.waitReady(ctx) != nil || len(c.corruptIn(key, false)) > 0 {
 		return c.store.Get(ctx, key, opts, objPtr)
 	}
 	if rv == 0 {
@@ -144,7 +144,9 @@ func (c *Cacher) listCached(ctx context.Context, key, prefix string, opts storag
 	if err != nil {
 		return res, false, err
 	}
-	if !c.trusted() || c.waitReady(ctx) != nil {
+	if !c.trusted() || c.waitReady(ctx) != nil || len(c.corruptIn(prefix, opts.Recursive)) > 0 {
+		// Not ready or trusted, or the answer would miss an object the
+		// cache could not decode: the storage answers (naming it).
 		return res, false, errDelegate
 	}
 	res, filled, err = c.listFromCache(ctx, plan, c.cacheQuery(prefix, opts, plan), prefill)

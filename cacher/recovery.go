@@ -62,14 +62,29 @@ func (f *failureClock) left(timeout time.Duration) time.Duration {
 
 func (f *failureClock) reset() { f.since = time.Time{} }
 
+// recoverFailingWatch is what the reflector does when its storage watch
+// has kept failing without progress for d (an undecodable value at the
+// next revision): the cache stops being trusted (reads and new watches go
+// to the storage, see trusted) and the reflector relists, after the
+// failing revision. The relist reads around the value it cannot decode
+// (see corrupt.go) and ends the watches whose scope held an object that
+// can no longer be read; every other watcher catches up from its position
+// (one that must replay the failing revision gets the storage's error
+// there) and goes on.
+func (c *Cacher) recoverFailingWatch(d time.Duration, cause error) {
+	rv, _ := c.cache.RV()
+	c.log.Error("cacher: the storage watch keeps failing; serving from the storage and relisting",
+		"prefix", c.prefix, "rv", rv, "for", d.Round(time.Millisecond), "err", cause)
+	c.cfg.Metrics.Reinitialized()
+	c.distrustGen.Add(1)
+}
+
 // reinitialize gives up on the cache's content because the storage cannot
-// be read as the cache holds it (what says how: its watch kept failing on
-// the same event, a list failed on an unreadable value): the cache stops
-// being ready (reads go to the storage, watches wait for the next list or
-// answer not-ready), every watch ends with an error event naming cause so
-// its client relists, and the reflector lists afresh. The new list starts
-// after the failing revision, or fails naming the corrupt keys while they
-// remain.
+// be read as the cache holds it (what says how: a list failed on data it
+// could not read around, see listpages.go): the cache stops being ready
+// (reads go to the storage, watches wait for the next list or answer
+// not-ready), every watch ends with an error event naming cause so its
+// client relists, and the reflector lists afresh.
 func (c *Cacher) reinitialize(what string, cause error) {
 	rv, _ := c.cache.RV()
 	c.log.Error("cacher: "+what+"; ending every watch and re-initialising the cache",
@@ -84,14 +99,18 @@ func (c *Cacher) reinitialize(what string, cause error) {
 }
 
 // sendFinalError ends a watch aborted by reinitialize (or by a consistency
-// check that found the cache diverged in its scope) with an error event
+// check that found the cache diverged in its scope, or by a relist that
+// found an object in its scope unreadable, see endWatchesOf) with an error event
 // (500 naming the cause), unless its client stops first. The reason is
 // InternalError, or the storage's own StoreReadError when the storage watch
 // failed on unreadable data (a corrupt object, a corrupt deletion).
 func (w *watcher) sendFinalError(cause error) {
 	reason := "reinitialized"
-	if errors.Is(cause, errDiverged) {
+	switch {
+	case errors.Is(cause, errDiverged):
 		reason = "diverged"
+	case storage.IsCode(cause, storage.CodeCorruptObj):
+		reason = "corrupt" // an object in its scope can no longer be read
 	}
 	w.c.cfg.Metrics.WatcherTerminated(reason)
 	st := apierrors.NewInternalError(cause).Status()

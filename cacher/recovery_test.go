@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -13,10 +14,13 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
-// When the cache's storage watch keeps failing on the same undecodable
-// value, the cacher ends every watch with an error event naming the cause
-// within about WatchRecoveryTimeout, counts the re-initialisation, and
-// serves reads again once the value is gone.
+// When the cache's storage watch keeps failing on a value overwritten
+// behind the store's back with bytes it cannot decode, the cacher counts
+// it within about WatchRecoveryTimeout and relists around the value: the
+// watches whose scope held the object end with an error event naming the
+// failure, the watch of another namespace goes on, reads that would have
+// to show the value are answered by the storage (naming it), and once the
+// value is gone everything is served again.
 func TestRecoveryFromRepeatingWatchError(t *testing.T) {
 	prefix := embedtest.Prefix(t)
 	m := &countingMetrics{}
@@ -27,6 +31,12 @@ func TestRecoveryFromRepeatingWatchError(t *testing.T) {
 	create(t, c, "ns", "foo", nil)
 	from := create(t, c, "ns", "bar", nil)
 	watches := []watch.Interface{watchAll(t, c, rvString(from)), watchAll(t, c, "0")}
+	other, err := c.Watch(testCtx(t), "/widgets/other", storage.ListOptions{ResourceVersion: rvString(from),
+		Recursive: true, Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop()
 	if _, err := etcd.Client.Put(testCtx(t), etcdPrefix(t)+key("ns", "foo"), "\x00 undecodable"); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +48,7 @@ func TestRecoveryFromRepeatingWatchError(t *testing.T) {
 				continue // watch 1 starts with its initial ADDED events
 			}
 			st, ok := ev.Object.(*metav1.Status)
-			if !ok || st.Code != 500 || !strings.Contains(st.Message, "cannot be decoded") {
+			if !ok || st.Code != 500 || !strings.Contains(st.Message, "decoded") {
 				t.Fatalf("watch %d: error event %#v, want 500 naming the decoding failure", i, ev.Object)
 			}
 			break
@@ -48,20 +58,36 @@ func TestRecoveryFromRepeatingWatchError(t *testing.T) {
 		t.Errorf("watchers told after %v", d)
 	}
 	if n := m.reinitialized.Load(); n != 1 {
-		t.Errorf("Reinitialized counted %d times, want 1", n)
+		t.Errorf("recovery counted %d times, want 1", n)
 	}
-	// While foo cannot be decoded the cache cannot be listed: watches
-	// answer not ready instead of serving the frozen state.
-	if _, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true}); !storage.IsCode(err, storage.CodeNotReady) {
-		t.Fatalf("watch during re-initialisation: %v, want not ready", err)
+	xRV := create(t, c, "other", "x", nil)
+	if ev := next(t, other, 10*time.Second); ev.Type != watch.Added || rvOf(t, ev.Object) != xRV {
+		t.Fatalf("the watch of another namespace: %s %v, want x ADDED", ev.Type, ev.Object)
 	}
+	// The cache is filled around foo: a watch whose initial state would
+	// hold it is served by the storage, which names it.
+	w0, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true})
+	if err != nil {
+		t.Fatalf("watch after the recovery: %v", err)
+	}
+	for {
+		ev := next(t, w0, 10*time.Second)
+		if ev.Type == watch.Error {
+			break
+		}
+		if a, _ := meta.Accessor(ev.Object); a.GetName() == "foo" {
+			t.Fatalf("watch after the recovery: %s of foo, which cannot be decoded", ev.Type)
+		}
+	}
+	w0.Stop()
 	if _, err := etcd.Client.Delete(testCtx(t), etcdPrefix(t)+key("ns", "foo")); err != nil {
 		t.Fatal(err)
 	}
 	rv := create(t, c, "ns", "baz", nil)
-	if err := c.WaitReady(testCtx(t)); err != nil { // the next list, after a backoff of up to 5 s
-		t.Fatal(err)
-	}
+	eventually(t, 10*time.Second, "lists answer normally", func() error {
+		_, err := listNames(t, c, "/widgets", "")
+		return err
+	})
 	w := watchAll(t, c, rvString(rv))
 	create(t, c, "ns", "qux", nil)
 	if ev := next(t, w, 10*time.Second); ev.Type != watch.Added {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -31,9 +30,12 @@ const listConfirmTimeout = time.Second
 type listing struct {
 	items []runtime.Object
 	rv    uint64
-	// transformerGen is the count of transformer changes when the list
-	// started (see revalidate.go).
-	transformerGen uint64
+	// distrustGen is the count of reasons to distrust the cache (see
+	// Cacher.distrustGen) when the list started.
+	distrustGen uint64
+	// corrupt are the keys whose values the storage could not decode,
+	// sorted (see listpages.go and corrupt.go).
+	corrupt []string
 }
 
 // reflect is the reflector goroutine: list, then watch from the list RV,
@@ -85,8 +87,7 @@ func (c *Cacher) reflect(ctx context.Context) {
 			failing.reset()
 		}
 		if !relist && failing.failed(err) >= c.cfg.WatchRecoveryTimeout {
-			c.reinitialize(fmt.Sprintf("the storage watch of %s keeps failing (for %v)", c.prefix,
-				failing.failed(err).Round(time.Millisecond)), err)
+			c.recoverFailingWatch(failing.failed(err), err)
 			failing.reset()
 			relist = true
 		}
@@ -95,40 +96,30 @@ func (c *Cacher) reflect(ctx context.Context) {
 	}
 }
 
-// list reads the whole resource from the storage.
-func (c *Cacher) list(ctx context.Context) (*listing, error) {
-	gen := c.transformerGen.Load()
-	listObj := c.cfg.NewListFunc()
-	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
-	if err := c.store.GetList(ctx, c.prefix, opts, listObj); err != nil {
-		return nil, err
-	}
-	items, err := meta.ExtractList(listObj)
-	if err != nil {
-		return nil, err
-	}
-	la, err := meta.ListAccessor(listObj)
-	if err != nil {
-		return nil, err
-	}
-	rv, err := c.cfg.Versioner.ParseResourceVersion(la.GetResourceVersion())
-	if err != nil {
-		return nil, err
-	}
-	return &listing{items: items, rv: rv, transformerGen: gen}, nil
-}
-
 // replace makes l the cache's content; live watchers catch up from their
-// position (from etcd's history, as the cache's restarts at l.rv).
+// position through one shared read of etcd's history up to l.rv (see
+// gap.go), as the cache's history restarts at l.rv.
 func (c *Cacher) replace(l *listing) error {
+	var gap *gapHistory
+	defer func() { c.startGap(gap) }() // after dispatchMu is released: it takes runMu
 	c.dispatchMu.Lock()
 	defer c.dispatchMu.Unlock()
 	before, _ := c.cache.RV()
+	lost := c.lostToCorruption(l.corrupt)
+	gap = c.forkGap(l.rv)
+	if gap != nil {
+		c.gap.Store(gap)
+	}
+	// Before the new content becomes visible: reads must find its corrupt
+	// keys with it.
+	c.setCorrupt(l.corrupt)
 	if err := c.cache.Replace(l.items, l.rv); err != nil {
+		gap.fail()
 		return err
 	}
 	c.reg.lagAll(before)
-	c.trustedGen.Store(l.transformerGen)
+	c.endWatchesOf(lost, l.rv)
+	c.trustedGen.Store(l.distrustGen)
 	c.cfg.Metrics.CacheResourceVersion(l.rv)
 	c.log.Info("cacher: listed", "prefix", c.prefix, "objects", len(l.items), "rv", l.rv)
 	return nil
@@ -214,6 +205,14 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBa
 		if errors.Is(err, storage.ErrGone) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 			return rv, fmt.Errorf("%w: %w", errRelist, err)
 		}
+		if isCorruptDeletion(err) {
+			// A value that could not be read was deleted (the unsafe
+			// delete): the storage cannot replay that revision, a list
+			// after it is the way on (see corrupt.go). Watchers whose scope
+			// held the key get the storage's error as they catch up.
+			c.log.Warn("cacher: an unreadable object was deleted; relisting", "prefix", c.prefix, "rv", rv, "err", err)
+			return rv, fmt.Errorf("%w: %w", errRelist, err)
+		}
 		return rv, err
 	case watch.Bookmark:
 		b, err := c.cfg.Versioner.ObjectResourceVersion(ev.Object)
@@ -267,10 +266,15 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBa
 func (c *Cacher) applyAndDispatch(typ watch.EventType, obj runtime.Object, rv uint64) error {
 	c.dispatchMu.Lock()
 	defer c.dispatchMu.Unlock()
+	if drop := c.dropEvent.Load(); drop != nil && (*drop)(typ, obj) {
+		c.cache.UpdateRV(rv)
+		return nil
+	}
 	ev, err := c.cache.Apply(typ, obj, rv)
 	if err != nil || ev == nil {
 		return err
 	}
+	c.readableAgain(ev.Key())
 	c.cfg.Metrics.EventReceived(c.reg.dispatch(ev))
 	c.cfg.Metrics.CacheResourceVersion(rv)
 	return nil

@@ -53,18 +53,24 @@ func (d dispatchIndex) valueOf(el *watchcache.Element) (string, bool) {
 type registry struct {
 	all      watcherSet
 	progress watcherSet // live watchers that asked for storage progress bookmarks
-	byKey    map[string]watcherSet
-	byPrefix map[string]watcherSet
-	byIndex  map[string]map[string]watcherSet
-	byShard  map[string]map[string]*shardRanges // prefix, then shard field
-	indexes  []dispatchIndex                    // the most selective first
-	seq      uint64                             // dispatch round, to visit a watcher once per event
-	visited  uint64                             // watchers visited by dispatch, in total (cost measure)
+	// bookmarkSlots groups the live watchers that allow bookmarks by their
+	// step of the bookmark round (watcher.bookmarkSlot; see bookmarkLoop).
+	bookmarkSlots [bookmarkSlots]watcherSet
+	byKey         map[string]watcherSet
+	byPrefix      map[string]watcherSet
+	byIndex       map[string]map[string]watcherSet
+	byShard       map[string]map[string]*shardRanges // prefix, then shard field
+	indexes       []dispatchIndex                    // the most selective first
+	seq           uint64                             // dispatch round, to visit a watcher once per event
+	visited       uint64                             // watchers visited by dispatch, in total (cost measure)
 }
 
 func newRegistry(cfg Config) *registry {
 	r := &registry{all: watcherSet{}, progress: watcherSet{}, byKey: map[string]watcherSet{}, byPrefix: map[string]watcherSet{},
 		byIndex: map[string]map[string]watcherSet{}, byShard: map[string]map[string]*shardRanges{}}
+	for i := range r.bookmarkSlots {
+		r.bookmarkSlots[i] = watcherSet{}
+	}
 	r.indexes = append(r.indexes, dispatchIndex{name: watchcache.FieldIndex(nameField), attr: nameField})
 	for _, f := range cfg.IndexFields {
 		if f != nameField && f != namespaceField {
@@ -110,6 +116,9 @@ func (r *registry) add(w *watcher) {
 	if w.progressNotify && w.bookmarks {
 		r.progress[w] = struct{}{}
 	}
+	if w.bookmarks {
+		r.bookmarkSlots[w.bookmarkSlot][w] = struct{}{}
+	}
 	if w.slot.kind == slotShard {
 		byField := r.byShard[w.slot.value]
 		if byField == nil {
@@ -141,6 +150,7 @@ func (r *registry) remove(w *watcher) {
 	}
 	delete(r.all, w)
 	delete(r.progress, w)
+	delete(r.bookmarkSlots[w.bookmarkSlot], w)
 	if w.slot.kind == slotShard {
 		byField := r.byShard[w.slot.value]
 		if sr := byField[w.slot.index]; sr != nil {
@@ -271,14 +281,16 @@ func (r *registry) lagAll(from uint64) {
 	}
 }
 
-// bookmark queues a bookmark at rv to the live watchers that allow
-// bookmarks, skipping those whose queue is full.
-func (r *registry) bookmark(rv uint64) {
+// bookmark queues a bookmark at rv to the live watchers of one step of
+// the bookmark round (see bookmarkLoop), skipping those whose queue is full.
+func (r *registry) bookmark(step int, rv uint64) {
+	set := r.bookmarkSlots[step]
+	if len(set) == 0 {
+		return
+	}
 	ev := &watchcache.Event{Type: watch.Bookmark, RV: rv}
-	for w := range r.all {
-		if w.bookmarks {
-			w.offer(ev)
-		}
+	for w := range set {
+		w.offer(ev)
 	}
 }
 

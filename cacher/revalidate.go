@@ -23,9 +23,10 @@ var errTransformerChanged = errors.New("the storage's value transformer changed"
 // with the storage's error) and reads stay with the storage until the values
 // are readable again or gone.
 //
-// transformerGen counts changes; trustedGen is the count when the list that
-// filled the cache started. Both only grow, so a change racing with a list
-// always leaves the cache untrusted until the next list.
+// distrustGen counts changes (and divergences the consistency check found,
+// see consistency.go); trustedGen is the count when the list that filled
+// the cache started. Both only grow, so a change racing with a list always
+// leaves the cache untrusted until the next list.
 
 // watchTransformer registers with the storage, when it reports transformer
 // changes; the returned function unregisters.
@@ -41,7 +42,7 @@ func (c *Cacher) watchTransformer() (unregister func()) {
 // replaced its transformer: from here on reads go to the storage, and the
 // reflector lists again.
 func (c *Cacher) transformerChanged() {
-	gen := c.transformerGen.Add(1)
+	gen := c.distrustGen.Add(1)
 	rv, _ := c.cache.RV()
 	c.log.Info("cacher: storage transformer changed; serving reads from the storage until the cache is relisted",
 		"prefix", c.prefix, "rv", rv, "generation", gen)
@@ -50,7 +51,7 @@ func (c *Cacher) transformerChanged() {
 
 // trusted reports whether the cache's content was read through the
 // storage's current transformer.
-func (c *Cacher) trusted() bool { return c.trustedGen.Load() == c.transformerGen.Load() }
+func (c *Cacher) trusted() bool { return c.trustedGen.Load() == c.distrustGen.Load() }
 
 // askRelist makes the reflector end its watch and list again, with why as
 // the reason; a request already pending covers this one.
@@ -93,7 +94,7 @@ func (c *Cacher) waitServable(ctx context.Context) error {
 		case <-ctx.Done():
 			t.Stop()
 			return &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1,
-				Msg: "watch cache is being revalidated after a transformer change", Err: ctx.Err()}
+				Msg: "watch cache is being relisted (its storage's transformer changed, or it diverged from the storage)", Err: ctx.Err()}
 		case <-t.C:
 		}
 	}

@@ -46,6 +46,7 @@ func (c *Cacher) applyRevision(b *revisionBatch) error {
 			return err
 		}
 		if ev != nil {
+			c.readableAgain(ev.Key())
 			evs = append(evs, ev)
 		}
 	}

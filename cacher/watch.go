@@ -3,6 +3,7 @@ package cacher
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,10 +38,12 @@ type initialState struct {
 // at the start RV (consistent for "", the cache's for "0", exactly N for N)
 // and then the annotated bookmark; RV N delivers the events after N, from
 // the cache or, when older than its history, from etcd's. While the cache
-// is not ready (being initialised, re-initialised, or revalidated after a
-// transformer change) a watch from RV N waits at most ReadyWaitTimeout,
-// then starts from etcd's history and moves to the cache once it holds N;
-// other watches answer not ready.
+// is not ready (being initialised or re-initialised) or not trusted (being
+// relisted after a transformer change, a divergence or a failing storage
+// watch) a watch waits at most ReadyWaitTimeout; then a watch from RV N
+// starts from etcd's history and moves to the cache once it holds N, other
+// watches are served by the storage while the cache is untrusted and
+// answer not ready while it is not ready.
 func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
 		return nil, err
@@ -50,19 +53,30 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 		return nil, err
 	}
 	notServable := c.waitServable(ctx)
-	if notServable != nil && (ctx.Err() != nil || !eventsAfter(rv, opts)) {
+	_, ready := c.cache.RV()
+	if notServable != nil && (ctx.Err() != nil || (!eventsAfter(rv, opts) && !ready)) {
 		return nil, notServable
 	}
 	w := c.newWatcher(key, opts)
 	if deadline, ok := ctx.Deadline(); ok && w.bookmarks {
 		w.bookmarkAt = storage.DeadlineBookmarkTime(time.Now(), deadline)
 	}
-	if notServable != nil {
+	switch {
+	case notServable != nil && eventsAfter(rv, opts):
 		// The cache is (re)initialising or revalidating: the events after
 		// rv come from etcd's history until the cache holds rv again.
 		w.plan = watchPlan{pos: rv, storageFirst: true}
-	} else if w.plan, err = c.planWatch(ctx, w, rv, opts); err != nil {
-		return nil, err
+	case notServable != nil:
+		// The cache holds a state it does not trust (a divergence or a
+		// transformer change is being repaired by a relist): the storage
+		// sends the initial state, or says where "now" is.
+		if w.plan, err = c.planFromStorage(ctx, rv, opts); err != nil {
+			return nil, err
+		}
+	default:
+		if w.plan, err = c.planWatch(ctx, w, rv, opts); err != nil {
+			return nil, err
+		}
 	}
 	if w.plan.storageFirst || (w.plan.initial == nil && !w.cacheHolds(w.plan.pos)) {
 		if !c.acquireSlot(ctx, c.cfg.CatchUpWaitTimeout) {
@@ -83,9 +97,9 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 func (c *Cacher) newWatcher(key string, opts storage.ListOptions) *watcher {
 	w := &watcher{c: c, key: key, recursive: opts.Recursive, pred: opts.Predicate,
 		emptyPred: opts.Predicate.Empty(), bookmarks: opts.Predicate.AllowWatchBookmarks,
-		progressNotify: opts.ProgressNotify,
-		input:          newEventQueue(c.cfg.WatcherBufferSize),
-		lagged:         make(chan struct{}, 1), result: make(chan watch.Event, 16), done: make(chan struct{}),
+		progressNotify: opts.ProgressNotify, bookmarkSlot: rand.IntN(bookmarkSlots),
+		input:  newEventQueue(c.cfg.WatcherBufferSize),
+		lagged: make(chan struct{}, 1), result: make(chan watch.Event, 16), done: make(chan struct{}),
 		stopped: make(chan struct{})}
 	if w.recursive {
 		w.prefix = recursivePrefix(key)
@@ -128,6 +142,22 @@ func (c *Cacher) planWatch(ctx context.Context, w *watcher, rv uint64, opts stor
 	return watchPlan{pos: rv}, nil
 }
 
+// planFromStorage resolves, while the cache cannot be trusted, the start of
+// a watch that does not ask only for the events after an explicit RV (see
+// eventsAfter): the storage sends the initial state (at rv, 0: the
+// latest), or the watch starts after the storage's current revision.
+func (c *Cacher) planFromStorage(ctx context.Context, rv uint64, opts storage.ListOptions) (watchPlan, error) {
+	sie := opts.SendInitialEvents
+	if sie != nil && !*sie {
+		cur, err := c.store.GetCurrentResourceVersion(ctx)
+		if err != nil {
+			return watchPlan{}, err
+		}
+		return watchPlan{pos: cur, storageFirst: true}, nil
+	}
+	return watchPlan{pos: rv, storageInitial: true, storageAnnotate: sie != nil}, nil
+}
+
 // planInitial takes the state a watch with initial events starts from: the
 // cache's current state, once it is at least minRV and, when consistent,
 // at least the storage's current revision (at RV "0", once it holds this
@@ -147,10 +177,13 @@ func (c *Cacher) planInitial(ctx context.Context, w *watcher, minRV uint64, cons
 			return watchPlan{}, err
 		}
 	}
-	if err := c.waitFresh(ctx, target, c.cfg.ConsistentReadTimeout); err != nil {
+	if err := c.waitFresh(ctx, target, c.cfg.ConsistentReadTimeout); err != nil || len(c.corruptIn(w.scope())) > 0 {
 		if ctx.Err() != nil {
 			return watchPlan{}, err
 		}
+		// The cache is late, or holds no state for a corrupt key in the
+		// watch's scope: the storage sends the initial state (or names
+		// the corrupt key).
 		return watchPlan{pos: minRV, storageInitial: true, storageAnnotate: annotate}, nil
 	}
 	res, err := c.cache.List(0, watchcache.NotOlderThan, w.listOptions())
@@ -158,6 +191,14 @@ func (c *Cacher) planInitial(ctx context.Context, w *watcher, minRV uint64, cons
 		return watchPlan{}, err
 	}
 	return watchPlan{pos: res.RV, initial: &initialState{items: res.Items, rv: res.RV, annotate: annotate}}, nil
+}
+
+// scope is the key prefix the watch covers, and whether it is recursive.
+func (w *watcher) scope() (string, bool) {
+	if w.recursive {
+		return w.prefix, true
+	}
+	return w.key, false
 }
 
 // listOptions selects the watcher's objects in the cache.

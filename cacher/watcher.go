@@ -32,6 +32,9 @@ type watcher struct {
 	bookmarks bool // the client allows bookmarks
 	// progressNotify: the client asked for storage progress notifications.
 	progressNotify bool
+	// bookmarkSlot is the step of the bookmark round at which the watcher
+	// gets its periodic bookmark (see bookmarkLoop).
+	bookmarkSlot int
 	// bookmarkAt is when to send the bookmark that precedes the watch's
 	// deadline (zero: none; see storage.DeadlineBookmarkTime).
 	bookmarkAt time.Time
@@ -73,6 +76,9 @@ type watcher struct {
 	// sources in the middle of one; replays skip what it already handled.
 	revRV   uint64
 	revSeen []string
+	// noGap is a shared history (see gap.go) that could not serve the
+	// watcher: it does not try it again.
+	noGap *gapHistory
 
 	// ctx is the watch's context; release frees what startWatcher set up
 	// (called once, by finish).
@@ -224,6 +230,7 @@ func (w *watcher) follow(ctx context.Context, catchUpFirst bool) {
 func (w *watcher) finish(ctx context.Context) {
 	w.c.dispatchMu.Lock()
 	w.c.reg.remove(w)
+	delete(w.c.open, w)
 	w.c.dispatchMu.Unlock()
 	w.c.releaseSlot(w.plan.slotHeld)
 	if cause := context.Cause(ctx); errors.Is(cause, errReinitialized) || errors.Is(cause, errDiverged) {

@@ -51,9 +51,13 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 	timeout := watchTimeout(p.timeout, s.cfg.MaxWatchTimeout)
 	ctx, cancel := context.WithTimeout(req.Context(), timeout)
 	defer cancel()
+	// No ProgressNotify: a client's allowWatchBookmarks asks for the
+	// storage's periodic bookmarks (the cacher's, about one a minute, see
+	// cacher.Config.BookmarkInterval), not for one per etcd progress
+	// notification, which the cacher receives every second.
 	opts := storage.ListOptions{
 		ResourceVersion: p.rv, ResourceVersionMatch: p.rvMatch, Predicate: p.predicate(t.res),
-		Recursive: true, ProgressNotify: p.bookmarks, SendInitialEvents: p.initialEvents,
+		Recursive: true, SendInitialEvents: p.initialEvents,
 	}
 	opts.Predicate.Limit, opts.Predicate.Continue = 0, ""
 	src, err := t.res.Storage.Watch(ctx, t.collectionKey(), opts)

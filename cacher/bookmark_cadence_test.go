@@ -1,0 +1,86 @@
+package cacher_test
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Idle watchers that allow bookmarks get one about every BookmarkInterval
+// (here the one-minute default, on a fake clock), each at its own step of
+// the minute rather than all at once; a watcher that does not allow them
+// gets none.
+func TestBookmarkCadence(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	c := startCacher(t, newStore(t, embedtest.Prefix(t), false), func(cfg *cacher.Config) {
+		cfg.Clock = clk
+		cfg.IdleWatcherParkDelay = -1 // parked or not is tested elsewhere
+	})
+	rv := rvString(create(t, c, "ns", "a", nil))
+	const n = 20
+	var with []watch.Interface
+	for range n {
+		w, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: rv, Recursive: true,
+			Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		with = append(with, w)
+	}
+	without := watchAll(t, c, rv)
+	defer without.Stop()
+
+	got := make([]int, n)     // bookmarks per watcher
+	firstAt := map[int]bool{} // the steps at which watchers got their first
+	collect := func(step int) {
+		quiet := time.After(20 * time.Millisecond)
+		for {
+			select {
+			case <-quiet:
+				return
+			case ev := <-without.ResultChan():
+				t.Fatalf("watcher without bookmarks got %s", ev.Type)
+			default:
+			}
+			idle := true
+			for i, w := range with {
+				select {
+				case ev := <-w.ResultChan():
+					idle = false
+					if ev.Type != watch.Bookmark {
+						t.Fatalf("watcher %d: %s, want only bookmarks", i, ev.Type)
+					}
+					if got[i]++; got[i] == 1 {
+						firstAt[step] = true
+					}
+				default:
+				}
+			}
+			if idle {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	for round := 1; round <= 2; round++ {
+		for s := range 60 {
+			clk.Step(time.Second)
+			collect((round-1)*60 + s)
+		}
+		collect(-1)
+		for i, k := range got {
+			if k != round {
+				t.Fatalf("after %d idle minutes watcher %d got %d bookmarks, want %d (all: %v)", round, i, k, round, got)
+			}
+		}
+	}
+	if len(firstAt) < 5 {
+		t.Errorf("%d watchers got their first bookmark at only %d distinct seconds; want them spread", n, len(firstAt))
+	}
+}

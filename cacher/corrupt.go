@@ -1,0 +1,120 @@
+package cacher
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Corrupt objects. A value the storage cannot decode (written behind its
+// back, a lost encryption key, a disk error) must not take the resource
+// down: the cacher's list reads around it (listpages.go), the cache holds
+// every other object and becomes ready, and the corrupt keys are
+// remembered here until a relist no longer finds them or a readable value
+// is written over them. Whatever would have to show such an object is
+// handed to the storage, which names the corrupt keys as Kubernetes does
+// (a 500 StoreReadError with one cause per key): a list, or a watch with
+// initial events, whose scope holds a corrupt key, and a Get of one.
+// Everything else is served from the cache as usual. The cache never
+// invents an event for a corrupt key: a watcher sees it only when the
+// storage gives a readable value (an ADDED or MODIFIED) or, for the unsafe
+// delete of the corrupt value, the storage's own StoreReadError.
+//
+// corruptKeys is the sorted set, replaced whole (copy on write).
+
+// setCorrupt replaces the set of corrupt keys (sorted); dispatchMu held or
+// the reflector's goroutine.
+func (c *Cacher) setCorrupt(keys []string) {
+	if len(keys) == 0 {
+		c.corruptKeys.Store(nil)
+		return
+	}
+	c.corruptKeys.Store(&keys)
+}
+
+// corruptIn returns the corrupt keys a read of prefix would meet: the keys
+// below it when recursive (prefix ends in "/", see listPrefix), else prefix
+// itself.
+func (c *Cacher) corruptIn(prefix string, recursive bool) []string {
+	p := c.corruptKeys.Load()
+	if p == nil {
+		return nil
+	}
+	keys := *p
+	if !recursive {
+		if _, ok := slices.BinarySearch(keys, prefix); ok {
+			return []string{prefix}
+		}
+		return nil
+	}
+	i, _ := slices.BinarySearch(keys, prefix)
+	j := i
+	for j < len(keys) && strings.HasPrefix(keys[j], prefix) {
+		j++
+	}
+	return keys[i:j]
+}
+
+// readableAgain drops key from the corrupt keys: the storage gave a
+// readable value for it (dispatchMu held).
+func (c *Cacher) readableAgain(key string) {
+	p := c.corruptKeys.Load()
+	if p == nil {
+		return
+	}
+	i, ok := slices.BinarySearch(*p, key)
+	if !ok {
+		return
+	}
+	c.log.Info("cacher: a corrupt object is readable again", "key", key)
+	c.setCorrupt(slices.Delete(slices.Clone(*p), i, i+1))
+}
+
+// isCorruptDeletion reports whether a storage watch error says that an
+// object whose value could not be read was deleted (the unsafe delete):
+// Kubernetes' StoreReadError, which the etcd3 store's watch gives for it.
+func isCorruptDeletion(err error) bool {
+	return apierrors.IsStoreReadError(err)
+}
+
+// lostToCorruption returns the keys of corrupt that the cache holds a
+// readable object for (dispatchMu held): objects its watchers may have
+// seen, which can no longer be read (a transformer lost its key, a value
+// was overwritten behind the storage's back).
+func (c *Cacher) lostToCorruption(corrupt []string) []string {
+	var lost []string
+	for _, k := range corrupt {
+		if _, _, ok, err := c.cache.Get(k); err == nil && ok {
+			lost = append(lost, k)
+		}
+	}
+	return lost
+}
+
+// endWatchesOf ends every open watch whose scope holds one of the keys
+// lost to corruption with the storage's StoreReadError naming them, so
+// that its client does not go on with a state that cannot be read back
+// (dispatchMu held).
+func (c *Cacher) endWatchesOf(lost []string, rv uint64) {
+	if len(lost) == 0 {
+		return
+	}
+	c.log.Error("cacher: objects the cache held cannot be read any more; ending the watches that cover them",
+		"prefix", c.prefix, "rv", rv, "keys", strings.Join(lost, ", "))
+	for w := range c.open {
+		var in []string
+		for _, k := range lost {
+			if w.inScope(k) {
+				in = append(in, k)
+			}
+		}
+		if len(in) > 0 {
+			w.abort(fmt.Errorf("%w: %w", errReinitialized, &storage.Error{Code: storage.CodeCorruptObj, Key: in[0],
+				CorruptKeys: in, Msg: fmt.Sprintf("stored objects can no longer be decoded at resource version %d", rv)}))
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// The cache is filled from pages of Config.ListPageSize keys, all read at
+// the revision of the first (later pages continue with a token pinned to
+// it), so that no single etcd response has to hold the whole resource: a
+// resource of any size can be cached, and a relist costs etcd one page at
+// a time.
+//
+// A page that meets values the storage cannot decode (the storage answers
+// CodeCorruptObj naming them, see storage.Error.CorruptKeys) is read again
+// around them: the page's keys come from a keys-only range
+// (storage.KeyVersionLister) and the runs of readable keys between the
+// corrupt ones are listed one by one. The cache then holds every readable
+// object and remembers the corrupt keys (see corrupt.go); without a
+// KeyVersionLister the list fails as before.
+
+// errStopKeys ends a KeyVersions walk early.
+var errStopKeys = errors.New("cacher: enough keys")
+
+// list reads the whole resource from the storage, page by page, at one
+// revision.
+func (c *Cacher) list(ctx context.Context) (*listing, error) {
+	l := &listing{distrustGen: c.distrustGen.Load()}
+	start := c.prefix
+	for {
+		items, next, rv, err := c.listPage(ctx, start, l.rv, int64(c.cfg.ListPageSize))
+		var corrupt *storage.Error
+		if errors.As(err, &corrupt) && len(corrupt.CorruptKeys) > 0 {
+			if l.rv == 0 {
+				// The first page failed before telling its revision: pin one.
+				cur, err := c.store.GetCurrentResourceVersion(ctx)
+				if err != nil {
+					return nil, err
+				}
+				l.rv = cur
+			}
+			items, next, err = c.listAround(ctx, start, l, corrupt.CorruptKeys)
+			rv = l.rv
+		}
+		if err != nil {
+			return nil, err
+		}
+		l.rv = rv
+		l.items = append(l.items, items...)
+		if next == "" {
+			slices.Sort(l.corrupt)
+			l.corrupt = slices.Compact(l.corrupt)
+			return l, nil
+		}
+		start = next
+	}
+}
+
+// listPage lists at most limit objects from key start (c.prefix: the
+// beginning) at revision rv (0: the latest, for the first page). It
+// returns the key the next page starts at ("" at the end) and the list's
+// revision.
+func (c *Cacher) listPage(ctx context.Context, start string, rv uint64, limit int64) ([]runtime.Object, string, uint64, error) {
+	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
+	opts.Predicate.Limit = limit
+	switch {
+	case start != c.prefix:
+		token, err := storage.EncodeContinue(start, c.prefix, int64(rv))
+		if err != nil {
+			return nil, "", 0, err
+		}
+		opts.Predicate.Continue = token
+	case rv > 0:
+		opts.ResourceVersion, opts.ResourceVersionMatch = strconv.FormatUint(rv, 10), metav1.ResourceVersionMatchExact
+	}
+	listObj := c.cfg.NewListFunc()
+	if err := c.store.GetList(ctx, c.prefix, opts, listObj); err != nil {
+		return nil, "", 0, err
+	}
+	items, err := meta.ExtractList(listObj)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	la, err := meta.ListAccessor(listObj)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	got, err := c.cfg.Versioner.ParseResourceVersion(la.GetResourceVersion())
+	if err != nil {
+		return nil, "", 0, err
+	}
+	next := ""
+	if token := la.GetContinue(); token != "" {
+		if next, _, err = storage.DecodeContinue(token, c.prefix); err != nil {
+			return nil, "", 0, fmt.Errorf("cacher: the storage's continue token: %w", err)
+		}
+	}
+	return items, next, got, nil
+}
+
+// listAround reads the page that starts at key start again, at l.rv,
+// leaving out the corrupt keys (which it adds to l.corrupt): the page's
+// keys come from a keys-only range, and each run of readable keys is
+// listed with a limit of its length. A run that meets further corrupt
+// keys (the storage names at most its limit of them at once) is split
+// again.
+func (c *Cacher) listAround(ctx context.Context, start string, l *listing, corrupt []string) ([]runtime.Object, string, error) {
+	lister, ok := c.store.(storage.KeyVersionLister)
+	if !ok {
+		return nil, "", &storage.Error{Code: storage.CodeCorruptObj, Key: corrupt[0], CorruptKeys: corrupt,
+			Msg: "the storage cannot list keys without their values; the cache cannot be filled around corrupt objects"}
+	}
+	keys := make([]string, 0, c.cfg.ListPageSize+1)
+	err := lister.KeyVersions(ctx, c.prefix, int64(l.rv), func(kv storage.KeyVersion) error {
+		if kv.Key < start {
+			return nil
+		}
+		keys = append(keys, kv.Key)
+		if len(keys) > c.cfg.ListPageSize {
+			return errStopKeys
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopKeys) {
+		return nil, "", err
+	}
+	next := ""
+	if len(keys) > c.cfg.ListPageSize {
+		next, keys = keys[c.cfg.ListPageSize], keys[:c.cfg.ListPageSize]
+	}
+	bad := map[string]bool{}
+	for _, k := range corrupt {
+		bad[k] = true
+	}
+	var items []runtime.Object
+	for i := 0; i < len(keys); {
+		if bad[keys[i]] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(keys) && !bad[keys[j]] {
+			j++
+		}
+		run, _, _, err := c.listPage(ctx, keys[i], l.rv, int64(j-i))
+		var more *storage.Error
+		if errors.As(err, &more) && len(more.CorruptKeys) > 0 {
+			added := false
+			for _, k := range more.CorruptKeys {
+				added = added || !bad[k]
+				bad[k] = true
+			}
+			if added {
+				continue // the same run again, split around them
+			}
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		items = append(items, run...)
+		i = j
+	}
+	for _, k := range keys {
+		if bad[k] {
+			l.corrupt = append(l.corrupt, k)
+		}
+	}
+	c.log.Warn("cacher: the list met objects the storage cannot decode; serving without them",
+		"prefix", c.prefix, "rv", l.rv, "corruptKeys", strings.Join(l.corrupt, ", "))
+	return items, next, nil
+}
