@@ -122,9 +122,14 @@ func (c *Cacher) GetListEncoded(ctx context.Context, key string, opts storage.Li
 	return out, true, err
 }
 
-// Codec returns the codec the cache keeps its objects in (Config.Codec),
-// nil when it keeps them decoded.
-func (c *Cacher) Codec() watchcache.Codec { return c.cfg.Codec }
+// EncodedFormat implements storage.EncodedLister: the format Config.Codec
+// names (storage.FormatNamer), "" without a codec or a name.
+func (c *Cacher) EncodedFormat() string {
+	if f, ok := c.cfg.Codec.(storage.FormatNamer); ok {
+		return f.Format()
+	}
+	return ""
+}
 
 // listCached serves a list of key (covering prefix, see listPrefix) from
 // the cache; errDelegate means the storage

@@ -45,6 +45,18 @@ type initialState struct {
 // watches are served by the storage while the cache is untrusted and
 // answer not ready while it is not ready.
 func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	return c.watch(ctx, key, opts, false)
+}
+
+// WatchEncoded implements storage.EncodedWatcher: Watch whose events from
+// the cache carry their object as a *storage.EncodedObject (see
+// carry).
+func (c *Cacher) WatchEncoded(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	return c.watch(ctx, key, opts, true)
+}
+
+// watch is Watch, with encoded as WatchEncoded asks.
+func (c *Cacher) watch(ctx context.Context, key string, opts storage.ListOptions, encoded bool) (watch.Interface, error) {
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
 		return nil, err
 	}
@@ -58,6 +70,7 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 		return nil, notServable
 	}
 	w := c.newWatcher(key, opts)
+	w.encoded = encoded
 	if deadline, ok := ctx.Deadline(); ok && w.bookmarks {
 		w.bookmarkAt = storage.DeadlineBookmarkTime(time.Now(), deadline)
 	}

@@ -30,6 +30,7 @@ type watcher struct {
 	pred      storage.SelectionPredicate
 	emptyPred bool
 	bookmarks bool // the client allows bookmarks
+	encoded   bool // objects go out as *storage.EncodedObject (WatchEncoded)
 	// progressNotify: the client asked for storage progress notifications.
 	progressNotify bool
 	// bookmarkSlot is the step of the bookmark round at which the watcher
@@ -376,7 +377,7 @@ func (w *watcher) convert(ev *watchcache.Event) (watch.Event, bool) {
 			return watch.Event{}, false
 		}
 	}
-	return watch.Event{Type: typ, Object: obj}, true
+	return watch.Event{Type: typ, Object: w.carry(ev, el, obj)}, true
 }
 
 func (w *watcher) send(ctx context.Context, ev watch.Event, rv uint64) bool {
@@ -429,7 +430,7 @@ func (w *watcher) sendInitial(ctx context.Context) bool {
 			w.fail(ctx, err, "decode")
 			return false
 		}
-		if !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}, 0) {
+		if !w.send(ctx, watch.Event{Type: watch.Added, Object: w.carry(nil, el, obj)}, 0) {
 			return false
 		}
 	}

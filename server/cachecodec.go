@@ -6,26 +6,28 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/listwatch/listwatch/watchcache"
 )
 
 // CacheCodec returns the codec for a cacher that stores the objects of r
 // (cacher.Config.Codec): it keeps each object as the JSON this server writes
-// for it, apiVersion and kind included. The server then writes lists served
-// from that cache by copying the cached bytes, with no decoding and no
-// encoding per item, and the cache holds about the encoded size per object.
-func CacheCodec(r Resource) watchcache.Codec {
+// for it, apiVersion and kind included, and names that format
+// (storage.FormatNamer). The server then writes lists served from that
+// cache by copying the cached bytes, with no decoding and no encoding per
+// item, makes its watch events' lines from them, and the cache holds about
+// the encoded size per object.
+func CacheCodec(r Resource) *JSONCodec {
 	rr := &resource{Resource: r, gv: schema.GroupVersion{Group: r.Group, Version: r.Version}}
 	rr.gvString = rr.gv.String()
-	return &cacheCodec{res: rr}
+	rr.wire = newWireFormats(rr.gvString, rr.Kind)
+	return &JSONCodec{res: rr}
 }
 
-// cacheCodec encodes unstructured objects as appendObject does.
-type cacheCodec struct{ res *resource }
+// JSONCodec encodes unstructured objects of one resource as the server
+// writes them (see CacheCodec).
+type JSONCodec struct{ res *resource }
 
 // Encode returns the JSON the server writes for obj.
-func (c *cacheCodec) Encode(obj runtime.Object) ([]byte, error) {
+func (c *JSONCodec) Encode(obj runtime.Object) ([]byte, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return nil, fmt.Errorf("server: cache codec: %T is not *unstructured.Unstructured", obj)
@@ -35,7 +37,7 @@ func (c *cacheCodec) Encode(obj runtime.Object) ([]byte, error) {
 
 // Decode returns a new unstructured object decoded from data, which
 // carries its resourceVersion.
-func (c *cacheCodec) Decode(data []byte, _ uint64) (runtime.Object, error) {
+func (c *JSONCodec) Decode(data []byte, _ uint64) (runtime.Object, error) {
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(data); err != nil {
 		return nil, err
@@ -43,7 +45,6 @@ func (c *cacheCodec) Decode(data []byte, _ uint64) (runtime.Object, error) {
 	return u, nil
 }
 
-// servesAs reports whether the codec writes r's objects as r's handlers would.
-func (c *cacheCodec) servesAs(r *resource) bool {
-	return c.res.gvString == r.gvString && c.res.Kind == r.Kind
-}
+// Format implements storage.FormatNamer: the server's JSON of the
+// resource's group, version and kind.
+func (c *JSONCodec) Format() string { return c.res.wire.object }

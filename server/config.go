@@ -23,7 +23,6 @@ const (
 	DefaultSlowWatcherTimeout  = 5 * time.Second
 	DefaultWriteTimeout        = 30 * time.Second
 	DefaultMaxWatchTimeout     = 30 * time.Minute
-	DefaultEncodeCacheSize     = 4096
 	DefaultListenAddress       = "127.0.0.1:8080"
 	// DefaultRequestTimeout bounds every request but watches, as
 	// kube-apiserver's --request-timeout.
@@ -212,10 +211,6 @@ type Config struct {
 	// random time between MaxWatchTimeout/2 and MaxWatchTimeout, so that
 	// reconnections spread out. 0 means DefaultMaxWatchTimeout.
 	MaxWatchTimeout time.Duration
-	// EncodeCacheSize is how many encoded watch events are remembered, by
-	// object identity, so that watchers receiving the same event object share
-	// one encoding. 0 means DefaultEncodeCacheSize; negative disables.
-	EncodeCacheSize int
 	// GitVersion is reported by /version; "" means the main module's
 	// release version, or v0.1.0-dev+<commit> for an untagged build.
 	GitVersion string
@@ -302,9 +297,6 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if out.MaxWatchTimeout <= 0 {
 		out.MaxWatchTimeout = DefaultMaxWatchTimeout
-	}
-	if out.EncodeCacheSize == 0 {
-		out.EncodeCacheSize = DefaultEncodeCacheSize
 	}
 	if out.GitVersion == "" {
 		out.GitVersion = moduleVersion()

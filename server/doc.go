@@ -36,12 +36,27 @@
 // encoded by a reflection-free encoder for unstructured values whose
 // output is encoding/json's (without its HTML escaping).
 //
+// # Encoding
+//
+// The server uses cached encodings only through capabilities the storage
+// package declares; it does not depend on the watch cache. A cacher whose
+// Config.Codec is CacheCodec of the resource keeps each object as the
+// JSON this server writes for it and names that format
+// (storage.FormatNamer). A store that answers lists with its encodings
+// (storage.EncodedLister) in that format has its lists written by copying
+// the cached bytes, with no decoding and no encoding per item; any other
+// store's lists are decoded and encoded.
+//
 // # Watch fan-out and slow clients
 //
-// An event is encoded once: the cacher hands the same object pointer to
-// every watcher, and a small ring of recently encoded events keyed by
-// (object pointer, event type) lets every HTTP watcher after the first
-// write the shared bytes (Config.EncodeCacheSize). Each watch buffers at
+// An event is encoded once per format, whatever the number of watchers:
+// a store that implements storage.EncodedWatcher (the cacher) delivers a
+// change's object wrapped in a storage.EncodedObject whose Encodings every
+// watcher of that change shares, and the first HTTP watcher to reach the
+// event makes its line there for the others. With CacheCodec, the line is
+// built from the cached JSON without encoding the object. Objects that
+// come unwrapped (the etcd3 store, events the cacher relays from etcd, a
+// watch that asks for Table) are encoded per watcher. Each watch buffers at
 // most Config.WatchBufferSize encoded events; one whose buffer stays full
 // for Config.SlowWatcherTimeout is ended without an error event (the
 // client resumes from the last RV it received, losing nothing), and one

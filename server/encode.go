@@ -1,8 +1,6 @@
 package server
 
 import (
-	"reflect"
-	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,100 +8,115 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
 )
 
-// encodeCache shares the encoded bytes of a watch event among every HTTP
-// watcher that receives the same event object.
+// eventEncoder writes watch events as the lines of a watch stream.
 //
-// The cacher hands the same object pointer to every watcher an event is
-// dispatched to, so the first watcher to reach an event encodes it and
-// the others find the line by (object pointer, event type, resource). The cache
-// holds the last size events in a ring; an entry keeps its object
-// reachable, so a pointer cannot be reused for another object while its
-// entry exists. Watchers further behind than size events, and stores that
-// give each watcher its own objects (the etcd3 store), simply encode
-// again: sharing is an optimisation, never needed for correctness. The
-// stored objects must not be modified after they are delivered (the
-// storage contract for watch events).
-type encodeCache struct {
-	mu      sync.Mutex
-	entries map[cacheKey]*encodedEvent // guarded by mu
-	ring    []cacheKey                 // guarded by mu; insertion order
-	next    int                        // guarded by mu; next ring slot to reuse
-	// encodes counts the events encoded through the cache (for tests and
+// A store that implements storage.EncodedWatcher (the cacher) delivers
+// the objects of a change wrapped in a *storage.EncodedObject whose
+// Encodings every watcher of that change shares: the first HTTP watcher
+// to reach the event makes its line, in the format named after the
+// resource and the event type (see wireFormats), and the others write the
+// same bytes. When the store keeps the object's JSON already, by the
+// resource's CacheCodec, the line is made from those bytes with no
+// encoding at all. Objects that come unwrapped (other stores, events the
+// cacher relays from etcd) are encoded per watcher. The shared bytes must
+// not be modified, and the objects neither (the storage contract for
+// watch events).
+type eventEncoder struct {
+	// encodes counts the lines made from shared encodings (for tests and
 	// benchmarks: with a sharing store it grows once per event, not once
 	// per watcher).
 	encodes atomic.Int64
 }
 
-type cacheKey struct {
-	obj runtime.Object
-	typ watch.EventType
-	res *resource // the encoding may fill in the resource's kind
-}
-
-// encodedEvent is one event line, encoded once by whoever gets it first.
-type encodedEvent struct {
-	once sync.Once
-	line []byte
-	err  error
-}
-
-// newEncodeCache returns a cache of size events; size < 0 disables it.
-func newEncodeCache(size int) *encodeCache {
-	if size < 0 {
-		return nil
-	}
-	return &encodeCache{entries: make(map[cacheKey]*encodedEvent, size), ring: make([]cacheKey, size)}
-}
-
 // line returns the wire form of ev for resource r: one JSON
-// {"type":..,"object":..} followed by a newline. The returned slice is
+// {"type":..,"object":..} followed by a newline. The returned slice may be
 // shared and must not be modified.
-func (c *encodeCache) line(ev watch.Event, r *resource) ([]byte, error) {
-	if c == nil || ev.Type == watch.Bookmark || ev.Type == watch.Error || !isPointer(ev.Object) {
+func (e *eventEncoder) line(ev watch.Event, r *resource) ([]byte, error) {
+	o, ok := ev.Object.(*storage.EncodedObject)
+	if !ok {
 		return encodeEvent(ev, r)
 	}
-	k := cacheKey{obj: ev.Object, typ: ev.Type, res: r}
-	c.mu.Lock()
-	e := c.entries[k]
-	if e == nil {
-		e = &encodedEvent{}
-		if old := c.ring[c.next]; old.obj != nil {
-			delete(c.entries, old)
+	ev.Object = o.Object
+	format := r.wire.line(ev.Type)
+	if format == "" {
+		return encodeEvent(ev, r)
+	}
+	return o.Encodings.Get(format, func() ([]byte, error) {
+		e.encodes.Add(1)
+		obj, err := o.Encodings.Get(r.wire.object, func() ([]byte, error) { return appendEventObject(nil, ev, r) })
+		if err != nil {
+			return nil, err
 		}
-		c.ring[c.next] = k
-		c.next = (c.next + 1) % len(c.ring)
-		c.entries[k] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() {
-		c.encodes.Add(1)
-		e.line, e.err = encodeEvent(ev, r)
+		b := make([]byte, 0, len(obj)+len(ev.Type)+len(`{"type":"","object":}`)+1)
+		b = appendEventHead(b, ev.Type)
+		b = append(b, obj...)
+		return append(b, "}\n"...), nil
 	})
-	return e.line, e.err
 }
 
-func isPointer(obj runtime.Object) bool {
-	if _, ok := obj.(*unstructured.Unstructured); ok {
-		return true
+// wireFormats name the JSON encodings the server shares through
+// storage.Encodings for one resource: its objects' (what CacheCodec
+// writes, see storage.FormatNamer) and its watch events' lines by type.
+type wireFormats struct {
+	object                   string
+	added, modified, deleted string
+}
+
+// newWireFormats names the formats of the objects of kind in gv.
+func newWireFormats(gv, kind string) wireFormats {
+	obj := "listwatch.dev/server-json;" + gv + ";" + kind
+	return wireFormats{object: obj, added: obj + ";watch=" + string(watch.Added),
+		modified: obj + ";watch=" + string(watch.Modified), deleted: obj + ";watch=" + string(watch.Deleted)}
+}
+
+// line names the format of an event line of type typ, "" for a type that
+// carries no object of the resource.
+func (f *wireFormats) line(typ watch.EventType) string {
+	switch typ {
+	case watch.Added:
+		return f.added
+	case watch.Modified:
+		return f.modified
+	case watch.Deleted:
+		return f.deleted
 	}
-	return obj != nil && reflect.TypeOf(obj).Kind() == reflect.Pointer
+	return ""
 }
 
-// encodeEvent encodes ev without the cache. Bookmarks are sent as an
+// encodeEvent encodes ev's line on its own. Bookmarks are sent as an
 // object of the resource's kind carrying only resourceVersion (and the
 // initial-events-end annotation when present), as Kubernetes sends them.
 func encodeEvent(ev watch.Event, r *resource) ([]byte, error) {
+	b := appendEventHead(make([]byte, 0, 1024), ev.Type)
+	b, err := appendEventObject(b, ev, r)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, "}\n"...), nil
+}
+
+// appendEventHead appends the start of an event line, up to its object.
+func appendEventHead(b []byte, typ watch.EventType) []byte {
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	return append(b, `","object":`...)
+}
+
+// appendEventObject appends the JSON of ev's object as an event line
+// carries it: for ADDED, MODIFIED and DELETED of an unstructured object,
+// what appendObject writes.
+func appendEventObject(b []byte, ev watch.Event, r *resource) ([]byte, error) {
 	var obj any
 	switch o := ev.Object.(type) {
 	case *unstructured.Unstructured:
-		obj = o.Object
-		if ev.Type == watch.Bookmark {
-			obj = bookmarkObject(o, r)
-		} else if _, ok := o.Object["kind"]; !ok || o.Object["apiVersion"] == nil {
-			obj = withTypeMeta(o.Object, r)
+		if ev.Type != watch.Bookmark {
+			return appendObject(b, o, r)
 		}
+		obj = bookmarkObject(o, r)
 	case *metav1.Status:
 		st := *o
 		st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
@@ -114,15 +127,7 @@ func encodeEvent(ev watch.Event, r *resource) ([]byte, error) {
 			obj = bookmarkObject(o, r)
 		}
 	}
-	b := make([]byte, 0, 1024)
-	b = append(b, `{"type":"`...)
-	b = append(b, ev.Type...)
-	b = append(b, `","object":`...)
-	b, err := appendJSON(b, obj)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, "}\n"...), nil
+	return appendJSON(b, obj)
 }
 
 func bookmarkObject(o runtime.Object, r *resource) map[string]any {

@@ -1,31 +1,21 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 
 	"github.com/listwatch/listwatch/storage"
-	"github.com/listwatch/listwatch/watchcache"
 )
 
-// encodedLister is a store that can answer lists with the encodings it
-// keeps (a cacher with a Codec).
-type encodedLister interface {
-	Codec() watchcache.Codec
-	GetListEncoded(ctx context.Context, key string, opts storage.ListOptions) (storage.EncodedList, bool, error)
-}
-
-// serveEncodedList answers a list by copying the JSON a cache keeps of each
-// item, when the resource's store is such a cache and keeps the JSON this
-// server writes (CacheCodec of the same resource). It reports false, having
-// written nothing, when the list must go through GetList instead.
+// serveEncodedList answers a list by copying the JSON a store keeps of each
+// item, when the resource's store can answer lists with its encodings
+// (storage.EncodedLister, a cacher with a codec) and they are in the
+// format this server writes for the resource (the store's codec is
+// CacheCodec of the same group, version and kind). It reports false,
+// having written nothing, when the list must go through GetList instead.
 func (s *Server) serveEncodedList(w http.ResponseWriter, req *http.Request, t target, p *listParams, opts storage.ListOptions) bool {
-	el, ok := t.res.Storage.(encodedLister)
-	if !ok {
-		return false
-	}
-	if cc, ok := el.Codec().(*cacheCodec); !ok || !cc.servesAs(t.res) {
+	el, ok := t.res.Storage.(storage.EncodedLister)
+	if !ok || el.EncodedFormat() != t.res.wire.object {
 		return false
 	}
 	list, ok, err := el.GetListEncoded(req.Context(), t.collectionKey(), opts)

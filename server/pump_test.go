@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
 )
 
 // stalledWriter is a ResponseWriter whose first Write blocks until
@@ -39,10 +40,10 @@ func testServer(tb testing.TB, buffer int, slow time.Duration) (*Server, *resour
 	tb.Helper()
 	s := &Server{
 		cfg: Config{WatchBufferSize: buffer, SlowWatcherTimeout: slow, WriteTimeout: time.Minute},
-		log: slog.New(slog.DiscardHandler), enc: newEncodeCache(64), closing: make(chan struct{}),
+		log: slog.New(slog.DiscardHandler), enc: &eventEncoder{}, closing: make(chan struct{}),
 	}
 	return s, &resource{Resource: Resource{Group: group, Version: "v1", Kind: "Widget", Plural: "widgets"},
-		gvString: "demo.listwatch.dev/v1"}
+		gvString: "demo.listwatch.dev/v1", wire: newWireFormats("demo.listwatch.dev/v1", "Widget")}
 }
 
 func TestSlowWatcherIsEndedWithBoundedBuffer(t *testing.T) {
@@ -83,17 +84,23 @@ func TestFastWatcherGetsEverything(t *testing.T) {
 	require.Equal(t, int64(50), w.lines.Load())
 }
 
-func TestEncodeCacheSharesBytes(t *testing.T) {
+// TestEventEncoderSharesLines: watchers given one change's encodings
+// (storage.EncodedObject) share one line per event type, made once; an
+// unwrapped object is encoded per call.
+func TestEventEncoderSharesLines(t *testing.T) {
 	_, r := testServer(t, 1, time.Second)
-	c := newEncodeCache(4)
+	e := &eventEncoder{}
 	obj := testapi.MakeUnstructured("ns", "a", nil)
-	ev := watch.Event{Type: watch.Added, Object: obj}
+	shared := storage.NewEncodings("", nil)
+	ev := watch.Event{Type: watch.Added, Object: &storage.EncodedObject{Object: obj, Encodings: shared}}
 
 	var wg sync.WaitGroup
 	lines := make([][]byte, 8)
 	for i := range lines {
+		// Each watcher has its own wrapper of the change's encodings.
+		ev := watch.Event{Type: ev.Type, Object: &storage.EncodedObject{Object: obj, Encodings: shared}}
 		wg.Go(func() {
-			b, err := c.line(ev, r)
+			b, err := e.line(ev, r)
 			require.NoError(t, err)
 			lines[i] = b
 		})
@@ -102,23 +109,45 @@ func TestEncodeCacheSharesBytes(t *testing.T) {
 	for _, b := range lines {
 		require.Same(t, &lines[0][0], &b[0], "every watcher shares one encoding")
 	}
-	require.Equal(t, int64(1), c.encodes.Load())
+	require.Equal(t, int64(1), e.encodes.Load())
 	require.JSONEq(t, `{"type":"ADDED","object":`+string(mustJSON(t, obj))+`}`, string(lines[0]))
 
 	// Another type of event for the same object is another line.
-	mod, err := c.line(watch.Event{Type: watch.Modified, Object: obj}, r)
+	mod, err := e.line(watch.Event{Type: watch.Modified, Object: ev.Object}, r)
 	require.NoError(t, err)
 	require.Contains(t, string(mod), `"type":"MODIFIED"`)
+	require.Equal(t, int64(2), e.encodes.Load())
 
-	// After size newer events the entry is gone and encoded again.
-	for i := range 4 {
-		_, err := c.line(watch.Event{Type: watch.Added, Object: testapi.MakeUnstructured("ns", fmt.Sprint(i), nil)}, r)
-		require.NoError(t, err)
-	}
-	again, err := c.line(ev, r)
+	// Without a carrier, every call encodes on its own.
+	a, err := e.line(watch.Event{Type: watch.Added, Object: obj}, r)
 	require.NoError(t, err)
-	require.NotSame(t, &lines[0][0], &again[0])
-	require.Equal(t, string(lines[0]), string(again))
+	b, err := e.line(watch.Event{Type: watch.Added, Object: obj}, r)
+	require.NoError(t, err)
+	require.NotSame(t, &a[0], &b[0])
+	require.Equal(t, string(lines[0]), string(a))
+}
+
+// TestEventEncoderUsesCachedJSON: a change whose encodings hold the
+// object's JSON in the resource's format (a cacher with CacheCodec) gets
+// its line from those bytes, not from encoding the object.
+func TestEventEncoderUsesCachedJSON(t *testing.T) {
+	_, r := testServer(t, 1, time.Second)
+	codec := CacheCodec(r.Resource)
+	obj := testapi.MakeUnstructured("ns", "a", nil)
+	// Bytes that differ from obj's encoding show where the line came from.
+	cached := []byte(`{"apiVersion":"demo.listwatch.dev/v1","kind":"Widget","metadata":{"name":"cached"}}`)
+	ev := watch.Event{Type: watch.Deleted, Object: &storage.EncodedObject{Object: obj,
+		Encodings: storage.NewEncodings(codec.Format(), cached)}}
+	line, err := (&eventEncoder{}).line(ev, r)
+	require.NoError(t, err)
+	require.Equal(t, `{"type":"DELETED","object":`+string(cached)+"}\n", string(line))
+
+	// The codec's encoding is the object part of the server's own line.
+	enc, err := codec.Encode(obj)
+	require.NoError(t, err)
+	plain, err := encodeEvent(watch.Event{Type: watch.Deleted, Object: obj}, r)
+	require.NoError(t, err)
+	require.Equal(t, `{"type":"DELETED","object":`+string(enc)+"}\n", string(plain))
 }
 
 func TestBookmarkEncoding(t *testing.T) {
@@ -126,7 +155,7 @@ func TestBookmarkEncoding(t *testing.T) {
 	bm := &unstructured.Unstructured{}
 	bm.SetResourceVersion("42")
 	bm.SetAnnotations(map[string]string{"k8s.io/initial-events-end": "true"})
-	b, err := newEncodeCache(4).line(watch.Event{Type: watch.Bookmark, Object: bm}, r)
+	b, err := (&eventEncoder{}).line(watch.Event{Type: watch.Bookmark, Object: bm}, r)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"type":"BOOKMARK","object":{"apiVersion":"demo.listwatch.dev/v1","kind":"Widget",
 		"metadata":{"resourceVersion":"42","annotations":{"k8s.io/initial-events-end":"true"}}}}`, string(b))

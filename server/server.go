@@ -23,7 +23,7 @@ type Server struct {
 	log       *slog.Logger
 	resources map[string]*resource // by group/version/plural
 	groups    []string             // named groups (not core) in registration order
-	enc       *encodeCache
+	enc       *eventEncoder
 	metrics   *serverMetrics // nil without Config.Metrics
 	openapi   *openAPI
 	inflight  inflightLimits
@@ -41,6 +41,7 @@ type resource struct {
 	gv       schema.GroupVersion
 	gvString string
 	listKind string
+	wire     wireFormats     // names of its shared encodings (encode.go)
 	fields   map[string]bool // selectable field labels
 	// validator checks objects against Schema; nil without one.
 	validator *validate.SchemaValidator
@@ -60,7 +61,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:       c,
 		log:       c.Logger,
 		resources: map[string]*resource{},
-		enc:       newEncodeCache(c.EncodeCacheSize),
+		enc:       &eventEncoder{},
 		closing:   make(chan struct{}),
 		inflight:  newInflightLimits(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight),
 	}
@@ -76,6 +77,7 @@ func New(cfg Config) (*Server, error) {
 		rr := &resource{Resource: r, gv: r.GroupVersion(), listKind: r.Kind + "List",
 			fields: map[string]bool{"metadata.name": true, "metadata.namespace": true}}
 		rr.gvString = rr.gv.String()
+		rr.wire = newWireFormats(rr.gvString, rr.Kind)
 		if rr.columns, err = tableColumns(r.PrinterColumns); err != nil {
 			return nil, fmt.Errorf("server: resource %s: %w", r.Plural, err)
 		}

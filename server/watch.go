@@ -18,8 +18,9 @@ import (
 //
 // Each watch has two goroutines: the request's, which writes encoded
 // events to the connection, and a reader that takes events from the
-// storage watch, encodes them (through the shared encodeCache) and queues
-// the bytes in a lineQueue of at most WatchBufferSize events. When the queue stays
+// storage watch, encodes them (sharing each event's line with the other
+// watchers of the change, see eventEncoder) and queues the bytes in a
+// lineQueue of at most WatchBufferSize events. When the queue stays
 // full for SlowWatcherTimeout the reader stops the storage watch and the
 // stream ends without an error event: the client resumes from the last RV
 // it decoded, so nothing is lost and the connection never holds more than
@@ -60,7 +61,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 		Recursive: true, SendInitialEvents: p.initialEvents,
 	}
 	opts.Predicate.Limit, opts.Predicate.Continue = 0, ""
-	src, err := t.res.Storage.Watch(ctx, t.collectionKey(), opts)
+	src, err := startWatch(ctx, t, opts, encode == nil)
 	if err != nil {
 		if !isGone(err) {
 			s.writeError(w, req, err)
@@ -82,6 +83,16 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 		return
 	}
 	s.pump(ctx, w, rc, src, t.res)
+}
+
+// startWatch starts the storage watch of t's collection; shared asks for
+// events whose encodings the store shares between watchers
+// (storage.EncodedWatcher), for the server's own JSON lines.
+func startWatch(ctx context.Context, t target, opts storage.ListOptions, shared bool) (watch.Interface, error) {
+	if ew, ok := t.res.Storage.(storage.EncodedWatcher); ok && shared {
+		return ew.WatchEncoded(ctx, t.collectionKey(), opts)
+	}
+	return t.res.Storage.Watch(ctx, t.collectionKey(), opts)
 }
 
 // watchTimeout is how long a watch lasts: the requested timeoutSeconds

@@ -182,7 +182,7 @@ type Stats struct {
 }
 
 // EncodedList is a list whose items are encodings, in the format of the
-// store that produced it (see cacher.Cacher.GetListEncoded).
+// store that produced it (see EncodedLister).
 type EncodedList struct {
 	// Items are the encoded objects, in key order; read-only.
 	Items [][]byte

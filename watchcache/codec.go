@@ -41,3 +41,16 @@ func (c RuntimeCodec) Decode(data []byte, rv uint64) (runtime.Object, error) {
 	}
 	return obj, c.Versioner.UpdateObject(obj, rv)
 }
+
+// Encodings returns new encodings of the element's object, holding its
+// encoding when the cache keeps one by a Codec that names its format
+// (storage.FormatNamer).
+func (e *Element) Encodings() *storage.Encodings {
+	if dec, ok := e.val.(*decoder); ok {
+		if f, ok := dec.codec.(storage.FormatNamer); ok {
+			raw, _ := e.Encoded()
+			return storage.NewEncodings(f.Format(), raw)
+		}
+	}
+	return storage.NewEncodings("", nil)
+}
