@@ -49,12 +49,16 @@
 //
 // # Watch fan-out and slow clients
 //
-// An event is encoded once per format, whatever the number of watchers:
-// a store that implements storage.EncodedWatcher (the cacher) delivers a
+// A change's event line is made once, whatever the number of watchers: a
+// store that implements storage.EncodedWatcher (the cacher) delivers the
 // change's object wrapped in a storage.EncodedObject whose Encodings every
 // watcher of that change shares, and the first HTTP watcher to reach the
-// event makes its line there for the others. With CacheCodec, the line is
-// built from the cached JSON without encoding the object. Objects that
+// event makes the line there for the others (one per event type). The
+// cache points at those Encodings weakly: a watcher that reaches the
+// change after every other has let go of them (catching up from the
+// cache's history) makes the line again. With CacheCodec, the line is
+// built from the cached JSON without encoding the object (initial events
+// too, though each watcher builds its own lines for them). Objects that
 // come unwrapped (the etcd3 store, events the cacher relays from etcd, a
 // watch that asks for Table) are encoded per watcher. Each watch buffers at
 // most Config.WatchBufferSize encoded events; one whose buffer stays full

@@ -11,8 +11,9 @@ import (
 
 // FormatNamer is implemented by codecs that name the format of their
 // encodings. Two codecs with the same name must encode equal objects to
-// equal bytes: a store keeping encodings by such a codec can hand them to
-// readers asking for that format instead of them encoding again.
+// equal bytes, and encode the whole object, resourceVersion included: a
+// store keeping encodings by such a codec can hand them to readers asking
+// for that format instead of them encoding the object again.
 type FormatNamer interface {
 	// Format names the format, "" for none.
 	Format() string
