@@ -7,6 +7,13 @@ import (
 	"github.com/listwatch/listwatch/watchcache"
 )
 
+// The cacher declares the storage's encoding capabilities that an HTTP
+// server looks for.
+var (
+	_ storage.EncodedLister  = (*Cacher)(nil)
+	_ storage.EncodedWatcher = (*Cacher)(nil)
+)
+
 // carry returns obj, the object a watcher delivers for element el of
 // change ev (nil for an initial event), as the watcher's client asked:
 // as it is (Watch), or wrapped with its encodings (WatchEncoded). Every

@@ -96,12 +96,13 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptio
 	return fill(res)
 }
 
-// GetListEncoded is GetList for callers that can use the cache's encodings
-// as they are, such as an HTTP server writing the format of Config.Codec:
-// the items are the cached encodings (which callers must not modify), with
-// no decoding. It reports false, having done nothing, when the cache keeps
-// decoded objects or the storage must answer the list; the caller then
-// calls GetList.
+// GetListEncoded implements storage.EncodedLister: GetList for callers
+// that can use the cache's encodings as they are, such as an HTTP server
+// writing the format Config.Codec names (EncodedFormat): the items are
+// the cached encodings (which callers must not modify), with no decoding.
+// It reports false, having done nothing, when the cache keeps decoded
+// objects or the storage must answer the list; the caller then calls
+// GetList.
 func (c *Cacher) GetListEncoded(ctx context.Context, key string, opts storage.ListOptions) (storage.EncodedList, bool, error) {
 	if c.cfg.Codec == nil {
 		return storage.EncodedList{}, false, nil

@@ -61,3 +61,41 @@ func TestCacherEncodedListsAsDecoded(t *testing.T) {
 	_, ok, _ = dec.GetListEncoded(testCtx(t), "/widgets/ns1", storage.ListOptions{Recursive: true, Predicate: storage.Everything})
 	require.False(t, ok, "a cacher of decoded objects has no encodings to hand out")
 }
+
+// encodingsStore answers lists with fixed encodings in a named format, and
+// everything else through the storage it wraps.
+type encodingsStore struct {
+	storage.Interface
+	format string
+}
+
+func (s *encodingsStore) EncodedFormat() string { return s.format }
+
+func (s *encodingsStore) GetListEncoded(context.Context, string, storage.ListOptions) (storage.EncodedList, bool, error) {
+	item := []byte(`{"apiVersion":"demo.listwatch.dev/v1","kind":"Widget","metadata":{"name":"from-encodings","namespace":"ns1"}}`)
+	return storage.EncodedList{Items: [][]byte{item}, ResourceVersion: 7}, true, nil
+}
+
+// TestEncodedListOnlyInTheServersFormat: a store's encodings are written
+// as the list only when their format is the one the server writes for the
+// resource (CacheCodec's); otherwise the list goes through GetList.
+func TestEncodedListOnlyInTheServersFormat(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		want   string
+	}{
+		{CacheCodec(widgets(nil)).Format(), "from-encodings"},
+		{CacheCodec(gadgets(nil)).Format(), "stored"},
+		{"", "stored"},
+	} {
+		t.Run(tc.want+"/"+tc.format, func(t *testing.T) {
+			f := newFixture(t, func(cfg *Config) {
+				cfg.Resources[0].Storage = &encodingsStore{Interface: cfg.Resources[0].Storage, format: tc.format}
+			})
+			f.create("ns1", "stored", nil, "")
+			items := f.do(http.MethodGet, apiBase+"/namespaces/ns1/widgets", "", nil).list(t).Items
+			require.Len(t, items, 1)
+			require.Equal(t, tc.want, items[0].GetName())
+		})
+	}
+}
