@@ -76,6 +76,7 @@ func newCacher(tb testing.TB, cc ...cacher.Config) (*cacher.Cacher, *etcd3.Store
 // TestCacherWatchersShareEncodings: every HTTP watcher of the cacher gets
 // the bytes encoded once per event.
 func TestCacherWatchersShareEncodings(t *testing.T) {
+	noGC(t)
 	f, _ := newCacherFixture(t)
 	rv := f.create("ns", "seed", nil, "").GetResourceVersion()
 	var ws []*stream
