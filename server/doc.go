@@ -57,8 +57,9 @@
 // cache points at those Encodings weakly: a watcher that reaches the
 // change after every other has let go of them (catching up from the
 // cache's history) makes the line again. With CacheCodec, the line is
-// built from the cached JSON without encoding the object (initial events
-// too, though each watcher builds its own lines for them). Objects that
+// built from the cached JSON without encoding the object. Initial events
+// are not shared: each watcher makes its own lines for them (from the
+// cached JSON with CacheCodec, encoding the objects otherwise). Objects that
 // come unwrapped (the etcd3 store, events the cacher relays from etcd, a
 // watch that asks for Table) are encoded per watcher. Each watch buffers at
 // most Config.WatchBufferSize encoded events; one whose buffer stays full
