@@ -168,7 +168,7 @@ func (r *resource) checkWrite(cur, next *unstructured.Unstructured, wantRV, sub 
 // sets is a precondition (409 when stale); a JSON patch that cannot be
 // applied (missing path, failed test) is 422.
 func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) {
-	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); mt == mediaApplyPatch {
+	if isApplyPatch(req) {
 		s.serveApply(w, req, t)
 		return
 	}
