@@ -256,6 +256,9 @@ func (s *Server) serveScaleWrite(w http.ResponseWriter, req *http.Request, t tar
 		if errs := t.res.schemaErrors(next.Object); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(schema.GroupKind{Group: t.res.Group, Kind: t.res.Kind}, t.name, errs)
 		}
+		if err := t.res.validateObject(next); err != nil {
+			return nil, err
+		}
 		return t.res.recordUpdate(cur, next, manager), nil
 	})
 	if err != nil {

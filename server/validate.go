@@ -62,7 +62,26 @@ func (r *resource) normalize(obj map[string]any, t target) (*unstructured.Unstru
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: r.Group, Kind: r.Kind}, name, errs)
 	}
+	if err := r.validateObject(u); err != nil {
+		return nil, err
+	}
 	return u, nil
+}
+
+// validateObject runs the resource's Validate hook on u (see
+// Resource.Validate).
+func (r *resource) validateObject(u *unstructured.Unstructured) error {
+	if r.Validate == nil {
+		return nil
+	}
+	err := r.Validate(u)
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(apierrors.APIStatus); ok {
+		return err
+	}
+	return badRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", r.Kind, r.Version, r.Kind, err))
 }
 
 func (r *resource) checkTypeMeta(obj map[string]any) error {
