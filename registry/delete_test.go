@@ -3,6 +3,7 @@ package registry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -116,4 +117,37 @@ func TestDeleteDryRun(t *testing.T) {
 	held, err := get(t, st, "default", "held")
 	require.NoError(t, err)
 	assert.Nil(t, held.DeletionTimestamp)
+}
+
+// A delete racing with the removal of the last finalizer never leaves the
+// object behind: whichever goes first, the object ends deleted.
+func TestDeleteRacesFinalizerRemoval(t *testing.T) {
+	st := newWidgetStore(t)
+	r := newRegistry(t, st)
+	for i := range 20 {
+		name := fmt.Sprintf("w%d", i)
+		w := widget.NewWidget("default", name)
+		w.Finalizers = []string{"example.com/a"}
+		create(t, r, w)
+		errs := make(chan error, 2)
+		go func() {
+			_, err := r.Delete(testCtx(t), widget.Key("default", name), &widget.Widget{}, registry.DeleteOptions{})
+			errs <- err
+		}()
+		go func() {
+			_, err := r.Update(testCtx(t), widget.Key("default", name), &widget.Widget{}, registry.UpdateOptions{},
+				func(cur runtime.Object) (runtime.Object, error) {
+					cur.(*widget.Widget).Finalizers = nil
+					return cur, nil
+				})
+			if storage.IsCode(err, storage.CodeNotFound) {
+				err = nil // the delete finished first
+			}
+			errs <- err
+		}()
+		require.NoError(t, <-errs)
+		require.NoError(t, <-errs)
+		_, err := get(t, st, "default", name)
+		require.True(t, storage.IsCode(err, storage.CodeNotFound), "%s left behind: %v", name, err)
+	}
 }
