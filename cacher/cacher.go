@@ -149,15 +149,22 @@ func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher) error {
 	return nil
 }
 
-// WaitReady blocks until the first list has been loaded or ctx ends.
+// WaitReady blocks until the first list has been loaded or ctx ends. When
+// ctx ends first and the storage is not ready either (etcd unreachable),
+// the error is the storage's, naming what it could not reach.
 func (c *Cacher) WaitReady(ctx context.Context) error {
-	return c.cache.WaitUntilFresh(ctx, 0)
+	return c.explainNotReady(c.cache.WaitUntilFresh(ctx, 0))
 }
 
-// ReadinessCheck implements storage.Interface.
+// ReadinessCheck implements storage.Interface: the cache has loaded its
+// first list, so reads it can answer (RV "0", NotOlderThan, watches) are
+// served, from memory, even while the storage is unreachable. Before that
+// it is the storage's readiness error when the storage is not ready (see
+// WaitReady), else ErrNotReady. The storage's own ReadinessCheck tells
+// whether etcd answers.
 func (c *Cacher) ReadinessCheck() error {
 	if _, ready := c.cache.RV(); !ready {
-		return &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "watch cache is initializing"}
+		return c.explainNotReady(&storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "watch cache is initializing"})
 	}
 	return nil
 }

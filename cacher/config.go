@@ -57,7 +57,8 @@ type Config struct {
 	Versioner storage.Versioner
 	// Clock is the time source; nil means the real clock.
 	Clock clock.WithTicker
-	// Logger receives structured logs; nil discards them.
+	// Logger receives structured logs (lists, re-initialisations,
+	// consistency checks, watch failures); nil means slog.Default().
 	Logger *slog.Logger
 	// Metrics receives measurements; nil means no-op (see NewPrometheusMetrics).
 	Metrics Metrics
@@ -147,7 +148,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Clock = clock.RealClock{}
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = slog.Default()
 	}
 	if c.Metrics == nil {
 		c.Metrics = NoopMetrics{}

@@ -124,7 +124,7 @@ func (c *Cacher) compareWithStorage(ctx context.Context, lister storage.KeyVersi
 func (c *Cacher) repair(rep consistencyReport) {
 	c.cfg.Metrics.ConsistencyChecked(rep.ndiffs == 0)
 	if rep.ndiffs == 0 {
-		c.log.Debug("cacher: cache consistent with the storage", "prefix", c.prefix, "rv", rep.rv, "keys", rep.keys)
+		c.log.Info("cacher: cache consistent with the storage", "prefix", c.prefix, "rv", rep.rv, "keys", rep.keys)
 		return
 	}
 	sample := make([]string, 0, 5)

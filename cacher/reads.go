@@ -19,7 +19,7 @@ func (c *Cacher) waitReady(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.ReadyWaitTimeout)
 	defer cancel()
-	return c.cache.WaitUntilFresh(ctx, 0)
+	return c.explainNotReady(c.cache.WaitUntilFresh(ctx, 0))
 }
 
 // Get implements storage.Interface. RV "" reads the storage (linearizable);

@@ -2,7 +2,9 @@
 // and the demo: one member (Start, StartServer) or a three-member cluster
 // (StartCluster), each on 127.0.0.1 with ports chosen by the kernel, data in
 // a temporary directory, and quiet logs unless LISTWATCH_ETCD_LOGS=1 or
-// Options.Logs is set.
+// Options.Logs is set. Members and clients are built by the etcdrun
+// package (what a production binary uses; this package links testing), and
+// Proxy stands in for a frozen etcd.
 //
 // Share one server per test package from TestMain and give every test its
 // own key prefix (Prefix(t)) rather than starting a server per test:

@@ -2,9 +2,7 @@ package embedtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +13,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
-	"google.golang.org/grpc"
+
+	"github.com/listwatch/listwatch/etcdrun"
 )
 
 // Options configure an embedded etcd member.
@@ -109,7 +108,6 @@ func StartServer(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	e, err := startEtcd(cfg, o)
 	if err != nil {
 		if removeDir {
@@ -117,7 +115,7 @@ func StartServer(o Options) (*Server, error) {
 		}
 		return nil, err
 	}
-	eps := clientEndpoints(e, o.tls != nil)
+	eps := etcdrun.ClientEndpoints(e)
 	cli, err := newClientFor(eps, o.tls)
 	if err != nil {
 		e.Close()
@@ -150,26 +148,20 @@ func Compact(ctx context.Context, cli *clientv3.Client, rev int64) error {
 	return err
 }
 
-// NewClient returns a clientv3 client for endpoints with quiet logs.
+// NewClient returns a client of endpoints built by etcdrun.Connect (its
+// dial, keepalive and reconnect settings, quiet logs), once etcd answered.
 func NewClient(endpoints []string) (*clientv3.Client, error) {
-	return clientv3.New(clientv3.Config{
-		Endpoints:   endpoints,
-		DialTimeout: 5 * time.Second,
-		Logger:      zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithBlock()}, //nolint:staticcheck // fail fast on a dead server
-	})
+	return etcdrun.Connect(context.Background(), etcdrun.ClientConfig{Endpoints: endpoints})
 }
 
 func logsOn(o Options) bool {
 	return o.Logs || os.Getenv("LISTWATCH_ETCD_LOGS") == "1"
 }
 
-// memberConfig returns an embed.Config for one member; peer and client
-// ports are chosen by the kernel (port 0) unless given.
+// memberConfig returns an embed.Config for one member (etcdrun's, without
+// fsync unless o.Fsync); peer and client ports are chosen by the kernel
+// (port 0) unless given.
 func memberConfig(name, dir string, o Options) (*embed.Config, error) {
-	cfg := embed.NewConfig()
-	cfg.Name = name
-	cfg.Dir = dir
 	clientURL := o.ClientURL
 	if clientURL == "" {
 		clientURL = "http://127.0.0.1:0"
@@ -177,64 +169,24 @@ func memberConfig(name, dir string, o Options) (*embed.Config, error) {
 			clientURL = "https://127.0.0.1:0"
 		}
 	}
-	cu, err := url.Parse(clientURL)
-	if err != nil {
-		return nil, fmt.Errorf("client URL %q: %w", clientURL, err)
-	}
-	pu, _ := url.Parse("http://127.0.0.1:0")
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	sc := etcdrun.ServerConfig{Name: name, Dir: dir, ClientURLs: []string{clientURL},
+		PeerURLs: []string{"http://127.0.0.1:0"}, NoFsync: !o.Fsync,
+		QuotaBackendBytes: o.QuotaBackendBytes, MaxRequestBytes: o.MaxRequestBytes}
 	if o.tls != nil {
-		cfg.ClientTLSInfo = o.tls.serverInfo()
-	}
-	cfg.UnsafeNoFsync = !o.Fsync
-	cfg.QuotaBackendBytes = o.QuotaBackendBytes
-	if cfg.QuotaBackendBytes == 0 {
-		cfg.QuotaBackendBytes = 8 << 30
-	}
-	if o.MaxRequestBytes > 0 {
-		cfg.MaxRequestBytes = o.MaxRequestBytes
+		sc.ClientTLS = o.tls.serverFiles()
 	}
 	if logsOn(o) {
-		cfg.LogLevel = "info"
-	} else {
-		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+		l, err := zap.NewDevelopment()
+		if err != nil {
+			return nil, err
+		}
+		sc.Logger = l
 	}
-	return cfg, nil
+	return sc.EmbedConfig()
 }
 
 func startEtcd(cfg *embed.Config, o Options) (*embed.Etcd, error) {
-	timeout := o.StartTimeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
-	}
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("starting etcd: %w", err)
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-		return e, nil
-	case err := <-e.Err():
-		e.Close()
-		return nil, fmt.Errorf("etcd failed: %w", err)
-	case <-time.After(timeout):
-		e.Server.Stop()
-		e.Close()
-		return nil, errors.New("etcd took too long to start")
-	}
-}
-
-func clientEndpoints(e *embed.Etcd, secure bool) []string {
-	scheme := "http://"
-	if secure {
-		scheme = "https://"
-	}
-	var eps []string
-	for _, c := range e.Clients {
-		eps = append(eps, scheme+c.Addr().String())
-	}
-	return eps
+	return etcdrun.Start(cfg, o.StartTimeout)
 }
 
 // Prefix returns a key prefix unique to the test, such as "/TestFoo/sub/",

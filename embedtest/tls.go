@@ -1,6 +1,7 @@
 package embedtest
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -8,17 +9,15 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
 
-	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
+
+	"github.com/listwatch/listwatch/etcdrun"
 )
 
 // TLSFiles are the PEM files of a client-TLS etcd started with
@@ -31,13 +30,17 @@ type TLSFiles struct {
 // ClientConfig returns the client side TLS configuration: the CA as root
 // and the client certificate.
 func (f *TLSFiles) ClientConfig() (*tls.Config, error) {
-	info := transport.TLSInfo{CertFile: f.ClientCertFile, KeyFile: f.ClientKeyFile, TrustedCAFile: f.CAFile}
-	return info.ClientConfig()
+	return f.clientFiles().ClientConfig()
 }
 
-// serverInfo is the members' client-facing TLS: mutual, against the CA.
-func (f *TLSFiles) serverInfo() transport.TLSInfo {
-	return transport.TLSInfo{CertFile: f.ServerCertFile, KeyFile: f.ServerKeyFile, TrustedCAFile: f.CAFile, ClientCertAuth: true}
+// serverFiles are the members' client-facing TLS: mutual, against the CA.
+func (f *TLSFiles) serverFiles() *etcdrun.TLSFiles {
+	return &etcdrun.TLSFiles{CertFile: f.ServerCertFile, KeyFile: f.ServerKeyFile, CAFile: f.CAFile}
+}
+
+// clientFiles are the client side's: the client certificate and the CA.
+func (f *TLSFiles) clientFiles() *etcdrun.TLSFiles {
+	return &etcdrun.TLSFiles{CertFile: f.ClientCertFile, KeyFile: f.ClientKeyFile, CAFile: f.CAFile}
 }
 
 // writeTLSFiles generates a CA, a serving certificate for 127.0.0.1 and
@@ -111,12 +114,5 @@ func newClientFor(endpoints []string, f *TLSFiles) (*clientv3.Client, error) {
 	if f == nil {
 		return NewClient(endpoints)
 	}
-	cfg, err := f.ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("client TLS: %w", err)
-	}
-	return clientv3.New(clientv3.Config{
-		Endpoints: endpoints, TLS: cfg, DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithBlock()}, //nolint:staticcheck // fail fast on a dead server
-	})
+	return etcdrun.Connect(context.Background(), etcdrun.ClientConfig{Endpoints: endpoints, TLSFiles: f.clientFiles()})
 }

@@ -67,7 +67,7 @@ func NewSharedIndexInformer[T Object](lw ListerWatcher, opts ...InformerOption) 
 	}
 	log := o.logger
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = slog.Default()
 	}
 	if o.name != "" {
 		log = log.With("informer", o.name)

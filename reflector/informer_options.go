@@ -31,7 +31,8 @@ func WithResyncPeriod(d time.Duration) InformerOption {
 	return func(o *informerOptions) { o.resync = d }
 }
 
-// WithLogger sets the logger; the default discards.
+// WithLogger sets the logger of the informer and its reflector; the
+// default is slog.Default().
 func WithLogger(l *slog.Logger) InformerOption { return func(o *informerOptions) { o.logger = l } }
 
 // WithHandlerPanicHandler is called with the value a handler panicked
@@ -56,7 +57,8 @@ func WithMinWatchTimeout(d time.Duration) InformerOption {
 	return func(o *informerOptions) { o.minWatchTimeout = d }
 }
 
-// WithWatchErrorHandler receives every list/watch error of the reflector.
+// WithWatchErrorHandler receives every list/watch error of the reflector,
+// instead of DefaultWatchErrorHandler (which logs it).
 func WithWatchErrorHandler(f func(error)) InformerOption {
 	return func(o *informerOptions) { o.watchErrorHandler = f }
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -70,10 +72,12 @@ type ReflectorConfig[T Object] struct {
 	// UseWatchList streams the initial state through a watch with
 	// sendInitialEvents instead of listing; on failure the reflector lists.
 	UseWatchList bool
-	// WatchErrorHandler is called with every list, watch or store error;
-	// nil means they are only logged.
+	// WatchErrorHandler is called with every list, watch or store error
+	// instead of the default, as client-go's; nil means
+	// DefaultWatchErrorHandler on Logger.
 	WatchErrorHandler func(err error)
-	// Logger receives diagnostics; nil discards them.
+	// Logger receives diagnostics (list and watch failures, relists);
+	// nil means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -120,7 +124,7 @@ func NewReflector[T Object](cfg ReflectorConfig[T]) (*Reflector[T], error) {
 	}
 	log := cfg.Logger
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = slog.Default()
 	}
 	delay := cfg.Backoff.DelayWithReset(clock.RealClock{}, cfg.BackoffResetAfter)
 	if !cfg.NoFullJitter {
@@ -240,9 +244,27 @@ func (r *Reflector[T]) watchTimeoutSeconds() *int64 {
 }
 
 func (r *Reflector[T]) reportError(err error) {
-	r.log.Debug("list/watch error", "err", err)
 	if r.cfg.WatchErrorHandler != nil {
+		r.log.Debug("list/watch error", "err", err)
 		r.cfg.WatchErrorHandler(err)
+		return
+	}
+	DefaultWatchErrorHandler(r.log, err)
+}
+
+// DefaultWatchErrorHandler logs a reflector's list, watch or store error
+// on log, at a level that says whether someone should look, as client-go's
+// default handler does: a watch closed because its resource version
+// expired (410, the reflector relists) at Info; a connection the server
+// ended (EOF) or a canceled request at Debug; any other failure at Warn.
+func DefaultWatchErrorHandler(log *slog.Logger, err error) {
+	switch {
+	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+		log.Info("watch closed, relisting", "err", err)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.Canceled):
+		log.Debug("watch closed", "err", err)
+	default:
+		log.Warn("list/watch failed", "err", err)
 	}
 }
 

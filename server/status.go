@@ -50,7 +50,21 @@ func statusFor(err error) metav1.Status {
 			st.Details = nil // NewInternalError repeats the cause
 		}
 	}
+	if retryable(err) && (st.Details == nil || st.Details.RetryAfterSeconds <= 0) {
+		if st.Details == nil {
+			st.Details = &metav1.StatusDetails{}
+		}
+		st.Details.RetryAfterSeconds = storage.UnavailableRetryAfterSeconds
+	}
 	return st
+}
+
+// retryable: err says the storage did not answer in time or at all (etcd
+// unavailable: 503; a deadline: 504); the answer carries Retry-After, as
+// kube-apiserver's timeouts do.
+func retryable(err error) bool {
+	return errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrTimeout) ||
+		errors.Is(err, context.DeadlineExceeded)
 }
 
 // objectError maps a storage error about one named object to the status

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -45,8 +47,11 @@ var (
 	ErrCorruptObj              = &Error{Code: CodeCorruptObj}
 	ErrTooManyRequests         = &Error{Code: CodeTooManyRequests}
 	ErrUnreachable             = &Error{Code: CodeUnreachable}
-	ErrRequestTooLarge         = &Error{Code: CodeRequestTooLarge}
-	ErrInternal                = &Error{Code: CodeInternal}
+	// ErrUnavailable is ErrUnreachable under the name of its most common
+	// cause: etcd cannot be reached (NewUnavailableError). 503 with Retry-After.
+	ErrUnavailable     = ErrUnreachable
+	ErrRequestTooLarge = &Error{Code: CodeRequestTooLarge}
+	ErrInternal        = &Error{Code: CodeInternal}
 )
 
 // Error is a storage error. Match it with errors.Is against a sentinel, or
@@ -78,6 +83,9 @@ type Error struct {
 	// store's limit of corrupt objects, the error (not a corrupt object) that
 	// ended it, or nil when it read to the end. Status adds it as a last cause.
 	ListStopped error
+	// Endpoints are, for CodeUnreachable from NewUnavailableError, the
+	// storage endpoints (etcd client URLs) that could not be reached.
+	Endpoints []string
 	// Msg is a human-readable description.
 	Msg string
 	// Err is the underlying cause, if any.
@@ -268,6 +276,25 @@ func NewTooLargeResourceVersionError(requested, current int64, retryAfterSeconds
 	return &Error{Code: CodeTooLargeResourceVersion, ResourceVersion: requested, Oldest: current,
 		RetryAfterSeconds: retryAfterSeconds,
 		Msg:               fmt.Sprintf("too large resource version: %d, current: %d", requested, current)}
+}
+
+// UnavailableRetryAfterSeconds is the Retry-After suggested with an
+// unavailable storage: etcd is usually back, or its client reconnected,
+// within a second or two.
+const UnavailableRetryAfterSeconds = 1
+
+// NewUnavailableError reports that the storage at endpoints (etcd client
+// URLs) did not answer; cause is the last dial or RPC error seen, whose
+// text (gRPC's "connection refused", a deadline) ends the message. It
+// matches ErrUnavailable (and ErrUnreachable) and is 503 ServiceUnavailable
+// with Retry-After.
+func NewUnavailableError(endpoints []string, cause error) *Error {
+	msg := "etcd is unavailable"
+	if len(endpoints) > 0 {
+		msg = fmt.Sprintf("etcd is unavailable at %s", strings.Join(endpoints, ", "))
+	}
+	return &Error{Code: CodeUnreachable, Endpoints: slices.Clone(endpoints), Msg: msg, Err: cause,
+		RetryAfterSeconds: UnavailableRetryAfterSeconds}
 }
 
 // NewCorruptObjError reports a stored value that cannot be transformed or decoded.

@@ -72,3 +72,33 @@ func TestErrorMessageNamesKeyAndCause(t *testing.T) {
 		t.Fatalf("errors.As did not recover the key: %+v", se)
 	}
 }
+
+// TestUnavailableErrorNamesEndpointsAndRetries: an unavailable etcd is a
+// 503 ServiceUnavailable with Retry-After, matching ErrUnavailable however
+// wrapped, and its message names the endpoints and the cause.
+func TestUnavailableErrorNamesEndpointsAndRetries(t *testing.T) {
+	cause := errors.New("dial tcp 127.0.0.1:2379: connect: connection refused")
+	err := fmt.Errorf("layer: %w", NewUnavailableError([]string{"http://127.0.0.1:2379", "http://127.0.0.1:22379"}, cause))
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrUnreachable) || !errors.Is(err, cause) {
+		t.Fatalf("errors.Is fails for %v", err)
+	}
+	if errors.Is(err, ErrTimeout) || errors.Is(err, ErrNotReady) {
+		t.Fatalf("%v matches an unrelated sentinel", err)
+	}
+	want := "etcd is unavailable at http://127.0.0.1:2379, http://127.0.0.1:22379: dial tcp 127.0.0.1:2379: connect: connection refused"
+	if err.Error() != "layer: "+want {
+		t.Fatalf("message %q, want %q", err.Error(), want)
+	}
+	if !apierrors.IsServiceUnavailable(err) {
+		t.Fatalf("apierrors.IsServiceUnavailable(%v) = false", err)
+	}
+	var se *Error
+	errors.As(err, &se)
+	st := se.Status()
+	if st.Code != http.StatusServiceUnavailable || st.Details == nil || st.Details.RetryAfterSeconds < 1 {
+		t.Fatalf("status %+v: want 503 with RetryAfterSeconds", st)
+	}
+	if len(se.Endpoints) != 2 {
+		t.Fatalf("Endpoints = %v", se.Endpoints)
+	}
+}

@@ -8,19 +8,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/cacher"
-	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/etcdrun"
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/storage"
@@ -62,7 +61,7 @@ type stackConfig struct {
 
 // stack is etcd → etcd3 store → counting wrapper (what reaches etcd) → cacher → HTTP server.
 type stack struct {
-	etcd    *embedtest.Server // nil with external endpoints
+	etcd    *etcdrun.Server // nil with external endpoints
 	client  *clientv3.Client
 	store   *etcd3.Store
 	counted *counting.Storage
@@ -81,14 +80,32 @@ type stack struct {
 	closeOnce    sync.Once
 }
 
-// newEtcdClient connects to an existing etcd, with client TLS when
-// tlsCfg is set.
-func newEtcdClient(endpoints []string, tlsCfg *tls.Config) (*clientv3.Client, error) {
-	if tlsCfg == nil {
-		return embedtest.NewClient(endpoints)
+// startEmbeddedEtcd starts a member with its data below dataDir (""
+// means a temporary directory, with fsync off: nothing to keep) serving
+// clients on clientURL ("" means a free loopback port).
+func startEmbeddedEtcd(dataDir, clientURL string) (*etcdrun.Server, error) {
+	if clientURL == "" {
+		clientURL = "http://127.0.0.1:0"
 	}
-	return clientv3.New(clientv3.Config{Endpoints: endpoints, TLS: tlsCfg, DialTimeout: 5 * time.Second,
-		Logger: zap.NewNop(), DialOptions: []grpc.DialOption{grpc.WithBlock()}}) //nolint:staticcheck // fail fast on a dead server
+	c := etcdrun.ServerConfig{NoFsync: dataDir == "", ClientURLs: []string{clientURL},
+		PeerURLs: []string{"http://127.0.0.1:0"}}
+	if dataDir != "" {
+		c.Dir = filepath.Join(dataDir, "member")
+	}
+	return etcdrun.StartServer(c)
+}
+
+// compact compacts etcd's history up to rev.
+func (s *stack) compact(ctx context.Context, rev int64) error {
+	_, err := s.client.Compact(ctx, rev, clientv3.WithCompactPhysical())
+	return err
+}
+
+// newEtcdClient connects to an existing etcd, with client TLS when
+// tlsCfg is set; it fails within etcdrun's dial timeout (5 s), naming the
+// endpoints and the dial error, when etcd does not answer.
+func newEtcdClient(ctx context.Context, endpoints []string, tlsCfg *tls.Config) (*clientv3.Client, error) {
+	return etcdrun.Connect(ctx, etcdrun.ClientConfig{Endpoints: endpoints, TLS: tlsCfg})
 }
 
 func newUnstructuredStore(cli *clientv3.Client) (*etcd3.Store, error) {
@@ -103,17 +120,22 @@ func newUnstructuredStore(cli *clientv3.Client) (*etcd3.Store, error) {
 func startStack(ctx context.Context, cfg stackConfig) (*stack, error) {
 	s := &stack{}
 	if len(cfg.etcdEndpoints) > 0 {
-		cli, err := newEtcdClient(cfg.etcdEndpoints, cfg.etcdTLS)
-		if err != nil {
-			return nil, fmt.Errorf("cannot reach etcd at %v: %w", cfg.etcdEndpoints, err)
-		}
-		s.client = cli
-	} else {
-		e, err := embedtest.StartServer(embedtest.Options{Dir: cfg.dataDir, ClientURL: cfg.etcdClientURL, Fsync: cfg.dataDir != ""})
+		cli, err := newEtcdClient(ctx, cfg.etcdEndpoints, cfg.etcdTLS)
 		if err != nil {
 			return nil, err
 		}
-		s.etcd, s.client = e, e.Client
+		s.client = cli
+	} else {
+		e, err := startEmbeddedEtcd(cfg.dataDir, cfg.etcdClientURL)
+		if err != nil {
+			return nil, err
+		}
+		cli, err := newEtcdClient(ctx, e.Endpoints, nil)
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		s.etcd, s.client = e, cli
 	}
 	store, err := newUnstructuredStore(s.client)
 	if err != nil {
@@ -161,7 +183,7 @@ func (s *stack) startCacher(ctx context.Context, cfg stackConfig) error {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() { done <- c.Run(runCtx) }()
-	readyCtx, cancelReady := context.WithTimeout(ctx, 30*time.Second)
+	readyCtx, cancelReady := context.WithTimeout(ctx, 10*time.Second)
 	defer cancelReady()
 	if err := c.WaitReady(readyCtx); err != nil {
 		cancel()
@@ -236,10 +258,11 @@ func (s *stack) close() {
 			}
 		}
 		_ = s.stopCacher()
+		if s.client != nil {
+			s.client.Close()
+		}
 		if s.etcd != nil {
 			s.etcd.Close()
-		} else if s.client != nil {
-			s.client.Close()
 		}
 	})
 }

@@ -117,7 +117,7 @@ func (w *walkthrough) compactRelistResume(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := w.st.etcd.Compact(ctx, int64(rev)); err != nil {
+	if err := w.st.compact(ctx, int64(rev)); err != nil {
 		return err
 	}
 	w.n.say("etcd", "compacted etcd's history up to RV %d", rev)

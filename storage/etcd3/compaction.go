@@ -35,7 +35,7 @@ const compactionProbeTimeout = 2 * time.Second
 // operation saw ErrCompacted, which marks the knowledge stale at once, so a
 // read that just failed with 410 is followed by an exact CompactRevision.
 type compactionTracker struct {
-	client   *clientv3.Client
+	client   getter // the store's bounded KV
 	probeKey string // a key to range over (its existence does not matter)
 	hintKey  string // the compactors' coordination key
 
@@ -50,13 +50,18 @@ type compactionTracker struct {
 	staleAt    time.Time
 }
 
+// getter is the part of clientv3.KV the tracker uses.
+type getter interface {
+	Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error)
+}
+
 // probeCall is one probe of etcd, shared by the refreshes that may use it.
 type probeCall struct {
 	started time.Time
 	done    chan struct{}
 }
 
-func newCompactionTracker(client *clientv3.Client, probeKey string) *compactionTracker {
+func newCompactionTracker(client getter, probeKey string) *compactionTracker {
 	return &compactionTracker{client: client, probeKey: probeKey, hintKey: DefaultCompactKey, stale: true}
 }
 
@@ -145,7 +150,7 @@ func (t *compactionTracker) invalidate() {
 
 // readableAt reports whether etcd still serves a range at rev.
 func (t *compactionTracker) readableAt(ctx context.Context, rev int64) (bool, error) {
-	_, err := t.client.KV.Get(ctx, t.probeKey, clientv3.WithRev(rev), clientv3.WithCountOnly())
+	_, err := t.client.Get(ctx, t.probeKey, clientv3.WithRev(rev), clientv3.WithCountOnly())
 	switch {
 	case err == nil:
 		return true, nil
@@ -164,7 +169,7 @@ func (t *compactionTracker) probe(ctx context.Context, known int64) (int64, erro
 		return known, err
 	}
 	// Compacted past known. The coordination key usually names the target.
-	resp, err := t.client.KV.Get(ctx, t.hintKey)
+	resp, err := t.client.Get(ctx, t.hintKey)
 	if err != nil {
 		return known, err
 	}

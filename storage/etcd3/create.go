@@ -65,7 +65,7 @@ func (s *Store) createTxn(ctx context.Context, key, etcdKey string, stored []byt
 			}
 			opts = append(opts, clientv3.WithLease(id))
 		}
-		resp, err := s.client.KV.Txn(ctx).
+		resp, err := s.kv.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(etcdKey), "=", 0)).
 			Then(clientv3.OpPut(etcdKey, string(stored), opts...)).
 			Commit()

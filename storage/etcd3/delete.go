@@ -92,7 +92,7 @@ func (s *Store) checkUnsafeDelete(ctx context.Context, key string, st *objState,
 // on conflict.
 func (s *Store) deleteCAS(ctx context.Context, key, etcdKey string, st *objState, out runtime.Object,
 	opts storage.DeleteOptions) (bool, *objState, error) {
-	resp, err := s.client.KV.Txn(ctx).
+	resp, err := s.kv.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(etcdKey), "=", st.rev)).
 		Then(clientv3.OpDelete(etcdKey)).
 		Else(clientv3.OpGet(etcdKey)).

@@ -41,6 +41,15 @@
 // deadlines ErrTimeout; values the transformer or codec reject are
 // ErrCorruptObj naming the key. A cancelled context is returned wrapped.
 //
+// Outages: every etcd request is bounded by Config.RequestTimeout (10 s);
+// one that gets no answer fails with ErrUnavailable (an ErrUnreachable)
+// whose message names the endpoints and the last dial or RPC error, and
+// while etcd stays unreachable with the client disconnected, later
+// requests fail at once (asking the client to reconnect now, at most every
+// 500 ms). ReadinessCheck reports the outage; the loss and the return of
+// etcd are logged once each. Build the client with etcdrun.Connect for a
+// reconnect backoff of at most 1 s and keepalives that find a frozen etcd.
+//
 // Watch start points follow Kubernetes: RV "" or "0" sends the current state
 // as ADDED events first, unless SendInitialEvents is false (then the watch
 // starts after the current revision); SendInitialEvents=true serves a state

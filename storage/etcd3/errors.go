@@ -79,7 +79,7 @@ func (s *Store) interpret(ctx context.Context, err error, key string, rev int64,
 
 // currentRevision is a best-effort read of etcd's current revision.
 func (s *Store) currentRevision(ctx context.Context) (int64, error) {
-	resp, err := s.client.KV.Get(ctx, s.resourceRangePrefix(), clientv3.WithCountOnly())
+	resp, err := s.kv.Get(ctx, s.resourceRangePrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return 0, err
 	}

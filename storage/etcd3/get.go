@@ -24,7 +24,7 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions, ob
 	if err := ctx.Err(); err != nil {
 		return ctxError(ctx, "get")
 	}
-	resp, err := s.client.KV.Get(ctx, etcdKey)
+	resp, err := s.kv.Get(ctx, etcdKey)
 	if err != nil {
 		return s.interpret(ctx, err, key, 0, "get")
 	}

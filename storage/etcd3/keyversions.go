@@ -22,7 +22,7 @@ func (s *Store) KeyVersions(ctx context.Context, prefix string, rev int64, fn fu
 	end := clientv3.GetPrefixRangeEnd(etcdPrefix)
 	from := etcdPrefix
 	for {
-		resp, err := s.client.KV.Get(ctx, from, clientv3.WithRange(end), clientv3.WithRev(rev),
+		resp, err := s.kv.Get(ctx, from, clientv3.WithRange(end), clientv3.WithRev(rev),
 			clientv3.WithKeysOnly(), clientv3.WithLimit(keyVersionsPage))
 		if err != nil {
 			return s.interpret(ctx, err, prefix, rev, "list")

@@ -17,6 +17,9 @@ type leaseManager struct {
 	maxReuse   time.Duration
 	maxObjects int
 	now        func() time.Time
+	// bound runs an etcd request (the store's bound and availability
+	// tracking); nil runs it as is.
+	bound func(ctx context.Context, fn func(ctx context.Context) error) error
 
 	// mu guards the fields below and serialises grants.
 	mu       sync.Mutex
@@ -53,7 +56,11 @@ func (l *leaseManager) lease(ctx context.Context, ttlSeconds int64) (clientv3.Le
 		return l.id, nil
 	}
 	grant := ttl + window
-	resp, err := l.client.Lease.Grant(ctx, int64(grant/time.Second))
+	var resp *clientv3.LeaseGrantResponse
+	err := l.call(ctx, func(ctx context.Context) (err error) {
+		resp, err = l.client.Lease.Grant(ctx, int64(grant/time.Second))
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -61,6 +68,14 @@ func (l *leaseManager) lease(ctx context.Context, ttlSeconds int64) (clientv3.Le
 	l.expires = now.Add(time.Duration(resp.TTL) * time.Second)
 	l.attached = 1
 	return resp.ID, nil
+}
+
+// call runs fn through bound (the store's request bound), or as is.
+func (l *leaseManager) call(ctx context.Context, fn func(ctx context.Context) error) error {
+	if l.bound == nil {
+		return fn(ctx)
+	}
+	return l.bound(ctx, fn)
 }
 
 // forget drops id as the lease to reuse, after etcd reported it gone (for

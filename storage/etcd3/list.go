@@ -73,7 +73,7 @@ func (s *Store) listOne(ctx context.Context, key, etcdKey string, plan listPlan,
 	if plan.withRev > 0 {
 		ops = append(ops, clientv3.WithRev(plan.withRev))
 	}
-	resp, err := s.client.KV.Get(ctx, etcdKey, ops...)
+	resp, err := s.kv.Get(ctx, etcdKey, ops...)
 	if err != nil {
 		return s.interpret(ctx, err, key, plan.withRev, "list")
 	}
@@ -161,7 +161,7 @@ func (s *Store) listRange(ctx context.Context, key, keyPrefix string, plan listP
 			ops = append(ops, clientv3.WithRev(withRev))
 		}
 		var err error
-		resp, err = s.client.KV.Get(ctx, from, ops...)
+		resp, err = s.kv.Get(ctx, from, ops...)
 		if err != nil {
 			return s.listError(ctx, err, key, keyPrefix, plan)
 		}

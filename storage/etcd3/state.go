@@ -34,7 +34,7 @@ func newEmptyLike(dest runtime.Object) runtime.Object {
 
 // readState reads key's current state with a linearizable get.
 func (s *Store) readState(ctx context.Context, key, etcdKey string, dest runtime.Object, ignoreNotFound, tolerateCorrupt bool) (*objState, error) {
-	resp, err := s.client.KV.Get(ctx, etcdKey)
+	resp, err := s.kv.Get(ctx, etcdKey)
 	if err != nil {
 		return nil, s.interpret(ctx, err, key, 0, "get")
 	}
@@ -82,7 +82,11 @@ func (s *Store) stateFromKVs(ctx context.Context, key, etcdKey string, kvs []*mv
 
 // remainingTTL asks etcd how long a lease still lives (0 on error).
 func (s *Store) remainingTTL(ctx context.Context, lease int64) int64 {
-	resp, err := s.client.Lease.TimeToLive(ctx, clientv3.LeaseID(lease))
+	var resp *clientv3.LeaseTimeToLiveResponse
+	err := s.kv.call(ctx, s.requestTimeout, func(ctx context.Context) (err error) {
+		resp, err = s.client.Lease.TimeToLive(ctx, clientv3.LeaseID(lease))
+		return err
+	})
 	if err != nil || resp.TTL < 0 {
 		return 0
 	}

@@ -3,7 +3,6 @@ package etcd3
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"path"
 	"strings"
@@ -26,6 +25,8 @@ const (
 	DefaultMaxListBatch       = 10000
 	DefaultMaxCorruptObjects  = 100
 	DefaultInitialEventsBatch = 10000
+	// DefaultRequestTimeout bounds each etcd request of the store.
+	DefaultRequestTimeout = 10 * time.Second
 )
 
 // Config configures a Store. Client, Codec, NewFunc and NewListFunc are
@@ -78,7 +79,18 @@ type Config struct {
 	// fails at its first corrupt object, as Kubernetes does without its
 	// AllowUnsafeMalformedObjectDeletion feature.
 	MaxCorruptObjects int
-	// Logger receives debug and warning logs; nil discards them.
+	// RequestTimeout bounds each request the store makes to etcd (each
+	// round trip of a list, update or watch's initial read; not a watch's
+	// stream): when etcd does not answer within it, the call fails with a
+	// storage.ErrUnavailable error naming the endpoints and the last dial
+	// or RPC error, and while etcd stays unreachable with the client
+	// disconnected, later calls fail at once. It must exceed the slowest
+	// single round trip, an unpaginated list of the whole resource (a
+	// cacher's list) included. 0 means DefaultRequestTimeout (10 s);
+	// negative, only the caller's context bounds a request.
+	RequestTimeout time.Duration
+	// Logger receives logs (etcd lost and restored, once per change;
+	// corrupt objects; watch failures); nil means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -86,6 +98,9 @@ type Config struct {
 // New; it is safe for concurrent use. Close stops the watches it started.
 type Store struct {
 	client         *clientv3.Client
+	kv             *boundedKV // every KV request goes through it
+	avail          *availability
+	requestTimeout time.Duration
 	codec          runtime.Codec
 	newFunc        func() runtime.Object
 	newListFunc    func() runtime.Object
@@ -166,8 +181,14 @@ func New(cfg Config) (*Store, error) {
 		s.initialBatch = DefaultInitialEventsBatch
 	}
 	if s.logger == nil {
-		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		s.logger = slog.Default()
 	}
+	s.requestTimeout = cfg.RequestTimeout
+	if s.requestTimeout == 0 {
+		s.requestTimeout = DefaultRequestTimeout
+	}
+	s.avail = newAvailability(cfg.Client, s.logger)
+	s.kv = &boundedKV{kv: cfg.Client.KV, timeout: s.requestTimeout, avail: s.avail}
 	reuse := cfg.LeaseReuseDuration
 	if reuse == 0 {
 		reuse = DefaultLeaseReuseDuration
@@ -177,7 +198,10 @@ func New(cfg Config) (*Store, error) {
 		maxObjects = DefaultLeaseMaxObjects
 	}
 	s.leases = newLeaseManager(cfg.Client, reuse, maxObjects, time.Now)
-	s.compaction = newCompactionTracker(cfg.Client, s.resourceRangePrefix())
+	s.leases.bound = func(ctx context.Context, fn func(ctx context.Context) error) error {
+		return s.kv.call(ctx, s.requestTimeout, fn)
+	}
+	s.compaction = newCompactionTracker(s.kv, s.resourceRangePrefix())
 	return s, nil
 }
 
@@ -219,15 +243,29 @@ func (s *Store) Close() {
 // Versioner implements storage.Interface.
 func (s *Store) Versioner() storage.Versioner { return s.versioner }
 
-// ReadinessCheck implements storage.Interface. The etcd store is ready as
-// soon as it exists; a closed store reports ErrNotReady.
+// ReadinessCheck implements storage.Interface: the store is ready while
+// etcd answers. It reports the storage.ErrUnavailable error of the store's
+// last request when that is less than a second old or the client has no
+// connection up, else it probes etcd with a count-only linearizable read
+// bounded by 2 s (and RequestTimeout); concurrent checks share one probe.
+// A closed store reports ErrNotReady.
 func (s *Store) ReadinessCheck() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
 		return &storage.Error{Code: storage.CodeNotReady, Msg: "etcd3 store is closed"}
 	}
-	return nil
+	return s.avail.check(func(ctx context.Context) error {
+		timeout := readinessProbeTimeout
+		if s.requestTimeout > 0 {
+			timeout = min(timeout, s.requestTimeout)
+		}
+		return s.kv.call(ctx, timeout, func(ctx context.Context) error {
+			_, err := s.kv.Get(ctx, s.resourceRangePrefix(), clientv3.WithCountOnly())
+			return err
+		})
+	})
 }
 
 // Stats implements storage.Interface: it counts the keys in the
@@ -236,7 +274,7 @@ func (s *Store) Stats(ctx context.Context) (storage.Stats, error) {
 	if err := ctx.Err(); err != nil {
 		return storage.Stats{}, ctxError(ctx, "stats")
 	}
-	resp, err := s.client.KV.Get(ctx, s.resourceRangePrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	resp, err := s.kv.Get(ctx, s.resourceRangePrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return storage.Stats{}, s.interpret(ctx, err, "", 0, "stats")
 	}
@@ -249,7 +287,7 @@ func (s *Store) GetCurrentResourceVersion(ctx context.Context) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, ctxError(ctx, "current resource version")
 	}
-	resp, err := s.client.KV.Get(ctx, s.resourceRangePrefix(), clientv3.WithCountOnly())
+	resp, err := s.kv.Get(ctx, s.resourceRangePrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return 0, s.interpret(ctx, err, "", 0, "current resource version")
 	}

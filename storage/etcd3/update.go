@@ -130,7 +130,7 @@ func (u *updater) write(st *objState, data []byte, ttl *uint64) (bool, *objState
 	case ttl == nil && st.rev != 0:
 		opts = append(opts, clientv3.WithIgnoreLease())
 	}
-	resp, err := s.client.KV.Txn(u.ctx).
+	resp, err := s.kv.Txn(u.ctx).
 		If(clientv3.Compare(clientv3.ModRevision(u.etcdKey), "=", st.rev)).
 		Then(clientv3.OpPut(u.etcdKey, string(stored), opts...)).
 		Else(clientv3.OpGet(u.etcdKey)).

@@ -116,7 +116,7 @@ func (w *watcher) sendInitial() bool {
 		if rev > 0 {
 			cur = append(cur[:len(cur):len(cur)], clientv3.WithRev(rev))
 		}
-		resp, err := w.s.client.KV.Get(w.ctx, from, cur...)
+		resp, err := w.s.kv.Get(w.ctx, from, cur...)
 		if err != nil {
 			if w.ctx.Err() == nil {
 				w.sendError(w.s.interpret(w.ctx, err, w.key, rev, "watch: initial list"))

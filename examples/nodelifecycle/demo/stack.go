@@ -10,7 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/etcdrun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
@@ -106,7 +106,8 @@ type Stack struct {
 	Controller *controller.Controller
 	Taints     *taint.Manager
 
-	etcd   *embedtest.Server // nil with Options.Client
+	etcd   *etcdrun.Server  // nil with Options.Client
+	ecli   *clientv3.Client // the client of etcd
 	hc     *http.Client
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -121,11 +122,17 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	s := &Stack{Options: o, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	cli := o.Client
 	if cli == nil {
-		e, err := embedtest.StartServer(embedtest.Options{})
+		// A temporary member without fsync: the demo keeps nothing.
+		e, err := etcdrun.StartServer(etcdrun.ServerConfig{NoFsync: true,
+			ClientURLs: []string{"http://127.0.0.1:0"}, PeerURLs: []string{"http://127.0.0.1:0"}})
 		if err != nil {
 			return nil, err
 		}
-		s.etcd, cli = e, e.Client
+		if cli, err = etcdrun.Connect(ctx, etcdrun.ClientConfig{Endpoints: e.Endpoints}); err != nil {
+			e.Close()
+			return nil, err
+		}
+		s.etcd, s.ecli = e, cli
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
@@ -202,6 +209,7 @@ func (s *Stack) Close() error {
 		errs = append(errs, s.API.Close())
 	}
 	if s.etcd != nil {
+		s.ecli.Close()
 		s.etcd.Close()
 	}
 	s.errMu.Lock()
