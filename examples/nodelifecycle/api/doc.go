@@ -4,7 +4,8 @@
 // and informers over HTTP for reads. The server refuses any write that
 // does not decode into the k8s.io/api type (400, kube-apiserver's
 // message), so that the typed informers can always read what is stored;
-// the informers log every failed list or watch (LogListWatchErrors).
+// an object written behind the server's back is still logged by the
+// informer's reflector, at Warn, on every list or watch it makes fail.
 //
 // It is the only place in the module, with the rest of examples/, that uses
 // k8s.io/api: the library serves and watches any object kind, and this

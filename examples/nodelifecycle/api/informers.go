@@ -3,11 +3,9 @@ package api
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -39,11 +37,11 @@ func NewInformers(c *Client, opts ...reflector.InformerOption) (*Informers, erro
 // pod) selects, as one instance of a sharded controller manager needs:
 // nodes and leases are whole.
 //
-// Every list or watch that fails is logged with slog.Default (see
-// LogListWatchErrors); a reflector.WithWatchErrorHandler in opts replaces
-// that.
+// A list or watch that fails is logged by the informer's reflector (at
+// Warn, on slog.Default unless opts give a logger), naming the resource:
+// an object an informer cannot decode makes every list and watch of its
+// resource fail until it is fixed, and would otherwise pass in silence.
 func NewShardInformers(c *Client, podShard string, opts ...reflector.InformerOption) (*Informers, error) {
-	opts = append([]reflector.InformerOption{reflector.WithWatchErrorHandler(LogListWatchErrors(slog.Default()))}, opts...)
 	f := reflector.NewInformerFactory(opts...)
 	inf := &Informers{Factory: f}
 	var err error
@@ -83,23 +81,6 @@ func informerFor[T reflector.Object](f *reflector.InformerFactory, c *Client, k 
 		lw = reflector.TweakListOptions(lw, func(o *metav1.ListOptions) { o.ShardSelector = shard })
 	}
 	return reflector.InformerFor[T](f, k.GroupVersionResource(), lw)
-}
-
-// LogListWatchErrors returns a watch error handler that logs every list
-// or watch failure of an informer with log: at Info a watch that must
-// relist because its resource version is too old (routine after
-// compaction), at Warn anything else. An object the informer cannot
-// decode makes every list and watch of its resource fail until the object
-// is fixed; without the log nothing would say so: the informer just stops
-// seeing changes.
-func LogListWatchErrors(log *slog.Logger) func(error) {
-	return func(err error) {
-		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-			log.Info("api: informer relists: resource version too old", "err", err)
-			return
-		}
-		log.Warn("api: informer list/watch failed; retrying", "err", err)
-	}
 }
 
 // errNilPod is returned by the pod index for a nil pod.

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/listwatch/listwatch/reflector"
 )
 
 // A pod or node that does not decode into its k8s.io/api type is refused
@@ -67,17 +69,14 @@ func (b *syncBuffer) String() string {
 }
 
 // A pod its informer cannot decode (written to etcd behind the server's
-// back) is not silent: the informers log the failing lists and watches
-// with slog.Default at Warn.
+// back) is not silent: the pod informer's reflector logs the failing
+// lists and watches at Warn, naming the resource.
 func TestInformerErrorsLogged(t *testing.T) {
 	a := startServer(t)
 	ctx := testCtx(t)
 	c := NewClient(a.URL, &http.Client{})
 	var logs syncBuffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-	defer slog.SetDefault(prev)
-	inf, err := NewInformers(c)
+	inf, err := NewInformers(c, reflector.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	require.NoError(t, err)
 	inf.Factory.Start(ctx)
 	defer inf.Factory.Shutdown()
@@ -88,7 +87,9 @@ func TestInformerErrorsLogged(t *testing.T) {
 		"metadata": map[string]any{"name": "bad", "namespace": "default"}, "spec": map[string]any{"containers": "not-a-list"}}}
 	require.NoError(t, a.Stores[Pods].Create(ctx, KeyRoots[Pods]+"/default/bad", bad, nil, 0))
 	require.Eventually(t, func() bool {
-		return strings.Contains(logs.String(), "level=WARN") && strings.Contains(logs.String(), "containers")
+		out := logs.String()
+		return strings.Contains(out, "level=WARN") && strings.Contains(out, `reflector="/v1, Resource=pods"`) &&
+			strings.Contains(out, "PodSpec.spec.containers")
 	}, 10e9, 10e6, "nothing logged:\n%s", logs.String())
 	t.Log(logs.String())
 }
