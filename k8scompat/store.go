@@ -44,6 +44,9 @@ type Store struct {
 
 	mu       sync.Mutex
 	sizeKeys k8sstorage.KeysFunc // set by EnableResourceSizeEstimation; see there
+
+	// tr is the etcd store's transformer when StorageDecorator built s.
+	tr *transformerSlot
 }
 
 var _ k8sstorage.Interface = (*Store)(nil)
@@ -99,6 +102,7 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 	validateDeletion k8sstorage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts k8sstorage.DeleteOptions) error {
 	lwOpts := lwstorage.DeleteOptions{}
 	if opts.ExpectTransformOrDecodeError {
+		ctx = withExpectCorrupt(ctx)
 		if err := s.expectUnreadable(ctx, key, out); err != nil {
 			return err
 		}
