@@ -48,6 +48,12 @@ test-k8scompat:
 test-apiserver:
 	cd examples/apiserver && $(GO) vet ./... && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
 
+APISERVER_OBJECTS  ?= 10000
+APISERVER_WATCHERS ?= 100,1000
+## bench-apiserver: the example apiserver on Kubernetes' storage, then on listwatch's, back to back (fresh embedded etcd each): watch fan-out over HTTPS, list latency at APISERVER_OBJECTS widgets, heap per cached object, watchers relisting after a restart
+bench-apiserver:
+	cd examples/apiserver && $(GO) test -run '^$$' -bench Apiserver -benchtime 1x -timeout 60m ./bench -args -apiserver.objects=$(APISERVER_OBJECTS) -apiserver.watchers=$(APISERVER_WATCHERS)
+
 ## bench-k8s: Kubernetes' own storage benchmarks on listwatch and on Kubernetes' etcd3 store and cacher, side by side
 bench-k8s:
 	cd k8scompat && $(GO) test -run '^$$' -bench 'WriteThroughput|StoreList' -benchtime $(K8SBENCHTIME) -timeout 60m ./bench | $(GO) run ./cmd/benchtable
