@@ -7,9 +7,11 @@ import (
 	"github.com/listwatch/listwatch/examples/apiserver/apis/widgets"
 )
 
+// The conversions leave TypeMeta alone: the codec sets the kind of the
+// object it encodes or decodes, and list items carry none.
+
 // Convert_v1_Widget_To_widgets_Widget converts a v1 widget to the internal form.
 func Convert_v1_Widget_To_widgets_Widget(in *Widget, out *widgets.Widget, _ conversion.Scope) error {
-	out.TypeMeta = in.TypeMeta
 	out.ObjectMeta = in.ObjectMeta
 	out.Spec = widgets.WidgetSpec{Size: in.Spec.Size, Color: in.Spec.Color}
 	out.Status = widgets.WidgetStatus{Phase: in.Status.Phase}
@@ -18,7 +20,6 @@ func Convert_v1_Widget_To_widgets_Widget(in *Widget, out *widgets.Widget, _ conv
 
 // Convert_widgets_Widget_To_v1_Widget converts an internal widget to v1.
 func Convert_widgets_Widget_To_v1_Widget(in *widgets.Widget, out *Widget, _ conversion.Scope) error {
-	out.TypeMeta = in.TypeMeta
 	out.ObjectMeta = in.ObjectMeta
 	out.Spec = WidgetSpec{Size: in.Spec.Size, Color: in.Spec.Color}
 	out.Status = WidgetStatus{Phase: in.Status.Phase}
@@ -27,7 +28,7 @@ func Convert_widgets_Widget_To_v1_Widget(in *widgets.Widget, out *Widget, _ conv
 
 // Convert_v1_WidgetList_To_widgets_WidgetList converts a v1 list to the internal form.
 func Convert_v1_WidgetList_To_widgets_WidgetList(in *WidgetList, out *widgets.WidgetList, s conversion.Scope) error {
-	out.TypeMeta, out.ListMeta = in.TypeMeta, in.ListMeta
+	out.ListMeta = in.ListMeta
 	out.Items = nil
 	if in.Items != nil {
 		out.Items = make([]widgets.Widget, len(in.Items))
@@ -42,7 +43,7 @@ func Convert_v1_WidgetList_To_widgets_WidgetList(in *WidgetList, out *widgets.Wi
 
 // Convert_widgets_WidgetList_To_v1_WidgetList converts an internal list to v1.
 func Convert_widgets_WidgetList_To_v1_WidgetList(in *widgets.WidgetList, out *WidgetList, s conversion.Scope) error {
-	out.TypeMeta, out.ListMeta = in.TypeMeta, in.ListMeta
+	out.ListMeta = in.ListMeta
 	out.Items = nil
 	if in.Items != nil {
 		out.Items = make([]Widget, len(in.Items))
