@@ -155,7 +155,8 @@ func (d *decorator) decorate(rc *storagebackend.ConfigForResource, resourcePrefi
 	stops := []func(){store.Close, stopCompactor}
 
 	var served lwstorage.Interface = store
-	if d.cfg.Cache == nil || d.cfg.Cache(rc.GroupResource) {
+	cached := d.cfg.Cache == nil || d.cfg.Cache(rc.GroupResource)
+	if cached {
 		c, stop, err := d.startCacher(rc, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrs, triggers, store, log)
 		if err != nil {
 			runAll(stops)
@@ -164,7 +165,7 @@ func (d *decorator) decorate(rc *storagebackend.ConfigForResource, resourcePrefi
 		served = c
 		stops = append([]func(){stop}, stops...)
 	}
-	s, err := New(Config{Storage: served, CompactRevision: store.CompactRevision})
+	s, err := New(Config{Storage: served, CompactRevision: store.CompactRevision, ShareWatchEncodings: cached})
 	if err != nil {
 		runAll(stops)
 		return nil, nil, err

@@ -27,12 +27,16 @@
 // transformer configured means values stored as given; corrupt objects
 // handled as Kubernetes' AllowUnsafeMalformedObjectDeletion feature gate
 // says (read from utilfeature.DefaultFeatureGate when the storage is built):
-// with it on, lists read past values that cannot be transformed or decoded
-// and name them all in their error (and such objects can be deleted with
-// ignoreStoreReadErrorWithClusterBreakingPotential), while a transformer
-// error Kubernetes does not classify as a corrupt object ends the list with
-// an internal error (see KubernetesTransformer); with it off, a list ends
-// at its first unreadable value.
+// with it on, lists read past values that cannot be decoded or whose
+// transformer error Kubernetes classifies as a corrupt object, and name them
+// all in their error (such objects can be deleted with
+// ignoreStoreReadErrorWithClusterBreakingPotential), while any other
+// transformer error ends the list with an internal error (see
+// KubernetesTransformer); with it off, a list ends at its first unreadable
+// value. Watches served to API clients over the cacher get each event's
+// object wrapped as a runtime.CacheableObject shared by all of them, so that
+// the apiserver encodes an event once per format, not once per watcher
+// (Config.ShareWatchEncodings).
 //
 // Encryption at rest: the storage config's transformer is called for every
 // read and write. Kubernetes' dynamic encryption-config reload swaps the
@@ -41,8 +45,10 @@
 // written with an older key still read while the config keeps that key (the
 // read reports them stale, and the next update of the object rewrites them
 // with the new key), and the cacher keeps serving the objects it holds
-// decoded. A value whose key the config no longer has becomes a corrupt
-// object on its next read from etcd. (*Store).SetTransformer replaces the
+// decoded. A value whose key the config no longer has fails its next read
+// from etcd with an internal error, as in Kubernetes' etcd3 store (a
+// corrupt object when the transformer is wrapped as Kubernetes' storage
+// factory wraps it, see StorageDecorator). (*Store).SetTransformer replaces the
 // transformer outright and makes the cacher revalidate what it holds.
 //
 // Use New(Config{Storage: store}) instead to serve any listwatch store, or
