@@ -18,12 +18,13 @@ build:
 vet:
 	$(GO) vet $(PKGS)
 
-## test: vet, then every test with the race detector (embedded etcd, nothing to install), then the k8scompat module's
+## test: vet, then every test with the race detector (embedded etcd, nothing to install), then the k8scompat module's and the example apiserver's
 test: vet
 	$(GO) test -race -count=1 -timeout $(TIMEOUT) $(PKGS)
 	$(MAKE) test-k8scompat
+	$(MAKE) test-apiserver
 
-.PHONY: test-k8scompat bench-k8s bench-peer bench-scale bench-scale-http
+.PHONY: test-k8scompat test-apiserver bench-apiserver bench-k8s bench-peer bench-scale bench-scale-http
 SCALE_OBJECTS  ?= 1000000
 SCALE_WATCHERS ?= 100000
 SCALE_ENCODED  ?= false
@@ -43,6 +44,16 @@ K8SBENCHTIME ?= 500ms
 ## test-k8scompat: Kubernetes' own storage suite (k8s.io/apiserver v0.37.2) against listwatch, in the separate module k8scompat/
 test-k8scompat:
 	cd k8scompat && $(GO) vet ./... && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
+
+## test-apiserver: the example generic apiserver (examples/apiserver, its own module) driven by client-go and kubectl on an embedded etcd
+test-apiserver:
+	cd examples/apiserver && $(GO) vet ./... && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
+
+APISERVER_OBJECTS  ?= 10000
+APISERVER_WATCHERS ?= 100,1000
+## bench-apiserver: the example apiserver on Kubernetes' storage, then on listwatch's, back to back (fresh embedded etcd each): watch fan-out over HTTPS, list latency at APISERVER_OBJECTS widgets, heap per cached object, watchers relisting after a restart
+bench-apiserver:
+	cd examples/apiserver && $(GO) test -run '^$$' -bench Apiserver -benchtime 1x -timeout 60m ./bench -args -apiserver.objects=$(APISERVER_OBJECTS) -apiserver.watchers=$(APISERVER_WATCHERS)
 
 ## bench-k8s: Kubernetes' own storage benchmarks on listwatch and on Kubernetes' etcd3 store and cacher, side by side
 bench-k8s:

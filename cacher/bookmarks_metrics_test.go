@@ -95,8 +95,8 @@ func TestPrometheusMetrics(t *testing.T) {
 			}
 		}
 	}
-	if values["listwatch_cacher_events_received_total"] < 1 || values["listwatch_cacher_events_dispatched_total"] < 1 ||
-		values["listwatch_cacher_watchers"] != 1 || values["listwatch_cacher_resource_version"] < float64(rv) {
+	if values["apiserver_watch_cache_events_received_total"] < 1 || values["apiserver_watch_cache_events_dispatched_total"] < 1 ||
+		values["listwatch_cacher_watchers"] != 1 || values["apiserver_watch_cache_resource_version"] < float64(rv) {
 		t.Fatalf("metrics: %v", values)
 	}
 }

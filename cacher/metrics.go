@@ -73,7 +73,14 @@ func (NoopMetrics) ConsistencyChecked(bool) {}
 func (NoopMetrics) DivergencePersists() {}
 
 // PrometheusMetrics exports Metrics as Prometheus collectors labelled with
-// the resource.
+// the resource, under kube-apiserver's watch-cache names where it has an
+// equivalent (apiserver_watch_cache_events_received_total,
+// apiserver_watch_cache_events_dispatched_total,
+// apiserver_watch_cache_resource_version,
+// apiserver_watch_cache_read_wait_seconds, apiserver_cache_list_total,
+// apiserver_terminated_watchers_total) and listwatch_cacher_* otherwise
+// (watchers, lagging_watchers_total, reinitializations_total,
+// consistency_checks_total).
 type PrometheusMetrics struct {
 	received, dispatched prometheus.Counter
 	watchers             prometheus.Gauge
@@ -91,22 +98,22 @@ type PrometheusMetrics struct {
 func NewPrometheusMetrics(reg prometheus.Registerer, resource string) (*PrometheusMetrics, error) {
 	labels := prometheus.Labels{"resource": resource}
 	opts := func(name, help string) prometheus.Opts {
-		return prometheus.Opts{Namespace: "listwatch", Subsystem: "cacher", Name: name, Help: help, ConstLabels: labels}
+		return prometheus.Opts{Name: name, Help: help, ConstLabels: labels}
 	}
 	m := &PrometheusMetrics{
-		received:   prometheus.NewCounter(prometheus.CounterOpts(opts("events_received_total", "Events applied to the watch cache."))),
-		dispatched: prometheus.NewCounter(prometheus.CounterOpts(opts("events_dispatched_total", "Events queued to watchers."))),
-		watchers:   prometheus.NewGauge(prometheus.GaugeOpts(opts("watchers", "Open watches."))),
-		lagged:     prometheus.NewCounter(prometheus.CounterOpts(opts("lagging_watchers_total", "Watchers that left live dispatch to catch up."))),
-		terminated: prometheus.NewCounterVec(prometheus.CounterOpts(opts("terminated_watchers_total", "Watches ended with an error event.")), []string{"reason"}),
-		rv:         prometheus.NewGauge(prometheus.GaugeOpts(opts("resource_version", "The watch cache's resource version."))),
-		lists:      prometheus.NewCounterVec(prometheus.CounterOpts(opts("lists_total", "Lists served, by source.")), []string{"source"}),
-		readWait: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "listwatch", Subsystem: "cacher",
-			Name: "read_wait_seconds", Help: "Time reads waited for the cache to be fresh.", ConstLabels: labels,
+		received:   prometheus.NewCounter(prometheus.CounterOpts(opts("apiserver_watch_cache_events_received_total", "Events applied to the watch cache."))),
+		dispatched: prometheus.NewCounter(prometheus.CounterOpts(opts("apiserver_watch_cache_events_dispatched_total", "Events queued to watchers."))),
+		watchers:   prometheus.NewGauge(prometheus.GaugeOpts(opts("listwatch_cacher_watchers", "Open watches."))),
+		lagged:     prometheus.NewCounter(prometheus.CounterOpts(opts("listwatch_cacher_lagging_watchers_total", "Watchers that left live dispatch to catch up."))),
+		terminated: prometheus.NewCounterVec(prometheus.CounterOpts(opts("apiserver_terminated_watchers_total", "Watches the cacher ended with an error event, by reason.")), []string{"reason"}),
+		rv:         prometheus.NewGauge(prometheus.GaugeOpts(opts("apiserver_watch_cache_resource_version", "The watch cache's resource version."))),
+		lists:      prometheus.NewCounterVec(prometheus.CounterOpts(opts("apiserver_cache_list_total", "Lists served by the cacher, by source: cache (from memory, what kube-apiserver counts) or storage (delegated).")), []string{"source"}),
+		readWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "apiserver_watch_cache_read_wait_seconds", Help: "Time reads waited for the watch cache to be fresh.", ConstLabels: labels,
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
-		reinitialized: prometheus.NewCounter(prometheus.CounterOpts(opts("reinitializations_total",
+		reinitialized: prometheus.NewCounter(prometheus.CounterOpts(opts("listwatch_cacher_reinitializations_total",
 			"Re-initialisations of the watch cache after its storage watch kept failing."))),
-		consistencyChecks: prometheus.NewCounterVec(prometheus.CounterOpts(opts("consistency_checks_total",
+		consistencyChecks: prometheus.NewCounterVec(prometheus.CounterOpts(opts("listwatch_cacher_consistency_checks_total",
 			"Consistency checks of the watch cache against the storage, by result (consistent, diverged, persistent: "+
 				"a difference a relist did not remove, counted once).")), []string{"result"}),
 	}

@@ -10,50 +10,50 @@
 //
 // # Using it from a generic registry
 //
-// The registry gets its storage.Interface from RESTOptions.Decorator. A
-// decorator that builds listwatch's etcd store, puts listwatch's cacher in
-// front of it and hands the registry the adapter:
+// The registry gets its storage.Interface from RESTOptions.Decorator.
+// StorageDecorator is that decorator: for each resource it builds
+// listwatch's etcd store, puts listwatch's cacher in front of it (unless
+// DecoratorConfig.Cache says otherwise) and hands the registry the adapter;
+// the destroy function it returns stops all of it.
 //
-//	func ListwatchDecorator(cli *clientv3.Client) generic.StorageDecorator {
-//		return func(cfg *storagebackend.ConfigForResource, resourcePrefix string,
-//			keyFunc func(runtime.Object) (string, error), newFunc, newListFunc func() runtime.Object,
-//			getAttrs storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers,
-//		) (storage.Interface, factory.DestroyFunc, error) {
-//			store, err := etcd3.New(etcd3.Config{
-//				Client:         cli,
-//				Codec:          cfg.Codec,
-//				NewFunc:        newFunc,
-//				NewListFunc:    newListFunc,
-//				Prefix:         cfg.Prefix,                              // e.g. "/registry"
-//				ResourcePrefix: resourcePrefix,                          // e.g. "/widgets"
-//				Transformer:    k8scompat.Transformer(cfg.Transformer), // encryption at rest, if configured
-//			})
-//			if err != nil {
-//				return nil, nil, err
-//			}
-//			c, err := cacher.New(cacher.Config{
-//				Storage: store, ResourcePrefix: resourcePrefix, KeyFunc: keyFunc,
-//				NewFunc: newFunc, NewListFunc: newListFunc,
-//				GetAttrs: lwstorage.AttrFunc(getAttrs),
-//			})
-//			if err != nil {
-//				return nil, nil, err
-//			}
-//			ctx, cancel := context.WithCancel(context.Background())
-//			done := make(chan struct{})
-//			go func() { defer close(done); _ = c.Run(ctx) }()
-//			s, err := k8scompat.New(k8scompat.Config{Storage: c})
-//			if err != nil {
-//				cancel()
-//				return nil, nil, err
-//			}
-//			return s, func() { cancel(); <-done; store.Close() }, nil
-//		}
+//	opts := generic.RESTOptions{
+//		StorageConfig: storageConfig.ForResource(gr), // codec, prefix, transformer
+//		Decorator:     k8scompat.StorageDecorator(k8scompat.DecoratorConfig{Client: cli}),
+//		ResourcePrefix: "/" + gr.Group + "/" + gr.Resource,
 //	}
 //
-// Use Config{Storage: store} instead to serve straight from etcd, or put
-// Kubernetes' own cacher (cacher.NewCacherFromConfig) over the adapter: the
-// adapter is a complete storage.Interface either way.
+// Everything but the etcd client has a default that gives the registry what
+// Kubernetes' own storage gives it: every resource cached; no
+// transformer configured means values stored as given; corrupt objects
+// handled as Kubernetes' AllowUnsafeMalformedObjectDeletion feature gate
+// says (read from utilfeature.DefaultFeatureGate when the storage is built):
+// with it on, lists read past values that cannot be decoded or whose
+// transformer error Kubernetes classifies as a corrupt object, and name them
+// all in their error (such objects can be deleted with
+// ignoreStoreReadErrorWithClusterBreakingPotential), while any other
+// transformer error ends the list with an internal error (see
+// KubernetesTransformer); with it off, a list ends at its first unreadable
+// value. Watches served to API clients over the cacher get each event's
+// object wrapped as a runtime.CacheableObject shared by all of them, so that
+// the apiserver encodes an event once per format, not once per watcher
+// (Config.ShareWatchEncodings).
+//
+// Encryption at rest: the storage config's transformer is called for every
+// read and write. Kubernetes' dynamic encryption-config reload swaps the
+// keys inside that transformer without telling the storage, which is all
+// listwatch needs: writes use the new write key from then on, values
+// written with an older key still read while the config keeps that key (the
+// read reports them stale, and the next update of the object rewrites them
+// with the new key), and the cacher keeps serving the objects it holds
+// decoded. A value whose key the config no longer has fails its next read
+// from etcd with an internal error, as in Kubernetes' etcd3 store (a
+// corrupt object when the transformer is wrapped as Kubernetes' storage
+// factory wraps it, see StorageDecorator). (*Store).SetTransformer replaces the
+// transformer outright and makes the cacher revalidate what it holds.
+//
+// Use New(Config{Storage: store}) instead to serve any listwatch store, or
+// put Kubernetes' own cacher (cacher.NewCacherFromConfig) over the adapter:
+// the adapter is a complete storage.Interface either way.
 //
 // # What the adapter translates
 //
@@ -78,9 +78,11 @@
 //
 // # Not supported
 //
-//   - CompactRevision reports 0 unless Config.CompactRevision is given (or the
-//     listwatch store has a CompactRevision() int64 method): listwatch stores
-//     do not observe etcd compactions made elsewhere.
+//   - A Store made with New reports the CompactRevision of its listwatch
+//     store when it has a CompactRevision() int64 method (the etcd store
+//     does, and observes compactions made by any client), else 0 unless
+//     Config.CompactRevision is given. StorageDecorator passes the etcd
+//     store's.
 //   - EnableResourceSizeEstimation is accepted but produces no estimate, so
 //     Stats.EstimatedAverageObjectSizeBytes is always 0 ("unknown").
 //   - ListOptions.RecordTimestamps is ignored (objects are never wrapped), and

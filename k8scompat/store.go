@@ -28,6 +28,16 @@ type Config struct {
 	// compaction observed", which is what Kubernetes' etcd3 store reports
 	// before it sees one).
 	CompactRevision func() int64
+
+	// ShareWatchEncodings hands the objects of watch events served to API
+	// clients (the watch's context carries k8s.io/apiserver's RequestInfo)
+	// wrapped as runtime.CacheableObject, one wrapper per object for all
+	// watches of the Store, so that k8s.io/apiserver's encoders encode an
+	// event once per format for all the watchers it reaches instead of
+	// once per watcher. Worth it over a cacher, which hands every watcher
+	// the same object; each watch then has a goroutine of its own that
+	// passes its events on. StorageDecorator sets it for cached resources.
+	ShareWatchEncodings bool
 }
 
 // compactRevisioner is implemented by listwatch stores that track the
@@ -42,8 +52,13 @@ type Store struct {
 	s          lwstorage.Interface
 	compactRev func() int64
 
+	share *encodingShare // with Config.ShareWatchEncodings
+
 	mu       sync.Mutex
 	sizeKeys k8sstorage.KeysFunc // set by EnableResourceSizeEstimation; see there
+
+	// tr is the etcd store's transformer when StorageDecorator built s.
+	tr *transformerSlot
 }
 
 var _ k8sstorage.Interface = (*Store)(nil)
@@ -54,6 +69,9 @@ func New(cfg Config) (*Store, error) {
 		return nil, errors.New("k8scompat: Config.Storage is required")
 	}
 	s := &Store{s: cfg.Storage, compactRev: cfg.CompactRevision}
+	if cfg.ShareWatchEncodings {
+		s.share = newEncodingShare()
+	}
 	if s.compactRev == nil {
 		if c, ok := cfg.Storage.(compactRevisioner); ok {
 			s.compactRev = c.CompactRevision
@@ -99,6 +117,7 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 	validateDeletion k8sstorage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts k8sstorage.DeleteOptions) error {
 	lwOpts := lwstorage.DeleteOptions{}
 	if opts.ExpectTransformOrDecodeError {
+		ctx = withExpectCorrupt(ctx)
 		if err := s.expectUnreadable(ctx, key, out); err != nil {
 			return err
 		}
@@ -147,6 +166,9 @@ func (s *Store) Watch(ctx context.Context, key string, opts k8sstorage.ListOptio
 	// initialization signal) that the watch is set up and its seat can be
 	// released; Kubernetes' etcd3 store does the same once Watch returns.
 	utilflowcontrol.WatchInitialized(ctx)
+	if s.share != nil && servesAPIClient(ctx) {
+		return newSharingWatch(w, s.share), nil
+	}
 	return w, nil
 }
 

@@ -39,13 +39,13 @@ func (s *Server) logWatchStart(req *http.Request) {
 		user = info.user
 	}
 	s.log.LogAttrs(req.Context(), RequestLogLevel, "HTTP watch started",
-		slog.String("method", req.Method), slog.String("verb", "WATCH"),
-		slog.String("path", req.URL.RequestURI()), slog.String("user", user),
+		slog.String("verb", "WATCH"), slog.String("path", req.URL.RequestURI()), slog.String("user", user),
 		slog.String("srcIP", req.RemoteAddr), slog.String("userAgent", req.UserAgent()))
 }
 
 // logRequest logs an answered request: at RequestLogLevel, or Warn for a
-// 5xx answer. The user is "" when the request was answered before
+// 5xx answer. verb is kube-apiserver's (LIST, DELETECOLLECTION, ...),
+// method the HTTP method. The user is "" when the request was answered before
 // authentication (429, or a 401).
 func (s *Server) logRequest(req *http.Request, info *requestInfo, code int, took time.Duration) {
 	level := RequestLogLevel
@@ -60,8 +60,8 @@ func (s *Server) logRequest(req *http.Request, info *requestInfo, code int, took
 		verb = metricVerb(req.Method)
 	}
 	s.log.LogAttrs(req.Context(), level, "HTTP",
-		slog.String("method", req.Method), slog.String("verb", verb),
-		slog.String("path", req.URL.RequestURI()), slog.String("user", info.user),
+		slog.String("verb", verb), slog.String("method", req.Method), slog.String("path", req.URL.RequestURI()),
+		slog.String("user", info.user),
 		slog.Int("status", code), slog.Duration("latency", took),
 		slog.String("srcIP", req.RemoteAddr), slog.String("userAgent", req.UserAgent()))
 }

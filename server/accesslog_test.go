@@ -82,7 +82,7 @@ func TestAccessLog(t *testing.T) {
 	for range w.events {
 	}
 	recs := buf.records(t)
-	list := find(recs, "HTTP", map[string]any{"method": "GET", "verb": "LIST", "user": "alice", "status": 200.0,
+	list := find(recs, "HTTP", map[string]any{"verb": "LIST", "method": "GET", "user": "alice", "status": 200.0,
 		"path": apiBase + "/namespaces/ns/widgets", "level": "DEBUG+2"})
 	require.NotNil(t, list, "no access line for the list in %v", recs)
 	require.Contains(t, list, "latency")

@@ -54,9 +54,8 @@ func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) 
 		return
 	}
 	wantRV := (&unstructured.Unstructured{Object: patch}).GetResourceVersion()
-	var created bool
-	out, err := s.storeUpdate(req, t, true, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		created = cur.GetResourceVersion() == ""
+	out, res, err := s.storeUpdate(req, t, true, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		created := cur.GetResourceVersion() == ""
 		live := cur
 		if created {
 			live = t.res.emptyObject()
@@ -84,16 +83,16 @@ func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) 
 				return nil, apierrors.NewNotFound(schema.GroupResource{Group: t.res.Group, Resource: t.res.Plural}, t.name)
 			}
 			t.res.dropStatusOnCreate(next)
-			return next, prepareCreate(next)
+			return next, nil
 		}
-		return next, t.res.checkAndCarry(cur, next, wantRV, t.subresource)
+		return next, t.res.checkWrite(cur, next, wantRV, t.subresource)
 	})
 	if err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))
 		return
 	}
 	code := http.StatusOK
-	if created {
+	if res.Created {
 		code = http.StatusCreated
 	}
 	s.writeObject(w, req, code, t.res, out)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -96,6 +97,15 @@ type Resource struct {
 	SelectableFields []string
 	// Subresources declares /status and /scale, as a CRD does; nil: none.
 	Subresources *Subresources
+	// Validate, when set, checks every object a create, update, patch,
+	// apply or scale is about to store, after its metadata and Schema: for
+	// example by decoding it into the Go type its clients decode it into,
+	// so that nothing is stored that their informers cannot read. An error
+	// that is a Kubernetes status (apierrors) is answered as it is; any
+	// other is 400 Bad Request `<Kind> in version "<version>" cannot be
+	// handled as a <Kind>: <error>`, as kube-apiserver answers a body it
+	// cannot decode.
+	Validate func(u *unstructured.Unstructured) error
 }
 
 // GroupVersion returns the resource's group and version.

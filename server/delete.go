@@ -17,6 +17,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilptr "k8s.io/utils/ptr"
 
+	"github.com/listwatch/listwatch/registry"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -53,11 +54,14 @@ func (s *Server) deleteOptions(w http.ResponseWriter, req *http.Request) (*metav
 	return opts, nil
 }
 
-// serveDelete answers DELETE on an object. DeleteOptions may carry
-// preconditions on uid and resourceVersion (409 when they fail), dryRun,
-// and ignoreStoreReadErrorWithClusterBreakingPotential: the unsafe delete
-// of an object whose stored value cannot be read (see serveUnsafeDelete).
-// The response is the last state of the object.
+// serveDelete answers DELETE on an object through the registry.
+// DeleteOptions may carry preconditions on uid and resourceVersion (409
+// when they fail), dryRun, and
+// ignoreStoreReadErrorWithClusterBreakingPotential: the unsafe delete of
+// an object whose stored value cannot be read (see serveUnsafeDelete). An
+// object with finalizers is not deleted but marked (deletionTimestamp,
+// deletionGracePeriodSeconds 0) until its last finalizer is removed. The
+// response (200) is the last state of the object, or the marked object.
 func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target) {
 	opts, err := s.deleteOptions(w, req)
 	if err != nil {
@@ -68,22 +72,8 @@ func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target)
 		s.serveUnsafeDelete(w, req, t, opts)
 		return
 	}
-	pre := preconditions(opts)
 	out := &unstructured.Unstructured{}
-	if isDryRun(req) || len(opts.DryRun) > 0 {
-		if err := t.res.Storage.Get(req.Context(), t.objectKey(), storage.GetOptions{}, out); err != nil {
-			s.writeError(w, req, t.res.objectError(err, t.name))
-			return
-		}
-		if err := pre.Check(t.objectKey(), out); err != nil {
-			s.writeError(w, req, t.res.objectError(err, t.name))
-			return
-		}
-		s.writeObject(w, req, http.StatusOK, t.res, out)
-		return
-	}
-	err = t.res.Storage.Delete(req.Context(), t.objectKey(), out, pre, allowDeletion, nil, storage.DeleteOptions{})
-	if err != nil {
+	if _, err := t.res.registry.Delete(req.Context(), t.objectKey(), out, registryDeleteOptions(req, opts)); err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))
 		return
 	}
@@ -111,6 +101,14 @@ func preconditions(opts *metav1.DeleteOptions) *storage.Preconditions {
 // allowDeletion is the validateDeletion of the server's deletes: no
 // admission checks.
 func allowDeletion(context.Context, runtime.Object) error { return nil }
+
+// registryDeleteOptions are the registry's options for a delete with
+// opts: its preconditions, and a dry run when the query or the body asks
+// for one.
+func registryDeleteOptions(req *http.Request, opts *metav1.DeleteOptions) registry.DeleteOptions {
+	return registry.DeleteOptions{Preconditions: preconditions(opts), Validate: allowDeletion,
+		DryRun: isDryRun(req) || len(opts.DryRun) > 0}
+}
 
 // serveUnsafeDelete removes an object whose stored value cannot be read
 // (corrupt bytes, a lost encryption key): Kubernetes'

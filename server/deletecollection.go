@@ -17,7 +17,9 @@ import (
 // deletecollection, what kubectl delete --all sends): every object the
 // request's labelSelector and fieldSelector match (in the namespace, or
 // in all namespaces) is deleted with the request's DeleteOptions, and the
-// answer is 200 with the list of the deleted objects' last states.
+// answer is 200 with the list of the deleted objects' last states (an
+// object with finalizers is marked, as a single delete marks it, and
+// listed as marked).
 // Objects deleted meanwhile by someone else are skipped; the first other
 // failure ends the request with its error. dryRun deletes nothing and
 // lists what would go. ignoreStoreReadErrorWithClusterBreakingPotential is
@@ -49,17 +51,12 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request,
 		s.writeError(w, req, err)
 		return
 	}
-	pre := preconditions(opts)
-	dryRun := isDryRun(req) || len(opts.DryRun) > 0
+	ropts := registryDeleteOptions(req, opts)
 	deleted := list.Items[:0]
 	for _, item := range list.Items {
-		if dryRun {
-			deleted = append(deleted, item)
-			continue
-		}
 		it := target{res: t.res, namespace: item.GetNamespace(), name: item.GetName()}
 		out := &unstructured.Unstructured{}
-		err := t.res.Storage.Delete(req.Context(), it.objectKey(), out, pre, allowDeletion, nil, storage.DeleteOptions{})
+		_, err := t.res.registry.Delete(req.Context(), it.objectKey(), out, ropts)
 		switch {
 		case storage.IsCode(err, storage.CodeNotFound):
 			continue

@@ -1,24 +1,66 @@
 // Package server is a Kubernetes-wire-compatible HTTP API over
-// storage.Interface implementations (normally the cacher): list, watch,
-// get, create, update, merge-patch and delete of JSON objects, plus the
-// discovery documents stock clients need.
+// storage.Interface implementations (normally one cacher per resource):
+// discovery, OpenAPI, list, watch, get, create, update, patch, server-side
+// apply, delete and deletecollection of JSON objects, the /status and
+// /scale subresources, health checks and metrics. Stock kubectl and
+// client-go work against it.
 //
 // # Paths
 //
-//	/version, /apis, /apis/{group}, /apis/{group}/{version}   discovery
-//	/apis/{g}/{v}/{plural}                                    list, watch (all namespaces); create (cluster-scoped)
-//	/apis/{g}/{v}/namespaces/{ns}/{plural}                    list, watch, create
-//	/apis/{g}/{v}[/namespaces/{ns}]/{plural}/{name}           get (watch=true: one object), PUT, PATCH, DELETE
+//	/version, /api, /api/{v}, /apis, /apis/{g}, /apis/{g}/{v}   discovery
+//	/openapi/v2, /openapi/v3, /openapi/v3/{prefix}                OpenAPI documents
+//	/livez, /readyz, /healthz (?verbose, /readyz/{check})        health checks
+//	/metrics                                                      Prometheus metrics (Config.Metrics)
+//	{prefix}/{plural}                                             list, watch, deletecollection (all namespaces); create (cluster-scoped)
+//	{prefix}/namespaces/{ns}/{plural}                             list, watch, create, deletecollection
+//	{prefix}[/namespaces/{ns}]/{plural}/{name}                    get (watch=true: one object), PUT, PATCH, DELETE
+//	{prefix}[/namespaces/{ns}]/{plural}/{name}/status|scale       GET, PUT, PATCH (Resource.Subresources)
 //
-// Objects are unstructured JSON with apiVersion, kind and metadata; other
-// fields are stored as given. The server sets uid, creationTimestamp and
-// generation (bumped when anything outside metadata and status changes).
+// {prefix} is /api/{v} for the core group ("", as Kubernetes serves nodes
+// and pods) and /apis/{g}/{v} for the others.
+//
+// # Writes
+//
+// Objects are unstructured JSON (or YAML, Content-Type:
+// application/yaml) with apiVersion, kind and metadata. Metadata is
+// checked with apimachinery's ObjectMeta validation, the rest against
+// Resource.Schema when one is given (an OpenAPI v3 structural schema, as a
+// CRD carries; fields it does not declare are pruned, fieldValidation
+// Strict/Warn/Ignore says what happens to unknown and duplicate fields),
+// then by Resource.Validate when set; failures are 422 Invalid with
+// Kubernetes' messages. Every write goes through package registry, which
+// owns Kubernetes' metadata rules: create sets uid, creationTimestamp and
+// generation 1 (a resourceVersion on a new object is 400); updates keep
+// uid and creationTimestamp and bump generation only when something
+// outside metadata and status changed; DELETE of an object with
+// finalizers sets deletionTimestamp (deletionGracePeriodSeconds 0) and
+// keeps it, no finalizer may be added then, and the write that removes
+// the last one deletes it. metadata.generateName is honoured.
+//
 // PUT is optimistic when the body carries metadata.resourceVersion (409
-// Conflict when stale) and unconditional otherwise; PATCH takes
-// application/merge-patch+json (RFC 7386) or application/json-patch+json
-// (RFC 6902), both implemented here, and treats a resourceVersion the
-// patch sets as a precondition; DELETE accepts a
-// DeleteOptions body with preconditions and returns the deleted object.
+// Conflict when stale) and unconditional otherwise. PATCH takes
+// application/merge-patch+json (RFC 7386), application/json-patch+json
+// (RFC 6902, evanphx/json-patch) and application/apply-patch+yaml:
+// server-side apply with apimachinery's field manager over the schema
+// (fieldManager required, force, conflicts 409 naming managers and
+// fields, apply to a missing object creates it); a resourceVersion a
+// patch sets is a precondition. Creates, updates and patches record
+// Update operations in managedFields. dryRun=All on any write checks and
+// answers without writing. DELETE takes DeleteOptions (body or query,
+// validated as Kubernetes does) with uid/resourceVersion preconditions
+// and answers the object's last state (or the marked object);
+// ignoreStoreReadErrorWithClusterBreakingPotential removes an object
+// whose stored value cannot be read (with the Authorizer's
+// unsafe-delete-ignore-read-errors verb). A DELETE on a collection
+// deletes what its labelSelector and fieldSelector match and answers the
+// list of what went. propagationPolicy is validated but there is no
+// garbage collector: dependents are not deleted. Strategic merge patch is
+// 415, as Kubernetes answers it for custom resources.
+//
+// With Resource.Subresources.Status, writes to the object keep the stored
+// status and writes to /status change only status; Subresources.Scale
+// serves an autoscaling/v1 Scale mapped onto the object's fields (what
+// kubectl scale uses).
 //
 // # Lists and watches
 //
@@ -27,14 +69,20 @@
 // resource's SelectableFields), and for watches (watch=true or watch=1)
 // allowWatchBookmarks, sendInitialEvents and timeoutSeconds. They follow
 // Kubernetes' validation: malformed values are 400, invalid combinations
-// 422. Lists are streamed item by item. A watch is a chunked 200 response
-// of one JSON {"type":..,"object":..} per line; a resource version too old
-// to serve gives a 200 stream with one ERROR event carrying the 410
-// Expired Status, as Kubernetes does. A watch ends cleanly after
-// timeoutSeconds, or, without it, after a random time between
-// Config.MaxWatchTimeout/2 and Config.MaxWatchTimeout. Objects are
+// 422, a resourceVersion too large to be served 504. Lists are streamed
+// item by item (continue is omitted when empty); a list served by a cacher
+// built with CacheCodec copies its cached JSON. A watch is a chunked 200
+// response of one JSON {"type":..,"object":..} per line; a resource
+// version too old to serve gives a 200 stream with one ERROR event
+// carrying the 410 Expired Status, as Kubernetes does. A watch ends
+// cleanly after timeoutSeconds, or, without it, after a random time
+// between Config.MaxWatchTimeout/2 and Config.MaxWatchTimeout. Objects are
 // encoded by a reflection-free encoder for unstructured values whose
-// output is encoding/json's (without its HTML escaping).
+// output is encoding/json's (without its HTML escaping). Accept:
+// application/json;as=Table;g=meta.k8s.io;v=v1 answers gets, lists and
+// watches as Tables (Resource.PrinterColumns), application/yaml as YAML
+// (not for watches); an Accept that allows none of these (protobuf
+// only) is 406.
 //
 // # Encoding
 //
@@ -67,19 +115,42 @@
 // client resumes from the last RV it received, losing nothing), and one
 // whose connection accepts nothing for Config.WriteTimeout is cut off.
 //
+// # Security and limits
+//
+// Config.TLS serves HTTPS. Config.Authenticator identifies users (bearer
+// tokens from a kube-apiserver token file, TLS client certificates;
+// Authenticators chains them; 401 otherwise, or system:anonymous with
+// AllowAnonymous); Config.Authorizer decides each request from
+// Kubernetes-style attributes (403 otherwise); ReadAllWriteGroups is an
+// example policy. Serve refuses a non-loopback address without TLS and
+// authentication unless AllowInsecureNonLoopback. Requests other than
+// watches are bounded by RequestTimeout (504) and by in-flight limits
+// (MaxRequestsInFlight, MaxMutatingRequestsInFlight: 429 with
+// Retry-After); bodies by MaxRequestBodyBytes (413) and BodyReadTimeout;
+// connections by MaxConnections.
+//
 // # Errors
 //
 // Every error is a metav1.Status body with Kubernetes' code and reason:
-// 400 BadRequest (a namespace in the body differing from the path's), 404
-// NotFound, 405 MethodNotAllowed, 409 Conflict or AlreadyExists, 410
-// Expired, 413 RequestEntityTooLarge (Config.MaxRequestBodyBytes), 415
-// UnsupportedMediaType, 422 Invalid (ObjectMeta as apimachinery validates
-// it, the schema, DeleteOptions, objects nested too deep to be read back),
-// 429 TooManyRequests while storage is not ready, 504 for too-large
-// resource versions, 500 only for real faults. Storage errors are mapped
-// through their APIStatus; messages name no storage keys and no etcd or
-// gRPC internals, which are logged instead. Nothing is written when a
-// request fails.
+// 400 BadRequest, 401, 403, 404 NotFound, 405 MethodNotAllowed, 406, 409
+// Conflict or AlreadyExists, 410 Expired, 413 RequestEntityTooLarge, 415
+// UnsupportedMediaType, 422 Invalid, 429 TooManyRequests (in-flight
+// limits, storage not ready), 503 when etcd cannot be reached, 504 for
+// timeouts and too-large resource versions, 500 only for real faults.
+// Storage errors are mapped through their APIStatus; messages name no
+// storage keys and no etcd or gRPC internals, which are logged instead.
+// Nothing is written when a request fails.
+//
+// # Observability
+//
+// Config.Metrics receives apiserver_request_total (verbs GET, LIST, WATCH,
+// POST, PUT, PATCH, APPLY, DELETE, DELETECOLLECTION),
+// apiserver_request_duration_seconds, apiserver_longrunning_requests,
+// apiserver_current_inflight_requests and apiserver_dropped_requests_total,
+// and serves everything registered on it at /metrics. /readyz checks etcd
+// (a quorum read), each resource's storage readiness, shutdown and
+// Config.ReadyChecks; /livez does not depend on etcd. Config.Logger gets
+// every failed request and, at RequestLogLevel, one line per request.
 //
 // # Running
 //
@@ -99,9 +170,10 @@
 //
 // # Not implemented
 //
-// Server-side apply and strategic merge patch (415, as Kubernetes answers
-// strategic merge patches for custom resources), dryRun (400), protobuf
-// and Table output (JSON, or YAML on request, is returned), OpenAPI
-// documents, finalizers and graceful deletion (DELETE removes at once),
-// admission and authentication.
+// Strategic merge patch, protobuf, admission (mutating or validating
+// webhooks), RBAC (authorization is the Authorizer hook), garbage
+// collection (ownerReferences and propagationPolicy have no effect on
+// dependents), graceful deletion periods (deletionGracePeriodSeconds is
+// always 0), aggregated discovery, and conversion between versions (each
+// resource is served in one version).
 package server

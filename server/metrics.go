@@ -1,6 +1,7 @@
 package server
 
 import (
+	"mime"
 	"net/http"
 	"strconv"
 	"time"
@@ -68,18 +69,29 @@ func (m *serverMetrics) unregister() {
 	m.collectors = nil
 }
 
-// verb names a resource request as kube-apiserver's metrics do.
+// verb names a resource request as kube-apiserver's metrics do: GET,
+// LIST and WATCH for reads, DELETECOLLECTION for a DELETE on a
+// collection, APPLY for a server-side apply patch, else the method.
 func verb(req *http.Request, t target) string {
-	if req.Method == http.MethodGet {
-		if isWatch(req) {
-			return "WATCH"
-		}
-		if t.name == "" {
-			return "LIST"
-		}
+	switch {
+	case req.Method == http.MethodGet && isWatch(req):
+		return "WATCH"
+	case req.Method == http.MethodGet && t.name == "":
+		return "LIST"
+	case req.Method == http.MethodGet:
 		return "GET"
+	case req.Method == http.MethodDelete && t.name == "":
+		return "DELETECOLLECTION"
+	case req.Method == http.MethodPatch && isApplyPatch(req):
+		return "APPLY"
 	}
 	return metricVerb(req.Method)
+}
+
+// isApplyPatch reports whether req's body is a server-side apply patch.
+func isApplyPatch(req *http.Request) bool {
+	mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	return mt == mediaApplyPatch
 }
 
 // otherLabel is the label value of any verb or code outside the known

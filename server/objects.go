@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/listwatch/listwatch/registry"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -90,28 +91,20 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 		return
 	}
 	u, err := t.res.normalize(obj, t)
-	if err == nil {
-		err = prepareCreate(u)
-	}
-	if err == nil {
-		t.res.dropStatusOnCreate(u)
-	}
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
+	t.res.dropStatusOnCreate(u)
 	u = t.res.recordUpdate(t.res.emptyObject(), u, manager)
 	t.name = u.GetName()
 	if err := t.res.checkStorable(u); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	if isDryRun(req) {
-		s.writeObject(w, req, http.StatusCreated, t.res, u)
-		return
-	}
 	out := &unstructured.Unstructured{}
-	if err := t.res.Storage.Create(req.Context(), t.objectKey(), u, out, 0); err != nil {
+	err = t.res.registry.Create(req.Context(), t.objectKey(), u, out, registry.CreateOptions{DryRun: isDryRun(req)})
+	if err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))
 		return
 	}
@@ -149,24 +142,24 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 	wantRV := next.GetResourceVersion()
 	s.update(w, req, t, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		u := next.DeepCopy()
-		if err := t.res.checkAndCarry(cur, u, wantRV, t.subresource); err != nil {
+		if err := t.res.checkWrite(cur, u, wantRV, t.subresource); err != nil {
 			return nil, err
 		}
 		return t.res.recordUpdate(cur, u, manager), nil
 	})
 }
 
-// checkAndCarry enforces the optimistic-concurrency precondition wantRV
-// (when set), applies the status subresource's rules for a write through
-// sub ("" for the object itself) and carries server-owned fields over
-// from cur to next.
-func (r *resource) checkAndCarry(cur, next *unstructured.Unstructured, wantRV, sub string) error {
+// checkWrite enforces the optimistic-concurrency precondition wantRV
+// (when set) and applies the status subresource's rules for a write
+// through sub ("" for the object itself). The registry then carries the
+// server-owned metadata over from cur to next.
+func (r *resource) checkWrite(cur, next *unstructured.Unstructured, wantRV, sub string) error {
 	if wantRV != "" && wantRV != cur.GetResourceVersion() {
 		return apierrors.NewConflict(schema.GroupResource{Group: r.Group, Resource: r.Plural}, cur.GetName(),
 			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 	}
 	r.applySubresourcePolicy(cur, next, sub)
-	return r.carryOver(cur, next)
+	return nil
 }
 
 // servePatch answers PATCH on an object with an RFC 7386 merge patch
@@ -175,7 +168,7 @@ func (r *resource) checkAndCarry(cur, next *unstructured.Unstructured, wantRV, s
 // sets is a precondition (409 when stale); a JSON patch that cannot be
 // applied (missing path, failed test) is 422.
 func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) {
-	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); mt == mediaApplyPatch {
+	if isApplyPatch(req) {
 		s.serveApply(w, req, t)
 		return
 	}
@@ -232,7 +225,7 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		if next.GetNamespace() != cur.GetNamespace() {
 			return nil, badRequest("metadata.namespace cannot be changed")
 		}
-		if err := t.res.checkAndCarry(cur, next, next.GetResourceVersion(), t.subresource); err != nil {
+		if err := t.res.checkWrite(cur, next, next.GetResourceVersion(), t.subresource); err != nil {
 			return nil, err
 		}
 		return t.res.recordUpdate(cur, next, manager), nil
@@ -266,7 +259,7 @@ func patcher(contentType string, body []byte, copyLimit int64) (func(doc map[str
 // stored result.
 func (s *Server) update(w http.ResponseWriter, req *http.Request, t target,
 	mutate func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error)) {
-	out, err := s.storeUpdate(req, t, false, mutate)
+	out, _, err := s.storeUpdate(req, t, false, mutate)
 	if err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))
 		return
@@ -274,32 +267,29 @@ func (s *Server) update(w http.ResponseWriter, req *http.Request, t target,
 	s.writeObject(w, req, http.StatusOK, t.res, out)
 }
 
-// storeUpdate runs a read-modify-write of t's object with mutate and
-// returns the stored result. With ignoreNotFound, a missing object is
-// handed to mutate empty (no resourceVersion) and created. A dry run
-// writes nothing. Whatever mutate returns must pass checkStorable.
-func (s *Server) storeUpdate(req *http.Request, t target, ignoreNotFound bool,
-	mutate func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+// storeUpdate runs a read-modify-write of t's object with mutate through
+// the registry (which applies Kubernetes' metadata rules to what mutate
+// returns) and returns the stored result. With allowCreate, a missing
+// object is handed to mutate empty (no resourceVersion) and created. A
+// dry run writes nothing. Whatever mutate returns must pass
+// checkStorable. An update that removes the last finalizer of an object
+// being deleted deletes it; out is then its last state.
+func (s *Server) storeUpdate(req *http.Request, t target, allowCreate bool,
+	mutate func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, registry.UpdateResult, error) {
 	mutate = storable(t.res, mutate)
-	if isDryRun(req) {
-		return s.dryRunUpdate(req, t, ignoreNotFound, mutate)
-	}
 	out := &unstructured.Unstructured{}
-	try := func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+	opts := registry.UpdateOptions{AllowCreate: allowCreate, DryRun: isDryRun(req)}
+	res, err := t.res.registry.Update(req.Context(), t.objectKey(), out, opts, func(input runtime.Object) (runtime.Object, error) {
 		cur, ok := input.(*unstructured.Unstructured)
 		if !ok {
-			return nil, nil, fmt.Errorf("storage returned %T, want *unstructured.Unstructured", input)
+			return nil, fmt.Errorf("storage returned %T, want *unstructured.Unstructured", input)
 		}
-		next, err := mutate(cur)
-		if err != nil {
-			return nil, nil, err
-		}
-		return next, nil, nil
+		return mutate(cur)
+	})
+	if err != nil {
+		return nil, res, err
 	}
-	if err := t.res.Storage.GuaranteedUpdate(req.Context(), t.objectKey(), out, ignoreNotFound, nil, try, nil); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, res, nil
 }
 
 // storable wraps mutate so that its result is refused unless checkStorable

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/validation/validate"
+
+	"github.com/listwatch/listwatch/registry"
 )
 
 // Server is the HTTP API. It implements http.Handler; Serve and
@@ -49,6 +51,9 @@ type resource struct {
 	columns []tableColumn
 	// fieldManager records managedFields and merges apply patches.
 	fieldManager *managedfields.FieldManager
+	// registry is the write path over Storage: it sets and carries the
+	// server-owned metadata (uid, creationTimestamp, generation, deletion).
+	registry *registry.Store
 }
 
 // New validates cfg and returns a Server for its resources.
@@ -78,6 +83,10 @@ func New(cfg Config) (*Server, error) {
 			fields: map[string]bool{"metadata.name": true, "metadata.namespace": true}}
 		rr.gvString = rr.gv.String()
 		rr.wire = newWireFormats(rr.gvString, rr.Kind)
+		if rr.registry, err = registry.New(registry.Config{Storage: r.Storage,
+			Resource: schema.GroupResource{Group: r.Group, Resource: r.Plural}, Kind: r.Kind}); err != nil {
+			return nil, fmt.Errorf("server: resource %s: %w", r.Plural, err)
+		}
 		if rr.columns, err = tableColumns(r.PrinterColumns); err != nil {
 			return nil, fmt.Errorf("server: resource %s: %w", r.Plural, err)
 		}

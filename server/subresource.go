@@ -229,7 +229,7 @@ func (s *Server) serveScaleWrite(w http.ResponseWriter, req *http.Request, t tar
 		}
 	}
 	gk := schema.GroupKind{Group: "autoscaling", Kind: "Scale"}
-	out, err := s.storeUpdate(req, t, false, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out, _, err := s.storeUpdate(req, t, false, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		sc, err := toScale(t.res.scaleOf(cur))
 		if err != nil {
 			return nil, err
@@ -250,11 +250,14 @@ func (s *Server) serveScaleWrite(w http.ResponseWriter, req *http.Request, t tar
 		if err := unstructured.SetNestedField(next.Object, n, scalePath(t.res.Subresources.Scale.SpecReplicasPath)...); err != nil {
 			return nil, apierrors.NewInvalid(gk, t.name, field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), n, err.Error())})
 		}
-		if err := t.res.checkAndCarry(cur, next, scale.GetResourceVersion(), subScale); err != nil {
+		if err := t.res.checkWrite(cur, next, scale.GetResourceVersion(), subScale); err != nil {
 			return nil, err
 		}
 		if errs := t.res.schemaErrors(next.Object); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(schema.GroupKind{Group: t.res.Group, Kind: t.res.Kind}, t.name, errs)
+		}
+		if err := t.res.validateObject(next); err != nil {
+			return nil, err
 		}
 		return t.res.recordUpdate(cur, next, manager), nil
 	})

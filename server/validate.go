@@ -2,8 +2,6 @@ package server
 
 import (
 	"fmt"
-	"reflect"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -12,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -65,7 +62,26 @@ func (r *resource) normalize(obj map[string]any, t target) (*unstructured.Unstru
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: r.Group, Kind: r.Kind}, name, errs)
 	}
+	if err := r.validateObject(u); err != nil {
+		return nil, err
+	}
 	return u, nil
+}
+
+// validateObject runs the resource's Validate hook on u (see
+// Resource.Validate).
+func (r *resource) validateObject(u *unstructured.Unstructured) error {
+	if r.Validate == nil {
+		return nil
+	}
+	err := r.Validate(u)
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(apierrors.APIStatus); ok {
+		return err
+	}
+	return badRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", r.Kind, r.Version, r.Kind, err))
 }
 
 func (r *resource) checkTypeMeta(obj map[string]any) error {
@@ -103,56 +119,4 @@ func (r *resource) normalizeNamespace(u *unstructured.Unstructured, t target) er
 		return errNamespaceMismatch
 	}
 	return nil
-}
-
-// prepareCreate sets the fields the server owns on a new object.
-func prepareCreate(u *unstructured.Unstructured) error {
-	if u.GetResourceVersion() != "" {
-		return badRequest("resourceVersion should not be set on objects to be created")
-	}
-	u.SetUID(uuid.NewUUID())
-	u.SetCreationTimestamp(metav1.NewTime(time.Now().UTC().Truncate(time.Second)))
-	u.SetGeneration(1)
-	u.SetSelfLink("")
-	u.SetDeletionTimestamp(nil)
-	return nil
-}
-
-// carryOver keeps the server-owned fields of cur on next, an update of it:
-// uid (a different uid in next is a 409 precondition failure),
-// creationTimestamp, and generation, which grows when anything outside
-// metadata and status changes.
-func (r *resource) carryOver(cur, next *unstructured.Unstructured) error {
-	if uid := next.GetUID(); uid != "" && uid != cur.GetUID() {
-		return apierrors.NewConflict(schema.GroupResource{Group: r.Group, Resource: r.Plural}, cur.GetName(),
-			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, cur.GetUID()))
-	}
-	next.SetUID(cur.GetUID())
-	next.SetCreationTimestamp(cur.GetCreationTimestamp())
-	next.SetSelfLink("")
-	gen := cur.GetGeneration()
-	if specChanged(cur.Object, next.Object) {
-		gen++
-	}
-	next.SetGeneration(gen)
-	next.SetResourceVersion("")
-	return nil
-}
-
-// specChanged reports whether a and b differ outside metadata and status.
-func specChanged(a, b map[string]any) bool {
-	for k, v := range a {
-		if k == "metadata" || k == "status" {
-			continue
-		}
-		if !reflect.DeepEqual(v, b[k]) {
-			return true
-		}
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok && k != "metadata" && k != "status" {
-			return true
-		}
-	}
-	return false
 }

@@ -6,22 +6,31 @@ import (
 	"sync"
 
 	"github.com/listwatch/listwatch/cacher"
-	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/etcdrun"
 	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/registry"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
 // The whole path in one function: an embedded etcd, a Widget store on it,
-// a cacher serving reads and watches from memory, and a typed informer
-// over the cacher that sees a write made through the cacher.
+// a cacher serving reads and watches from memory, a registry giving
+// writes Kubernetes' metadata, and a typed informer over the cacher that
+// sees a write made through them.
 func Example_storeCacherInformer() {
-	etcd, err := embedtest.StartServer(embedtest.Options{}) // one member, data in a temp dir
+	// One member, data in a temporary directory, ports chosen by the kernel.
+	etcd, err := etcdrun.StartServer(etcdrun.ServerConfig{
+		ClientURLs: []string{"http://127.0.0.1:0"}, PeerURLs: []string{"http://127.0.0.1:0"}})
 	if err != nil {
 		panic(err)
 	}
 	defer etcd.Close()
-	store, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: widget.Codec,
+	client, err := etcdrun.Connect(context.Background(), etcdrun.ClientConfig{Endpoints: etcd.Endpoints})
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	store, err := etcd3.New(etcd3.Config{Client: client, Codec: widget.Codec,
 		NewFunc: widget.New, NewListFunc: widget.NewList, ResourcePrefix: widget.KeyRoot})
 	if err != nil {
 		panic(err)
@@ -55,10 +64,17 @@ func Example_storeCacherInformer() {
 
 	w := widget.NewWidget("default", "w1")
 	w.Spec.Replicas = 3
-	if err := c.Create(ctx, widget.Key("default", "w1"), w, &widget.Widget{}, 0); err != nil {
+	// Writes through a registry over the cacher get uid, creationTimestamp
+	// and generation, as over HTTP.
+	reg, err := registry.New(registry.Config{Storage: c, Resource: widget.Resource.GroupResource(), Kind: widget.Kind})
+	if err != nil {
+		panic(err)
+	}
+	if err := reg.Create(ctx, widget.Key("default", "w1"), w, &widget.Widget{}, registry.CreateOptions{}); err != nil {
 		panic(err)
 	}
 	got := <-added
-	fmt.Println("informer saw", got.Namespace+"/"+got.Name, "replicas", got.Spec.Replicas)
-	// Output: informer saw default/w1 replicas 3
+	fmt.Println("informer saw", got.Namespace+"/"+got.Name, "replicas", got.Spec.Replicas,
+		"generation", got.Generation, "uid set", got.UID != "")
+	// Output: informer saw default/w1 replicas 3 generation 1 uid set true
 }

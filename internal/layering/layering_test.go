@@ -47,15 +47,19 @@ var rules = []struct {
 	forbidden []string
 }{
 	{"", []string{"k8s.io/apiserver", "k8s.io/client-go", "sigs.k8s.io/controller-runtime"}},
-	{"storage", []string{"./cacher", "./reflector", "./watchcache", "./server", "./embedtest", "./etcdrun", "./cmd", "./bench", "go.etcd.io/etcd/server"}},
-	{"watchcache", []string{"go.etcd.io/etcd", "./cacher", "./reflector", "./server", "./embedtest", "./storage/etcd3", "./internal/testapi"}},
-	{"cacher", []string{"go.etcd.io/etcd", "./reflector", "./server", "./embedtest", "./cmd", "./storage/etcd3", "./internal/testapi"}},
+	{"storage", []string{"./registry", "./cacher", "./reflector", "./watchcache", "./server", "./embedtest", "./etcdrun", "./cmd", "./bench", "go.etcd.io/etcd/server"}},
+	{"watchcache", []string{"go.etcd.io/etcd", "./registry", "./cacher", "./reflector", "./server", "./embedtest", "./storage/etcd3", "./internal/testapi"}},
+	{"cacher", []string{"go.etcd.io/etcd", "./registry", "./reflector", "./server", "./embedtest", "./cmd", "./storage/etcd3", "./internal/testapi"}},
 	{"reflector", []string{"go.etcd.io/etcd", "./cacher", "./watchcache", "./storage/etcd3", "./server", "./embedtest", "./cmd"}},
 	// The server reaches cached encodings through storage's declared
 	// capabilities (storage.EncodedLister, storage.EncodedWatcher), never
 	// through the watch cache.
 	{"server", []string{"./watchcache", "./reflector", "./embedtest", "./etcdrun", "./cmd", "./storage/etcd3", "./internal/testapi", "go.etcd.io/etcd/server"}},
 	{"embedtest", []string{"./cacher", "./reflector", "./server", "./watchcache", "./cmd"}},
+	// registry is the write path over any storage.Interface: it knows
+	// storage and apimachinery, nothing above or beside them.
+	{"registry", []string{"go.etcd.io/etcd", "./cacher", "./reflector", "./watchcache", "./server", "./embedtest",
+		"./etcdrun", "./cmd", "./storage/etcd3", "./internal/testapi", "./manager", "./bench"}},
 }
 
 // exampleOnly are dependencies only the examples (below examples/) may

@@ -3,6 +3,8 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"github.com/listwatch/listwatch/k8scompat"
+	k8sstorage "k8s.io/apiserver/pkg/storage"
 	"testing"
 	"time"
 
@@ -15,40 +17,24 @@ import (
 	"github.com/listwatch/listwatch/embedtest"
 )
 
-// newCacherEnv builds the listwatch cacher over the listwatch etcd store of
-// newEtcdEnv, runs it until t ends, waits until it has loaded the resource,
-// and puts the adapter over the cacher.
+// newCacherEnv builds the store of newEtcdEnv with the cacher turned on,
+// the decorator's default.
 func newCacherEnv(t *testing.T, srv *embedtest.Server, opts envOptions) *env {
+	return newEnv(t, srv, opts, true)
+}
+
+// waitReady waits until the cacher behind s has loaded the resource.
+func waitReady(t *testing.T, s k8sstorage.Interface) {
 	t.Helper()
-	e := newEtcdEnv(t, srv, opts)
-	c, err := cacher.New(cacher.Config{
-		Storage:        e.lw,
-		ResourcePrefix: "/pods",
-		NewFunc:        e.newPod,
-		NewListFunc:    e.newPodList,
-		GetAttrs:       podAttrs,
-		IndexFields:    []string{"spec.nodeName"},
-	})
-	if err != nil {
-		t.Fatal(err)
+	c, ok := s.(*k8scompat.Store).Unwrap().(*cacher.Cacher)
+	if !ok {
+		t.Fatalf("no cacher behind %T", s)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("cacher.Run: %v", err)
-		}
-	})
-	readyCtx, readyCancel := context.WithTimeout(ctx, 30*time.Second)
-	defer readyCancel()
-	if err := c.WaitReady(readyCtx); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
 		t.Fatalf("cacher not ready: %v", err)
 	}
-	e.store = mustAdapter(t, c)
-	e.cached = true
-	return e
 }
 
 // podAttrs is the attribute function of Kubernetes' cacher tests

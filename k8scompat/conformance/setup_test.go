@@ -5,6 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,9 +28,6 @@ import (
 
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/k8scompat"
-	lwstorage "github.com/listwatch/listwatch/storage"
-	"github.com/listwatch/listwatch/storage/etcd3"
-	lwvalue "github.com/listwatch/listwatch/storage/value"
 )
 
 // envSeq makes every env's etcd prefix unique, also across -count runs.
@@ -37,10 +39,9 @@ const transformerPrefix = "test!"
 // env is one store under test with the hooks the upstream suite needs.
 type env struct {
 	ctx    context.Context
-	srv    *embedtest.Server    // the etcd this test runs on
-	store  k8sstorage.Interface // the adapter
-	lw     *etcd3.Store         // the listwatch etcd store below it
-	client *clientv3.Client     // this test's client; KV is a KVRecorder
+	srv    *embedtest.Server // the etcd this test runs on
+	store  k8sstorage.Interface
+	client *clientv3.Client // this test's client; KV is a KVRecorder
 	kv     *storagetesting.KVRecorder
 	lists  *storagetesting.KubernetesRecorder
 	// etcdPrefix is prepended to every key in etcd.
@@ -54,21 +55,29 @@ type env struct {
 func (e *env) newPod() runtime.Object     { return &example.Pod{} }
 func (e *env) newPodList() runtime.Object { return &example.PodList{} }
 
-// envOptions are what a suite case asks of the store it runs against.
+// envOptions are what a suite case asks of the process its store runs in.
 type envOptions struct {
-	// aggregateCorrupt makes lists read past corrupt objects and name them
-	// all (listwatch's default, etcd3.Config.MaxCorruptObjects 0), as
-	// Kubernetes' store does when wrapped for its
-	// AllowUnsafeMalformedObjectDeletion feature. Without it lists fail at
-	// their first corrupt object, as the plain Kubernetes store the suite is
-	// written against does.
-	aggregateCorrupt bool
+	// gates are the feature gates the case sets for its duration, as
+	// Kubernetes' own test of the same function does (the store reads them
+	// when it is built, as Kubernetes' does); nothing else about the store
+	// is configured per case.
+	gates map[featuregate.Feature]bool
 }
 
-// newEtcdEnv builds the listwatch etcd store for t on srv, below a prefix of
-// its own, and the adapter over it.
+// newEtcdEnv builds the store for t on srv, below a prefix of its own, the
+// one documented way: k8scompat.StorageDecorator with nothing but the etcd
+// client configured, the registry's storage config holding the codec, the
+// prefix and the transformer of Kubernetes' etcd3 tests, and the cacher
+// turned off.
 func newEtcdEnv(t *testing.T, srv *embedtest.Server, opts envOptions) *env {
+	return newEnv(t, srv, opts, false)
+}
+
+func newEnv(t *testing.T, srv *embedtest.Server, opts envOptions, cached bool) *env {
 	t.Helper()
+	for f, on := range opts.gates {
+		featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, f, on)
+	}
 	cli, err := embedtest.NewClient(srv.Endpoints)
 	if err != nil {
 		t.Fatal(err)
@@ -82,41 +91,45 @@ func newEtcdEnv(t *testing.T, srv *embedtest.Server, opts envOptions) *env {
 		etcdPrefix:  fmt.Sprintf("%s-%d", strings.TrimSuffix(embedtest.Prefix(t), "/"), envSeq.Add(1)),
 		transformer: newSwapTransformer(storagetesting.NewPrefixTransformer([]byte(transformerPrefix), false)),
 		codec:       &failingCodec{Codec: codec},
+		cached:      cached,
 	}
 	e.kv = storagetesting.NewKVRecorder(cli.KV, e.lists)
 	cli.KV = e.kv
-	cfg := etcd3.Config{
-		Client:         cli,
-		Codec:          e.codec,
-		NewFunc:        e.newPod,
-		NewListFunc:    e.newPodList,
-		Prefix:         e.etcdPrefix,
-		ResourcePrefix: "/pods/",
-		Transformer:    k8scompat.Transformer(e.transformer),
-		Versioner:      lwstorage.APIObjectVersioner{},
-	}
-	if !opts.aggregateCorrupt {
-		cfg.MaxCorruptObjects = -1
-	}
-	lw, err := etcd3.New(cfg)
+	rc := storagebackend.NewDefaultConfig(e.etcdPrefix, e.codec).ForResource(schema.GroupResource{Resource: "pods"})
+	rc.Transformer = e.transformer
+	rc.CompactionInterval = 0 // the tests compact themselves
+	decorate := k8scompat.StorageDecorator(k8scompat.DecoratorConfig{
+		Client: cli,
+		Cache:  func(schema.GroupResource) bool { return cached },
+	})
+	s, destroy, err := decorate(rc, "/pods", podKey, e.newPod, e.newPodList, podAttrs,
+		k8sstorage.IndexerFuncs{"spec.nodeName": func(runtime.Object) string { return "" }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(lw.Close)
-	e.transformer.announce = func() { lw.SetTransformer(cfg.Transformer) }
-	e.lw = lw
-	e.store = mustAdapter(t, lw)
+	t.Cleanup(destroy)
+	e.store = s
+	if cached {
+		waitReady(t, s)
+	}
 	return e
 }
 
-func mustAdapter(t *testing.T, s lwstorage.Interface) *k8scompat.Store {
-	t.Helper()
-	a, err := k8scompat.New(k8scompat.Config{Storage: s})
+// podKey is the key of a pod below /pods: /pods/<namespace>/<name>, or
+// /pods/<name> for the suite's pods without a namespace.
+func podKey(obj runtime.Object) (string, error) {
+	m, err := meta.Accessor(obj)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	return a
+	if m.GetNamespace() == "" {
+		return "/pods/" + m.GetName(), nil
+	}
+	return k8sstorage.NamespaceKeyFunc("/pods/", obj)
 }
+
+// adapter returns the k8scompat.Store of e.
+func (e *env) adapter() *k8scompat.Store { return e.store.(*k8scompat.Store) }
 
 // compaction compacts etcd up to a revision the way Kubernetes' tests do with
 // etcd3.Compact: it first records the target in the coordination key
@@ -215,9 +228,6 @@ func (e *env) callsValidation() storagetesting.CallsValidation {
 type swapTransformer struct {
 	cur  atomic.Pointer[transformerBox]
 	fail atomic.Bool // TransformFromStorage fails while set
-	// announce, when set, tells the store that the transformer changed
-	// after each set and revert, as an encryption-config reload would.
-	announce func()
 }
 
 type transformerBox struct{ t k8svalue.Transformer }
@@ -229,21 +239,6 @@ func newSwapTransformer(t k8svalue.Transformer) *swapTransformer {
 }
 
 func (s *swapTransformer) get() k8svalue.Transformer { return s.cur.Load().t }
-
-func (s *swapTransformer) set(t k8svalue.Transformer) (revert func()) {
-	old := s.cur.Swap(&transformerBox{t})
-	s.changed()
-	return func() {
-		s.cur.Store(old)
-		s.changed()
-	}
-}
-
-func (s *swapTransformer) changed() {
-	if s.announce != nil {
-		s.announce()
-	}
-}
 
 // prefixTransformer returns the current transformer when it is the
 // upstream PrefixTransformer (the default), else a fresh one.
@@ -282,43 +277,43 @@ func (c *failingCodec) Decode(data []byte, defaults *schema.GroupVersionKind, in
 	return c.Codec.Decode(data, defaults, into)
 }
 
-// withPrefixTransformer is storagetesting.InterfaceWithPrefixTransformer.
+// withPrefixTransformer is storagetesting.InterfaceWithPrefixTransformer:
+// as Kubernetes' etcd3 tests do, it replaces the store's transformer with
+// what the modifier makes of a copy of the prefix transformer.
 type withPrefixTransformer struct {
 	k8sstorage.Interface
-	tr *swapTransformer
+	e *env
 }
 
-// UpdatePrefixTransformer hands the modifier a fresh PrefixTransformer equal
-// to the default one (rather than a copy of the live one, whose read counter
-// concurrent readers such as a cacher's watch update).
 func (w withPrefixTransformer) UpdatePrefixTransformer(m storagetesting.PrefixTransformerModifier) func() {
-	return w.tr.set(m(storagetesting.NewPrefixTransformer([]byte(transformerPrefix), false)))
+	return w.e.setTransformer(m(storagetesting.NewPrefixTransformer([]byte(transformerPrefix), false)))
 }
 
-// withTransformerOverride is storagetesting.InterfaceWithTransformerOverride.
+// withTransformerOverride is storagetesting.InterfaceWithTransformerOverride:
+// as Kubernetes' etcd3 tests do, it replaces the store's transformer with
+// what the modifier makes of it.
 type withTransformerOverride struct {
 	k8sstorage.Interface
-	tr *swapTransformer
+	e *env
 }
 
 func (w withTransformerOverride) UpdateTransformer(m storagetesting.TransformerModifier) func() {
-	return w.tr.set(unavailableUnlessCorrupt{m(w.tr.get())})
+	return w.e.setTransformer(m(w.e.adapter().Transformer()))
 }
 
-// unavailableUnlessCorrupt maps the upstream suite's convention onto
-// listwatch's: the suite marks a value as corrupt by failing its transform
-// with the corruptErr it is given (errCorrupt here), and any other injected
-// error stands for a failure that says nothing about the value, which the
-// store must not report as a corrupt object; listwatch transformers say that
-// with value.ErrUnavailable.
-type unavailableUnlessCorrupt struct{ k8svalue.Transformer }
-
-func (u unavailableUnlessCorrupt) TransformFromStorage(ctx context.Context, data []byte, dataCtx k8svalue.Context) ([]byte, bool, error) {
-	out, stale, err := u.Transformer.TransformFromStorage(ctx, data, dataCtx)
-	if err != nil && !errors.Is(err, errCorrupt) {
-		err = fmt.Errorf("%w: %w", lwvalue.ErrUnavailable, err)
+// setTransformer replaces the store's transformer with t and returns the
+// function that puts the old one back.
+func (e *env) setTransformer(t k8svalue.Transformer) (revert func()) {
+	a := e.adapter()
+	old := a.Transformer()
+	if err := a.SetTransformer(t); err != nil {
+		panic(err)
 	}
-	return out, stale, err
+	return func() {
+		if err := a.SetTransformer(old); err != nil {
+			panic(err)
+		}
+	}
 }
 
 // watchCacheEnabled tells the upstream functions whether a watch cache

@@ -3,6 +3,10 @@ package conformance
 import (
 	"context"
 	"errors"
+	"k8s.io/apiserver/pkg/features"
+	k8setcd3 "k8s.io/apiserver/pkg/storage/etcd3"
+	k8svalue "k8s.io/apiserver/pkg/storage/value"
+	"k8s.io/component-base/featuregate"
 	"os"
 	"testing"
 	"time"
@@ -50,8 +54,30 @@ func skipBoth(reason string) map[string]string {
 	return map[string]string{etcd3Backend: reason, cacherBackend: reason}
 }
 
-// errCorrupt is the transformer error injected by the corrupt-object tests.
-var errCorrupt = errors.New("bits flipped (injected)")
+// errCorrupt is the transformer error injected by the corrupt-object tests:
+// as in Kubernetes' own tests, an error of Kubernetes' corrupt-object type,
+// here made by Kubernetes' own wrapper from a failing transformer.
+var errCorrupt = func() error {
+	_, _, err := k8setcd3.WithCorruptObjErrorHandlingTransformer(failTransformer{}).
+		TransformFromStorage(context.Background(), nil, k8svalue.DefaultContext(nil))
+	return err
+}()
+
+// failTransformer fails every transformation with "bits flipped".
+type failTransformer struct{}
+
+func (failTransformer) TransformFromStorage(context.Context, []byte, k8svalue.Context) ([]byte, bool, error) {
+	return nil, false, errors.New("bits flipped")
+}
+
+func (failTransformer) TransformToStorage(context.Context, []byte, k8svalue.Context) ([]byte, error) {
+	return nil, errors.New("bits flipped")
+}
+
+// unsafeDeletion is the feature gate Kubernetes' tests of corrupt objects set.
+func unsafeDeletion(on bool) envOptions {
+	return envOptions{gates: map[featuregate.Feature]bool{features.AllowUnsafeMalformedObjectDeletion: on}}
+}
 
 // storeCases are the functions of store_tests.go.
 var storeCases = []suiteCase{
@@ -86,16 +112,16 @@ var storeCases = []suiteCase{
 	{name: "List", ownEtcd: true, run: func(t *testing.T, e *env) {
 		storagetesting.RunTestList(e.ctx, t, e.store, e.compaction(), e.watchCacheEnabled(), e.lists)
 	}},
-	{name: "DeleteWithConflictAndMissingExpectedTransformOrDecodeError", run: func(t *testing.T, e *env) {
+	{name: "DeleteWithConflictAndMissingExpectedTransformOrDecodeError", opts: unsafeDeletion(true), run: func(t *testing.T, e *env) {
 		storagetesting.RunTestDeleteWithConflictAndMissingExpectedTransformOrDecodeError(e.ctx, t, e.store, e.codec.setFailing)
 	}},
-	{name: "DeleteExpectedTransformError", run: func(t *testing.T, e *env) {
+	{name: "DeleteExpectedTransformError", opts: unsafeDeletion(true), run: func(t *testing.T, e *env) {
 		storagetesting.RunTestDeleteExpectedTransformOrDecodeError(e.ctx, t, e.store, e.transformer.setFailing)
 	}},
-	{name: "DeleteExpectedDecodeError", run: func(t *testing.T, e *env) {
+	{name: "DeleteExpectedDecodeError", opts: unsafeDeletion(true), run: func(t *testing.T, e *env) {
 		storagetesting.RunTestDeleteExpectedTransformOrDecodeError(e.ctx, t, e.store, e.codec.setFailing)
 	}},
-	{name: "DeleteWithSuggestionAndMissingExpectedTransformOrDecodeError", run: func(t *testing.T, e *env) {
+	{name: "DeleteWithSuggestionAndMissingExpectedTransformOrDecodeError", opts: unsafeDeletion(true), run: func(t *testing.T, e *env) {
 		storagetesting.RunTestDeleteWithSuggestionAndMissingExpectedTransformOrDecodeError(e.ctx, t, e.store)
 	}},
 	{name: "ConsistentList", run: func(t *testing.T, e *env) {
@@ -105,11 +131,11 @@ var storeCases = []suiteCase{
 		storagetesting.RunTestGetListNonRecursive(e.ctx, t, e.increaseRV(), e.store)
 	}},
 	{name: "GetListRecursivePrefix", run: func(t *testing.T, e *env) { storagetesting.RunTestGetListRecursivePrefix(e.ctx, t, e.store) }},
-	{name: "GetListWithErrorAggregation", opts: envOptions{aggregateCorrupt: true}, run: func(t *testing.T, e *env) {
-		storagetesting.RunTestGetListWithErrorAggregation(e.ctx, t, withTransformerOverride{e.store, e.transformer}, errCorrupt)
+	{name: "GetListWithErrorAggregation", opts: unsafeDeletion(true), run: func(t *testing.T, e *env) {
+		storagetesting.RunTestGetListWithErrorAggregation(e.ctx, t, withTransformerOverride{e.store, e}, errCorrupt)
 	}},
-	{name: "GetListWithoutErrorAggregation", run: func(t *testing.T, e *env) {
-		storagetesting.RunTestGetListWithoutErrorAggregation(e.ctx, t, withTransformerOverride{e.store, e.transformer}, errCorrupt)
+	{name: "GetListWithoutErrorAggregation", opts: unsafeDeletion(false), run: func(t *testing.T, e *env) {
+		storagetesting.RunTestGetListWithoutErrorAggregation(e.ctx, t, withTransformerOverride{e.store, e}, errCorrupt)
 	}},
 	{name: "ListContinuation", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestListContinuation(e.ctx, t, e.store, e.callsValidationFor())
@@ -124,14 +150,14 @@ var storeCases = []suiteCase{
 		storagetesting.RunTestListInconsistentContinuation(e.ctx, t, e.store, e.compaction())
 	}, skip: map[string]string{cacherBackend: knownCacher("fails with \"incorrect second page\" (got /foo@5, want second/bar): the test's update stores an object without a namespace under /pods/second/foo, and the cacher, like Kubernetes', keys what it caches by its KeyFunc of the object (/pods/foo), so the inconsistent page after first/bar starts with it (Kubernetes does not run it against its cacher)")}},
 	{name: "ListResourceVersionMatch", run: func(t *testing.T, e *env) {
-		storagetesting.RunTestListResourceVersionMatch(e.ctx, t, withPrefixTransformer{e.store, e.transformer})
+		storagetesting.RunTestListResourceVersionMatch(e.ctx, t, withPrefixTransformer{e.store, e})
 	}},
 	{name: "GuaranteedUpdate", run: func(t *testing.T, e *env) {
-		storagetesting.RunTestGuaranteedUpdate(e.ctx, t, withPrefixTransformer{e.store, e.transformer}, e.keyValidation())
+		storagetesting.RunTestGuaranteedUpdate(e.ctx, t, withPrefixTransformer{e.store, e}, e.keyValidation())
 	}},
 	{name: "GuaranteedUpdateWithTTL", run: func(t *testing.T, e *env) { storagetesting.RunTestGuaranteedUpdateWithTTL(e.ctx, t, e.store) }},
 	{name: "GuaranteedUpdateChecksStoredData", run: func(t *testing.T, e *env) {
-		storagetesting.RunTestGuaranteedUpdateChecksStoredData(e.ctx, t, withPrefixTransformer{e.store, e.transformer})
+		storagetesting.RunTestGuaranteedUpdateChecksStoredData(e.ctx, t, withPrefixTransformer{e.store, e})
 	}},
 	{name: "GuaranteedUpdateWithConflict", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestGuaranteedUpdateWithConflict(e.ctx, t, e.store)
@@ -140,7 +166,7 @@ var storeCases = []suiteCase{
 		storagetesting.RunTestGuaranteedUpdateWithSuggestionAndConflict(e.ctx, t, e.store)
 	}},
 	{name: "TransformationFailure", run: func(t *testing.T, e *env) {
-		storagetesting.RunTestTransformationFailure(e.ctx, t, withPrefixTransformer{e.store, e.transformer})
+		storagetesting.RunTestTransformationFailure(e.ctx, t, withPrefixTransformer{e.store, e})
 	}},
 	{name: "Stats", run: func(t *testing.T, e *env) {
 		storagetesting.RunTestStats(e.ctx, t, e.store, codec, e.transformer, false)
@@ -163,10 +189,10 @@ var watchCases = []suiteCase{
 	{name: "WatchFromNonZero", run: func(t *testing.T, e *env) { storagetesting.RunTestWatchFromNonZero(e.ctx, t, e.store) }},
 	{name: "DelayedWatchDelivery", run: func(t *testing.T, e *env) { storagetesting.RunTestDelayedWatchDelivery(e.ctx, t, e.store) }},
 	{name: "WatchError", run: func(t *testing.T, e *env) {
-		storagetesting.RunTestWatchError(e.ctx, t, withPrefixTransformer{e.store, e.transformer})
+		storagetesting.RunTestWatchError(e.ctx, t, withPrefixTransformer{e.store, e})
 	}},
-	{name: "WatchWithUnsafeDelete", run: func(t *testing.T, e *env) {
-		storagetesting.RunTestWatchWithUnsafeDelete(e.ctx, t, withTransformerOverride{e.store, e.transformer}, errCorrupt)
+	{name: "WatchWithUnsafeDelete", opts: unsafeDeletion(true), run: func(t *testing.T, e *env) {
+		storagetesting.RunTestWatchWithUnsafeDelete(e.ctx, t, withTransformerOverride{e.store, e}, errCorrupt)
 	}},
 	{name: "WatchContextCancel", run: func(t *testing.T, e *env) { storagetesting.RunTestWatchContextCancel(e.ctx, t, e.store) }},
 	{name: "WatcherTimeout", run: func(t *testing.T, e *env) { storagetesting.RunTestWatcherTimeout(e.ctx, t, e.store) }},
@@ -205,7 +231,7 @@ var watchCases = []suiteCase{
 		// Bounded: the upstream function waits for every channel to close.
 		ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 		defer cancel()
-		storagetesting.RunWatchErrorIsBlockingFurtherEvents(ctx, t, withPrefixTransformer{e.store, e.transformer})
+		storagetesting.RunWatchErrorIsBlockingFurtherEvents(ctx, t, withPrefixTransformer{e.store, e})
 	}},
 }
 

@@ -22,8 +22,10 @@
 //
 // Time comes from Config.Clock (the wall clock by default), so tests can use
 // workqueuetest.FakeClock or run inside testing/synctest. Config.Metrics
-// receives depth, adds, latency, work duration and retries (see
-// NewPrometheusMetrics); by default nothing is recorded.
+// receives depth, adds, latency, work duration and retries, and, when it
+// is a ProgressMetrics, can read the work in progress; NewPrometheusMetrics
+// exports them under client-go's workqueue_* names. By default nothing is
+// recorded.
 //
 // # Use
 //

@@ -20,6 +20,19 @@ type Metrics interface {
 	Retried()
 }
 
+// ProgressMetrics is implemented by Metrics that also report the work in
+// progress, as client-go's workqueue_unfinished_work_seconds and
+// workqueue_longest_running_processor_seconds do. A queue created with
+// such Metrics calls TrackProgress once, when it is created, with a
+// function that returns, when called, the seconds of work done so far on
+// the items being processed (Get without Done yet) in total and for the
+// longest-running one. The function takes the queue's lock: call it from
+// outside the queue's calls (a scrape), never from a Metrics method.
+type ProgressMetrics interface {
+	Metrics
+	TrackProgress(inProgress func() (unfinished, longest time.Duration))
+}
+
 // noMetrics is the default Metrics: it records nothing.
 type noMetrics struct{}
 

@@ -69,9 +69,26 @@ func newQueue[T comparable](cfg Config) *Queue[T] {
 		q.queuedAt = map[T]time.Time{}
 		q.startedAt = map[T]time.Time{}
 	}
+	if pm, ok := cfg.Metrics.(ProgressMetrics); ok {
+		pm.TrackProgress(q.inProgress)
+	}
 	q.ready.L = &q.mu
 	q.idle.L = &q.mu
 	return q
+}
+
+// inProgress returns how long the items being processed have been so, in
+// total and for the longest-running one (ProgressMetrics).
+func (q *Queue[T]) inProgress() (unfinished, longest time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clock.Now()
+	for _, started := range q.startedAt {
+		d := now.Sub(started)
+		unfinished += d
+		longest = max(longest, d)
+	}
+	return unfinished, longest
 }
 
 // Add marks item as needing processing. It is a no-op when the item is

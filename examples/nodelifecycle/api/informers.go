@@ -36,6 +36,11 @@ func NewInformers(c *Client, opts ...reflector.InformerOption) (*Informers, erro
 // the pods that podShard (a shardSelector, see UIDShards; "" is every
 // pod) selects, as one instance of a sharded controller manager needs:
 // nodes and leases are whole.
+//
+// A list or watch that fails is logged by the informer's reflector (at
+// Warn, on slog.Default unless opts give a logger), naming the resource:
+// an object an informer cannot decode makes every list and watch of its
+// resource fail until it is fixed, and would otherwise pass in silence.
 func NewShardInformers(c *Client, podShard string, opts ...reflector.InformerOption) (*Informers, error) {
 	f := reflector.NewInformerFactory(opts...)
 	inf := &Informers{Factory: f}

@@ -32,9 +32,13 @@ func PodAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 
 // Resources returns the server resources of nodes, pods and leases over
 // their storages (each an etcd3 store or cacher of unstructured objects).
+// Every write must decode into the k8s.io/api type (corev1.Node,
+// corev1.Pod, coordinationv1.Lease): a malformed object, such as a pod
+// with "containers": "not-a-list", is refused with 400.
 func Resources(nodes, pods, leases storage.Interface) []server.Resource {
 	return []server.Resource{
 		{Version: "v1", Plural: "nodes", Kind: "Node", ShortNames: []string{"no"}, Storage: nodes, KeyRoot: KeyRoots[Nodes],
+			Validate: validNode,
 			PrinterColumns: []server.PrinterColumn{
 				{Name: "Ready", Type: "string", JSONPath: ".status.conditions[0].status", Description: "The NodeReady condition."},
 				{Name: "Reason", Type: "string", JSONPath: ".status.conditions[0].reason"},
@@ -43,12 +47,13 @@ func Resources(nodes, pods, leases storage.Interface) []server.Resource {
 			}},
 		{Version: "v1", Plural: "pods", Kind: "Pod", ShortNames: []string{"po"}, Namespaced: true, Storage: pods,
 			KeyRoot: KeyRoots[Pods], GetAttrs: PodAttrs, SelectableFields: []string{"spec.nodeName", "status.phase"},
+			Validate: validPod,
 			PrinterColumns: []server.PrinterColumn{
 				{Name: "Status", Type: "string", JSONPath: ".status.phase"},
 				{Name: "Node", Type: "string", JSONPath: ".spec.nodeName"},
 			}},
 		{Group: "coordination.k8s.io", Version: "v1", Plural: "leases", Kind: "Lease", Namespaced: true, Storage: leases,
-			KeyRoot: KeyRoots[Leases],
+			KeyRoot: KeyRoots[Leases], Validate: validLease,
 			PrinterColumns: []server.PrinterColumn{
 				{Name: "Holder", Type: "string", JSONPath: ".spec.holderIdentity"},
 				{Name: "Renewed", Type: "date", JSONPath: ".spec.renewTime"},

@@ -1,0 +1,256 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/examples/apiserver/apis/widgets"
+	widgetsv1 "github.com/listwatch/listwatch/examples/apiserver/apis/widgets/v1"
+	"github.com/listwatch/listwatch/examples/apiserver/server"
+)
+
+const (
+	widgetsPath = "/apis/widgets.listwatch.dev/v1/namespaces/%s/widgets"
+	etcdKey     = "/registry/widgets.listwatch.dev/widgets/%s/%s"
+	sentAnno    = "bench.listwatch.dev/sent"
+)
+
+// running is one widget apiserver in this process.
+type running struct {
+	cfg  *rest.Config
+	stop func()
+}
+
+func startServer(b *testing.B, kind server.Storage, endpoints []string) *running {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := server.New(server.Options{EtcdServers: endpoints, Listener: ln, CertDir: b.TempDir(), Storage: kind,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	cfg := s.LoopbackConfig()
+	cfg.QPS, cfg.Burst = -1, 0
+	cfg.NegotiatedSerializer = server.Codecs.WithoutConversion()
+	rc, err := rest.UnversionedRESTClientFor(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		ctx, c := context.WithTimeout(context.Background(), 2*time.Second)
+		err := rc.Get().AbsPath("/readyz").Do(ctx).Error()
+		c()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("server not ready: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling an HTTP endpoint
+	}
+	return &running{cfg: cfg, stop: func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Logf("server: %v", err)
+		}
+	}}
+}
+
+func (r *running) client(b *testing.B) *rest.RESTClient {
+	rc, err := rest.UnversionedRESTClientFor(rest.CopyConfig(r.cfg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rc
+}
+
+// putWidgets writes n widgets named w-<i> straight into etcd, encoded as
+// the server stores them.
+func putWidgets(b *testing.B, cli *clientv3.Client, ns string, n int) {
+	b.Helper()
+	codec := server.Codecs.LegacyCodec(widgetsv1.SchemeGroupVersion)
+	ctx := context.Background()
+	var ops []clientv3.Op
+	flush := func() {
+		if len(ops) == 0 {
+			return
+		}
+		if _, err := cli.Txn(ctx).Then(ops...).Commit(); err != nil {
+			b.Fatal(err)
+		}
+		ops = ops[:0]
+	}
+	for i := range n {
+		name := fmt.Sprintf("w-%06d", i)
+		w := &widgets.Widget{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(fmt.Sprintf("uid-%s-%d", ns, i)),
+				Labels:            map[string]string{"app": "bench", "shard": strconv.Itoa(i % 10)},
+				CreationTimestamp: metav1.Now()},
+			Spec:   widgets.WidgetSpec{Size: int32(i), Color: "blue"},
+			Status: widgets.WidgetStatus{Phase: "Ready"},
+		}
+		data, err := apiruntime.Encode(codec, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ops = append(ops, clientv3.OpPut(fmt.Sprintf(etcdKey, ns, name), string(data)))
+		if len(ops) == 128 {
+			flush()
+		}
+	}
+	flush()
+}
+
+// listOnce lists ns at rv and returns the number of bytes read.
+func listOnce(ctx context.Context, rc *rest.RESTClient, ns, rv string) (int, error) {
+	req := rc.Get().AbsPath(fmt.Sprintf(widgetsPath, ns))
+	if rv != "" {
+		req = req.Param("resourceVersion", rv)
+	}
+	body, err := req.DoRaw(ctx)
+	return len(body), err
+}
+
+// countItems lists ns at RV "0" and counts its items (by their uid).
+func countItems(ctx context.Context, rc *rest.RESTClient, ns string) (int, error) {
+	body, err := rc.Get().AbsPath(fmt.Sprintf(widgetsPath, ns)).Param("resourceVersion", "0").DoRaw(ctx)
+	return bytes.Count(body, []byte(`"uid":`)), err
+}
+
+// heapInUse returns the live heap once it has settled: collections 200 ms
+// apart until two agree within 1% (at most 10 s), so that what a server
+// stopped earlier in the run left to finish is gone first.
+func heapInUse() uint64 {
+	var last uint64
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		cur := m.HeapAlloc
+		if last != 0 && (cur <= last && last-cur < last/100 || cur > last && cur-last < last/100) || time.Now().After(deadline) {
+			return cur
+		}
+		last = cur
+		time.Sleep(200 * time.Millisecond) // letting finished work be released: nothing to wait on
+	}
+}
+
+// latencies collects event latencies from many goroutines.
+type latencies struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *latencies) add(d []time.Duration) {
+	l.mu.Lock()
+	l.d = append(l.d, d...)
+	l.mu.Unlock()
+}
+
+func (l *latencies) quantile(q float64) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.d) == 0 {
+		return 0
+	}
+	slices.Sort(l.d)
+	return l.d[int(q*float64(len(l.d)-1))]
+}
+
+// watcher reads one HTTPS watch of ns as raw JSON lines, counting events
+// and timing those that carry the writer's send time.
+type watcher struct {
+	events atomic.Int64
+	lastRV atomic.Value // string
+	gone   atomic.Bool  // the watch ended with 410 Gone
+}
+
+var (
+	sentKey = []byte(`"` + sentAnno + `":"`)
+	rvKey   = []byte(`"resourceVersion":"`)
+)
+
+// run watches ns from rv until ctx ends or the stream closes;
+// opened is called once the watch is established (or failed to be).
+func (w *watcher) run(ctx context.Context, rc *rest.RESTClient, ns, rv string, lat *latencies, opened func()) error {
+	stream, err := rc.Get().AbsPath(fmt.Sprintf(widgetsPath, ns)).Param("watch", "1").
+		Param("resourceVersion", rv).Param("allowWatchBookmarks", "true").Stream(ctx)
+	opened()
+	if err != nil {
+		return err
+	}
+	defer stream.Close()
+	r := bufio.NewReaderSize(stream, 64<<10)
+	var local []time.Duration
+	defer func() { lat.add(local) }()
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			return nil
+		}
+		now := time.Now()
+		if bytes.HasPrefix(line, []byte(`{"type":"ERROR"`)) {
+			if bytes.Contains(line, []byte(`"code":410`)) {
+				w.gone.Store(true)
+			}
+			return nil
+		}
+		if i := bytes.Index(line, rvKey); i >= 0 {
+			rest := line[i+len(rvKey):]
+			if j := bytes.IndexByte(rest, '"'); j >= 0 {
+				w.lastRV.Store(string(rest[:j]))
+			}
+		}
+		if bytes.HasPrefix(line, []byte(`{"type":"BOOKMARK"`)) {
+			continue
+		}
+		w.events.Add(1)
+		if i := bytes.Index(line, sentKey); i >= 0 {
+			rest := line[i+len(sentKey):]
+			if j := bytes.IndexByte(rest, '"'); j >= 0 {
+				if ns, err := strconv.ParseInt(string(rest[:j]), 10, 64); err == nil {
+					local = append(local, now.Sub(time.Unix(0, ns)))
+				}
+			}
+		}
+	}
+}
+
+// startEtcd starts a fresh embedded etcd for one storage's run.
+func startEtcd(b *testing.B) *embedtest.Server {
+	b.Helper()
+	srv, err := embedtest.StartServer(embedtest.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return srv
+}

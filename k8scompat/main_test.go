@@ -1,0 +1,14 @@
+package k8scompat_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/listwatch/listwatch/embedtest"
+)
+
+// etcd is the embedded etcd shared by the package's tests (each uses a key
+// prefix of its own).
+var etcd *embedtest.Server
+
+func TestMain(m *testing.M) { os.Exit(embedtest.RunMain(m, &etcd, embedtest.Options{})) }

@@ -1,0 +1,133 @@
+package registry
+
+import (
+	"context"
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// DeleteOptions are the options of Delete.
+type DeleteOptions struct {
+	// Preconditions must hold on the stored object (storage conflict
+	// otherwise).
+	Preconditions *storage.Preconditions
+	// Validate, when set, is called with the current object before it is
+	// deleted or marked; its error aborts the delete and is returned as it
+	// is.
+	Validate storage.ValidateObjectFunc
+	// DryRun checks everything and puts the result into out without
+	// writing anything.
+	DryRun bool
+}
+
+// maxDeleteAttempts bounds how often Delete goes between deleting and
+// marking an object whose finalizers keep changing.
+const maxDeleteAttempts = 10
+
+var (
+	// errHasFinalizers stops the storage delete of an object to be marked.
+	errHasFinalizers = errors.New("registry: the object has finalizers")
+	// errNoFinalizers stops the marking of an object to be deleted.
+	errNoFinalizers = errors.New("registry: the object has no finalizers")
+)
+
+// Delete deletes the object at key, or, when it has finalizers, marks it
+// as being deleted (deletionTimestamp now, deletionGracePeriodSeconds 0;
+// an object already marked is left as it is). It reports whether the
+// object was deleted; out is its last state, or the marked object.
+func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, opts DeleteOptions) (bool, error) {
+	validate := opts.Validate
+	if validate == nil {
+		validate = storage.ValidateAllObjectFunc
+	}
+	if opts.DryRun {
+		return s.dryRunDelete(ctx, key, out, opts.Preconditions, validate)
+	}
+	for range maxDeleteAttempts {
+		err := s.cfg.Storage.Delete(ctx, key, out, opts.Preconditions, func(ctx context.Context, obj runtime.Object) error {
+			a, err := accessor(obj)
+			if err != nil {
+				return err
+			}
+			if len(a.GetFinalizers()) > 0 {
+				return errHasFinalizers
+			}
+			return validate(ctx, obj)
+		}, nil, storage.DeleteOptions{})
+		if !errors.Is(err, errHasFinalizers) {
+			return err == nil, err
+		}
+		err = s.cfg.Storage.GuaranteedUpdate(ctx, key, out, false, opts.Preconditions,
+			func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+				next, err := s.mark(ctx, input, validate)
+				return next, nil, err
+			}, nil)
+		if !errors.Is(err, errNoFinalizers) {
+			return false, err
+		}
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+	}
+	a, _ := accessor(out)
+	name := ""
+	if a != nil {
+		name = a.GetName()
+	}
+	return false, apierrors.NewConflict(s.cfg.Resource, name,
+		errors.New("the object's finalizers kept changing during the delete; try again"))
+}
+
+// mark returns a copy of cur marked as being deleted, or errNoFinalizers
+// when cur has no finalizers (it is to be deleted instead).
+func (s *Store) mark(ctx context.Context, cur runtime.Object, validate storage.ValidateObjectFunc) (runtime.Object, error) {
+	a, err := accessor(cur)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.GetFinalizers()) == 0 {
+		return nil, errNoFinalizers
+	}
+	if err := validate(ctx, cur); err != nil {
+		return nil, err
+	}
+	next := cur.DeepCopyObject()
+	if a.GetDeletionTimestamp() == nil {
+		na, _ := accessor(next)
+		now := s.now()
+		na.SetDeletionTimestamp(&now)
+		na.SetDeletionGracePeriodSeconds(ptr.To[int64](0))
+	}
+	return next, nil
+}
+
+// dryRunDelete is Delete without the write.
+func (s *Store) dryRunDelete(ctx context.Context, key string, out runtime.Object, pre *storage.Preconditions,
+	validate storage.ValidateObjectFunc) (bool, error) {
+	cur, err := newLike(out)
+	if err != nil {
+		return false, err
+	}
+	if err := s.cfg.Storage.Get(ctx, key, storage.GetOptions{}, cur); err != nil {
+		return false, err
+	}
+	if err := pre.Check(key, cur); err != nil {
+		return false, err
+	}
+	next, err := s.mark(ctx, cur, validate)
+	if errors.Is(err, errNoFinalizers) {
+		if err := validate(ctx, cur); err != nil {
+			return false, err
+		}
+		return true, copyInto(out, cur)
+	}
+	if err != nil {
+		return false, err
+	}
+	return false, copyInto(out, next)
+}
