@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/server/auth"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -65,7 +67,7 @@ func find(recs []map[string]any, msg string, want map[string]any) map[string]any
 // at Info only failures (5xx) are, at Warn.
 func TestAccessLog(t *testing.T) {
 	var buf syncBuffer
-	tokens, err := ParseTokens(strings.NewReader(testTokens))
+	tokens, err := auth.ParseTokens(strings.NewReader(testTokens))
 	require.NoError(t, err)
 	f := newFixture(t, func(c *Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: RequestLogLevel}))
@@ -86,8 +88,8 @@ func TestAccessLog(t *testing.T) {
 		"path": apiBase + "/namespaces/ns/widgets", "level": "DEBUG+2"})
 	require.NotNil(t, list, "no access line for the list in %v", recs)
 	require.Contains(t, list, "latency")
-	require.NotNil(t, find(recs, "HTTP", map[string]any{"verb": "POST", "user": AnonymousUser, "status": 201.0}), recs)
-	require.NotNil(t, find(recs, "HTTP watch started", map[string]any{"verb": "WATCH", "user": AnonymousUser}), recs)
+	require.NotNil(t, find(recs, "HTTP", map[string]any{"verb": "POST", "user": auth.AnonymousUser, "status": 201.0}), recs)
+	require.NotNil(t, find(recs, "HTTP watch started", map[string]any{"verb": "WATCH", "user": auth.AnonymousUser}), recs)
 	require.NotNil(t, find(recs, "HTTP", map[string]any{"verb": "WATCH", "status": 200.0}), recs)
 }
 

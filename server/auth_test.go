@@ -13,7 +13,6 @@ import (
 	"math/big"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,6 +23,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/listwatch/server/auth"
 )
 
 const testTokens = `# token,user,uid,groups
@@ -42,12 +43,12 @@ type authEnv struct {
 
 func newAuthEnv(t *testing.T) *authEnv {
 	t.Helper()
-	serverCert, serverPEM, _, err := SelfSignedCertificate("127.0.0.1")
+	serverCert, serverPEM, _, err := auth.SelfSignedCertificate("127.0.0.1")
 	require.NoError(t, err)
 	clientCA, clientCAPEM := testCA(t, "test client CA")
 	pool := x509.NewCertPool()
 	require.True(t, pool.AppendCertsFromPEM(clientCAPEM))
-	tokens, err := ParseTokens(strings.NewReader(testTokens))
+	tokens, err := auth.ParseTokens(strings.NewReader(testTokens))
 	require.NoError(t, err)
 	st := newStore(t, "/widgets")
 	srv, err := New(Config{
@@ -55,8 +56,8 @@ func newAuthEnv(t *testing.T) *authEnv {
 		Metrics:   prometheus.NewRegistry(),
 		TLS: &tls.Config{Certificates: []tls.Certificate{serverCert}, ClientCAs: pool,
 			ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12},
-		Authenticator: Authenticators{tokens, ClientCertAuthenticator{}},
-		Authorizer:    ReadAllWriteGroups("writers"),
+		Authenticator: auth.Authenticators{tokens, auth.ClientCertAuthenticator{}},
+		Authorizer:    auth.ReadAllWriteGroups("writers"),
 	})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -187,12 +188,12 @@ func TestAuthentication(t *testing.T) {
 // served as system:anonymous for the authorizer to decide; a wrong token
 // is still 401.
 func TestAnonymous(t *testing.T) {
-	tokens, err := ParseTokens(strings.NewReader(testTokens))
+	tokens, err := auth.ParseTokens(strings.NewReader(testTokens))
 	require.NoError(t, err)
 	var seen []string
 	f := newFixture(t, func(c *Config) {
 		c.Authenticator, c.AllowAnonymous = tokens, true
-		c.Authorizer = AuthorizerFunc(func(_ context.Context, a Attributes) (bool, string, error) {
+		c.Authorizer = auth.AuthorizerFunc(func(_ context.Context, a auth.Attributes) (bool, string, error) {
 			seen = append(seen, a.User.Name+":"+strings.Join(a.User.Groups, ","))
 			return a.Verb == "list", "", nil
 		})
@@ -200,7 +201,7 @@ func TestAnonymous(t *testing.T) {
 	coll := apiBase + "/namespaces/ns/widgets"
 	require.Equal(t, http.StatusOK, f.do(http.MethodGet, coll, "", nil).code)
 	f.do(http.MethodGet, coll+"/w1", "", nil).status(t, http.StatusForbidden, metav1.StatusReasonForbidden)
-	require.Equal(t, []string{AnonymousUser + ":" + UnauthenticatedG, AnonymousUser + ":" + UnauthenticatedG}, seen)
+	require.Equal(t, []string{auth.AnonymousUser + ":" + auth.UnauthenticatedG, auth.AnonymousUser + ":" + auth.UnauthenticatedG}, seen)
 	req, err := http.NewRequestWithContext(testCtx(t), http.MethodGet, f.ts.URL+coll, nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer wrong")
@@ -208,25 +209,6 @@ func TestAnonymous(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-}
-
-func TestParseTokens(t *testing.T) {
-	a, err := ParseTokens(strings.NewReader("t1,u1,1\n\nt2,u2,2,\"g1, g2\"\n"))
-	require.NoError(t, err)
-	req := httptest.NewRequest(http.MethodGet, "/", nil)
-	req.Header.Set("Authorization", "Bearer t2")
-	u, ok, err := a.Authenticate(req)
-	require.NoError(t, err)
-	require.True(t, ok)
-	require.Equal(t, &User{Name: "u2", UID: "2", Groups: []string{"g1", "g2", AuthenticatedG}}, u)
-	req.Header.Set("Authorization", "Basic xyz")
-	_, ok, err = a.Authenticate(req)
-	require.NoError(t, err)
-	require.False(t, ok, "other schemes are not this authenticator's")
-	for _, bad := range []string{"t1,u1\n", ",u1,1\n", "t1,,1\n", "t1,u1,1\nt1,u2,2\n", "t1,\"u1,1\n"} {
-		_, err := ParseTokens(strings.NewReader(bad))
-		require.Error(t, err, bad)
-	}
 }
 
 // TestRefuseInsecureNonLoopback: Serve refuses a non-loopback listener
@@ -267,12 +249,12 @@ func TestRefuseInsecureNonLoopback(t *testing.T) {
 // (or one that lets anonymous users write) is set, and served when the
 // Authorizer denies anonymous writes.
 func TestRefuseAnonymousWritesNonLoopback(t *testing.T) {
-	cert, _, _, err := SelfSignedCertificate("127.0.0.1")
+	cert, _, _, err := auth.SelfSignedCertificate("127.0.0.1")
 	require.NoError(t, err)
-	tokens, err := ParseTokens(strings.NewReader(testTokens))
+	tokens, err := auth.ParseTokens(strings.NewReader(testTokens))
 	require.NoError(t, err)
 	st := newStore(t, "/widgets")
-	serve := func(authz Authorizer) error {
+	serve := func(authz auth.Authorizer) error {
 		ln, err := net.Listen("tcp", "0.0.0.0:0")
 		if err != nil {
 			t.Skipf("cannot listen on 0.0.0.0 here (%v): the refusal needs a non-loopback listener", err)
@@ -284,11 +266,11 @@ func TestRefuseAnonymousWritesNonLoopback(t *testing.T) {
 		cancel() // Serve checks the set-up first, then returns at once
 		return srv.Serve(ctx, ln)
 	}
-	allowAll := AuthorizerFunc(func(context.Context, Attributes) (bool, string, error) { return true, "", nil })
-	for _, authz := range []Authorizer{nil, allowAll} {
+	allowAll := auth.AuthorizerFunc(func(context.Context, auth.Attributes) (bool, string, error) { return true, "", nil })
+	for _, authz := range []auth.Authorizer{nil, allowAll} {
 		err := serve(authz)
 		require.ErrorContains(t, err, "anonymous users may create widgets.demo.listwatch.dev")
 		require.ErrorContains(t, err, "--write-groups")
 	}
-	require.NoError(t, serve(ReadAllWriteGroups("writers")))
+	require.NoError(t, serve(auth.ReadAllWriteGroups("writers")))
 }

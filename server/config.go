@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -232,7 +233,7 @@ type Config struct {
 	Metrics *prometheus.Registry
 	// TLS, when set, makes Serve and ListenAndServe serve HTTPS with it.
 	// For client certificates set ClientCAs and ClientAuth
-	// tls.VerifyClientCertIfGiven, and ClientCertAuthenticator in
+	// tls.VerifyClientCertIfGiven, and auth.ClientCertAuthenticator in
 	// Authenticator.
 	TLS *tls.Config
 	// Authenticator, when set, identifies the user of every request but
@@ -240,16 +241,16 @@ type Config struct {
 	// lets anonymous users read them); a request it cannot identify gets
 	// 401 Unauthorized. nil: no authentication, every request is served
 	// as the anonymous user.
-	Authenticator Authenticator
+	Authenticator auth.Authenticator
 	// AllowAnonymous serves requests that carry no credentials as the
 	// user system:anonymous (group system:unauthenticated), for the
 	// Authorizer to decide, instead of answering 401 (kube-apiserver's
 	// --anonymous-auth). Wrong credentials are 401 either way.
 	AllowAnonymous bool
 	// Authorizer, when set, decides every authenticated request; a denied
-	// one gets 403 Forbidden. nil allows everything (ReadAllWriteGroups is
+	// one gets 403 Forbidden. nil allows everything (auth.ReadAllWriteGroups is
 	// an example policy).
-	Authorizer Authorizer
+	Authorizer auth.Authorizer
 	// AllowInsecureNonLoopback lets Serve serve on an address other than
 	// loopback without TLS and an Authenticator, or with AllowAnonymous
 	// and an Authorizer that lets anonymous users write, which it

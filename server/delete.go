@@ -18,6 +18,7 @@ import (
 	utilptr "k8s.io/utils/ptr"
 
 	"github.com/listwatch/listwatch/registry"
+	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -147,7 +148,7 @@ func (s *Server) serveUnsafeDelete(w http.ResponseWriter, req *http.Request, t t
 	}
 	if !dryRun {
 		s.log.Warn("unsafe delete: removed an object whose stored value could not be read",
-			"resource", t.res.Plural, "namespace", t.namespace, "name", t.name, "user", UserFrom(req.Context()).Name)
+			"resource", t.res.Plural, "namespace", t.namespace, "name", t.name, "user", auth.UserFrom(req.Context()).Name)
 	}
 	writeJSON(w, http.StatusOK, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},

@@ -117,12 +117,12 @@
 //
 // # Security and limits
 //
-// Config.TLS serves HTTPS. Config.Authenticator identifies users (bearer
-// tokens from a kube-apiserver token file, TLS client certificates;
-// Authenticators chains them; 401 otherwise, or system:anonymous with
-// AllowAnonymous); Config.Authorizer decides each request from
-// Kubernetes-style attributes (403 otherwise); ReadAllWriteGroups is an
-// example policy. Serve refuses a non-loopback address without TLS and
+// Config.TLS serves HTTPS. Config.Authenticator identifies users (package
+// auth: bearer tokens from a kube-apiserver token file, TLS client
+// certificates; auth.Authenticators chains them; 401 otherwise, or
+// system:anonymous with AllowAnonymous); Config.Authorizer decides each
+// request from Kubernetes-style auth.Attributes (403 otherwise);
+// auth.ReadAllWriteGroups is an example policy. Serve refuses a non-loopback address without TLS and
 // authentication unless AllowInsecureNonLoopback. Requests other than
 // watches are bounded by RequestTimeout (504) and by in-flight limits
 // (MaxRequestsInFlight, MaxMutatingRequestsInFlight: 429 with
@@ -167,6 +167,13 @@
 //	curl -N 'http://127.0.0.1:8080/apis/demo.listwatch.dev/v1/namespaces/default/widgets?watch=true&resourceVersion=0'
 //	curl -X POST -H 'Content-Type: application/json' -d '{"metadata":{"name":"w1"}}' \
 //	  http://127.0.0.1:8080/apis/demo.listwatch.dev/v1/namespaces/default/widgets
+//
+// # Packages
+//
+// Package server keeps routing, the handlers and the server's lifecycle;
+// its subpackages own one concern each and never import it:
+//
+//	server/auth   users, Authenticator (tokens, client certificates), Attributes and Authorizer, UserFrom, SelfSignedCertificate
 //
 // # Not implemented
 //

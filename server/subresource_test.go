@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/listwatch/listwatch/server/auth"
 )
 
 // withSubresources declares /status and /scale on the fixture's widgets,
@@ -105,7 +107,7 @@ func TestScaleSubresource(t *testing.T) {
 // TestSubresourceAuthorization: the Authorizer is told the subresource.
 func TestSubresourceAuthorization(t *testing.T) {
 	f := newFixture(t, withSubresources, func(c *Config) {
-		c.Authorizer = AuthorizerFunc(func(_ context.Context, a Attributes) (bool, string, error) {
+		c.Authorizer = auth.AuthorizerFunc(func(_ context.Context, a auth.Attributes) (bool, string, error) {
 			return a.Subresource != subScale, "", nil
 		})
 	})

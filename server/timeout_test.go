@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/listwatch/server/auth"
 )
 
 // TestRequestTimeout: with etcd frozen, a get, a consistent list and a
@@ -96,7 +98,7 @@ func TestBodyReadTimeout(t *testing.T) {
 // TestConnectionsClose: an idle keep-alive connection is closed after
 // IdleTimeout, and a connection whose request got 401 is closed at once.
 func TestConnectionsClose(t *testing.T) {
-	tokens, err := ParseTokens(strings.NewReader(testTokens))
+	tokens, err := auth.ParseTokens(strings.NewReader(testTokens))
 	require.NoError(t, err)
 	srv, err := New(Config{Resources: []Resource{widgets(newStore(t, "/widgets"))},
 		Authenticator: tokens, IdleTimeout: 300 * time.Millisecond})

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/server/auth"
 )
 
 // corrupt overwrites the etcd value of the widget ns/name, behind the
@@ -93,7 +94,7 @@ func TestUnsafeDeleteOfCorruptObject(t *testing.T) {
 func TestUnsafeDeleteAuthorization(t *testing.T) {
 	var verbs []string
 	f := newFixture(t, func(c *Config) {
-		c.Authorizer = AuthorizerFunc(func(_ context.Context, a Attributes) (bool, string, error) {
+		c.Authorizer = auth.AuthorizerFunc(func(_ context.Context, a auth.Attributes) (bool, string, error) {
 			verbs = append(verbs, a.Verb)
 			return a.Verb != unsafeDeleteVerb, "", nil
 		})

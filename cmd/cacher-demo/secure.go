@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/listwatch/listwatch/server"
+	"github.com/listwatch/listwatch/server/auth"
 )
 
 // secureFlags are serve's flags for TLS, authentication and authorization
@@ -57,7 +58,7 @@ func (f *secureFlags) serverOptions(listen string) (func(*server.Config), string
 		}
 		tlsCfg, caPath = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, f.tlsCert
 	case f.certDir != "":
-		cert, certPEM, keyPEM, err := server.SelfSignedCertificate("127.0.0.1", "::1", "localhost")
+		cert, certPEM, keyPEM, err := auth.SelfSignedCertificate("127.0.0.1", "::1", "localhost")
 		if err != nil {
 			return nil, "", err
 		}
@@ -73,9 +74,9 @@ func (f *secureFlags) serverOptions(listen string) (func(*server.Config), string
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	var authn server.Authenticators
+	var authn auth.Authenticators
 	if f.tokenFile != "" {
-		tokens, err := server.LoadTokenFile(f.tokenFile)
+		tokens, err := auth.LoadTokenFile(f.tokenFile)
 		if err != nil {
 			return nil, "", fmt.Errorf("token file: %w", err)
 		}
@@ -90,7 +91,7 @@ func (f *secureFlags) serverOptions(listen string) (func(*server.Config), string
 			return nil, "", err
 		}
 		tlsCfg.ClientCAs, tlsCfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
-		authn = append(authn, server.ClientCertAuthenticator{})
+		authn = append(authn, auth.ClientCertAuthenticator{})
 	}
 	host, _, err := net.SplitHostPort(listen)
 	if err != nil {
@@ -115,7 +116,7 @@ func (f *secureFlags) serverOptions(listen string) (func(*server.Config), string
 			c.Authenticator = authn
 		}
 		if f.writeGroups != "" {
-			c.Authorizer = server.ReadAllWriteGroups(strings.Split(f.writeGroups, ",")...)
+			c.Authorizer = auth.ReadAllWriteGroups(strings.Split(f.writeGroups, ",")...)
 		}
 		c.AllowAnonymous = f.anonymous
 		c.AllowInsecureNonLoopback = f.insecureNonLoopback

@@ -5,6 +5,7 @@ package layering
 import (
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -120,5 +121,25 @@ func TestLayering(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestServerSubpackages: the rooms of the server (server/auth, ...) are
+// below it: package server may import them, none of them may import
+// package server.
+func TestServerSubpackages(t *testing.T) {
+	srv := module + "/server"
+	subs := 0
+	for _, p := range listPackages(t) {
+		if !strings.HasPrefix(p.ImportPath, srv+"/") {
+			continue
+		}
+		subs++
+		if slices.Contains(p.Deps, srv) {
+			t.Errorf("%s depends on %s (the server's subpackages are below it)", p.ImportPath, srv)
+		}
+	}
+	if subs == 0 {
+		t.Errorf("no packages under %s", srv)
 	}
 }

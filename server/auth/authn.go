@@ -1,4 +1,4 @@
-package server
+package auth
 
 import (
 	"context"
@@ -8,9 +8,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // User is the identity a request is served for.
@@ -152,7 +151,7 @@ func (ClientCertAuthenticator) Authenticate(req *http.Request) (*User, bool, err
 // withAuthenticated returns a copy of u in system:authenticated too.
 func withAuthenticated(u *User) *User {
 	out := &User{Name: u.Name, UID: u.UID, Groups: append([]string(nil), u.Groups...)}
-	if !contains(out.Groups, AuthenticatedG) {
+	if !slices.Contains(out.Groups, AuthenticatedG) {
 		out.Groups = append(out.Groups, AuthenticatedG)
 	}
 	return out
@@ -160,37 +159,21 @@ func withAuthenticated(u *User) *User {
 
 type userKey struct{}
 
+// WithUser returns a copy of ctx that carries u as the request's user.
+func WithUser(ctx context.Context, u *User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
 // UserFrom returns the user a request is served for (the anonymous user
 // when the server authenticates nobody).
 func UserFrom(ctx context.Context) *User {
 	if u, ok := ctx.Value(userKey{}).(*User); ok {
 		return u
 	}
-	return &User{Name: AnonymousUser, Groups: []string{UnauthenticatedG}}
+	return Anonymous()
 }
 
-// authenticate identifies req's user with Config.Authenticator; a request
-// with wrong credentials is 401, and so is one without any unless
-// AllowAnonymous, as Kubernetes answers.
-func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
-	if s.cfg.Authenticator == nil {
-		if info := infoFrom(req.Context()); info != nil {
-			info.user = AnonymousUser
-		}
-		return req, nil
-	}
-	u, ok, err := s.cfg.Authenticator.Authenticate(req)
-	switch {
-	case err != nil:
-		s.log.Debug("authentication failed", "path", req.URL.Path, "err", err)
-		return req, apierrors.NewUnauthorized("Unauthorized")
-	case !ok && s.cfg.AllowAnonymous:
-		u = &User{Name: AnonymousUser, Groups: []string{UnauthenticatedG}}
-	case !ok:
-		return req, apierrors.NewUnauthorized("Unauthorized")
-	}
-	if info := infoFrom(req.Context()); info != nil {
-		info.user = u.Name
-	}
-	return req.WithContext(context.WithValue(req.Context(), userKey{}, u)), nil
+// Anonymous returns the user of a request served without authentication.
+func Anonymous() *User {
+	return &User{Name: AnonymousUser, Groups: []string{UnauthenticatedG}}
 }

@@ -2,17 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
-	"time"
+
+	"github.com/listwatch/listwatch/server/auth"
 )
 
 // checkExposure refuses to serve on a listener reachable from other hosts
@@ -48,14 +41,14 @@ func (s *Server) checkExposure(ctx context.Context, l net.Listener) error {
 // or delete objects of any resource, and returns what it may do ("" if
 // nothing). Without an Authorizer everything is allowed.
 func (s *Server) anonymousWrite(ctx context.Context) (string, error) {
-	anonymous := &User{Name: AnonymousUser, Groups: []string{UnauthenticatedG}}
+	anonymous := auth.Anonymous()
 	for _, r := range s.cfg.Resources {
 		for _, verb := range []string{"create", "delete"} {
 			what := fmt.Sprintf("%s %s.%s", verb, r.Plural, r.Group)
 			if s.cfg.Authorizer == nil {
 				return what, nil
 			}
-			a := Attributes{User: anonymous, Verb: verb, ResourceRequest: true,
+			a := auth.Attributes{User: anonymous, Verb: verb, ResourceRequest: true,
 				APIGroup: r.Group, APIVersion: r.Version, Resource: r.Plural}
 			if r.Namespaced {
 				a.Namespace = "default"
@@ -73,49 +66,4 @@ func (s *Server) anonymousWrite(ctx context.Context) (string, error) {
 		}
 	}
 	return "", nil
-}
-
-// SelfSignedCertificate makes a self-signed ECDSA P-256 serving
-// certificate, valid for a year, for hosts (IP addresses or DNS names),
-// and returns it with its PEM-encoded certificate and key (for example
-// for clients to trust it).
-func SelfSignedCertificate(hosts ...string) (cert tls.Certificate, certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return cert, nil, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		return cert, nil, nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "listwatch-self-signed"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return cert, nil, nil, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return cert, nil, nil, err
-	}
-	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-	cert, err = tls.X509KeyPair(certPEM, keyPEM)
-	return cert, certPEM, keyPEM, err
 }
