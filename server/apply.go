@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/listwatch/listwatch/server/crdschema"
 )
 
 // serveApply answers a server-side apply: PATCH with
@@ -29,7 +31,7 @@ func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) 
 		s.writeError(w, req, err)
 		return
 	}
-	mode, err := fieldValidation(req)
+	mode, err := crdschema.ParseFieldValidation(req.URL.Query().Get("fieldValidation"))
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -112,7 +114,7 @@ func (r *resource) decodeApplyPatch(w http.ResponseWriter, mode string, body []b
 	if err != nil {
 		return nil, err
 	}
-	if err := enforceFieldValidation(w, mode, r.fieldProblems(js, patch)); err != nil {
+	if err := crdschema.EnforceFieldValidation(w.Header(), mode, crdschema.FieldProblems(r.Schema, js, patch)); err != nil {
 		return nil, err
 	}
 	if err := r.checkTypeMeta(patch); err != nil {
@@ -134,7 +136,7 @@ func (r *resource) decodeApplyPatch(w http.ResponseWriter, mode string, body []b
 		return nil, errNamespaceMismatch
 	}
 	var errs field.ErrorList
-	for _, e := range r.schemaErrors(patch) {
+	for _, e := range crdschema.Errors(r.validator, patch) {
 		if e.Type != field.ErrorTypeRequired {
 			errs = append(errs, e)
 		}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/crdschema"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -143,7 +144,7 @@ func (r *Resource) validate() error {
 		}
 	}
 	if r.Schema != nil {
-		if err := checkStructural(r.Schema); err != nil {
+		if err := crdschema.CheckStructural(r.Schema); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -173,7 +173,8 @@
 // Package server keeps routing, the handlers and the server's lifecycle;
 // its subpackages own one concern each and never import it:
 //
-//	server/auth   users, Authenticator (tokens, client certificates), Attributes and Authorizer, UserFrom, SelfSignedCertificate
+//	server/auth        users, Authenticator (tokens, client certificates), Attributes and Authorizer, UserFrom, SelfSignedCertificate
+//	server/crdschema   a resource's structural schema: CheckStructural, validation (NewValidator, Errors), fieldValidation (FieldProblems, pruning)
 //
 // # Not implemented
 //

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/listwatch/listwatch/registry"
+	"github.com/listwatch/listwatch/server/crdschema"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -191,7 +192,7 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		s.writeError(w, req, err)
 		return
 	}
-	mode, err := fieldValidation(req)
+	mode, err := crdschema.ParseFieldValidation(req.URL.Query().Get("fieldValidation"))
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -203,7 +204,7 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 	}
 	var dups []string // fields the patch itself gives twice
 	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); mt == mediaMergePatch {
-		dups = t.res.fieldProblems(body, map[string]any{})
+		dups = crdschema.FieldProblems(t.res.Schema, body, map[string]any{})
 	}
 	s.update(w, req, t, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		merged, err := apply(cur.DeepCopy().Object)
@@ -214,8 +215,8 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		if !ok {
 			return nil, badRequest("the patched object is not a JSON object")
 		}
-		problems := append(slices.Clone(dups), t.res.fieldProblems(nil, obj)...)
-		if err := enforceFieldValidation(w, mode, problems); err != nil {
+		problems := append(slices.Clone(dups), crdschema.FieldProblems(t.res.Schema, nil, obj)...)
+		if err := crdschema.EnforceFieldValidation(w.Header(), mode, problems); err != nil {
 			return nil, err
 		}
 		next, err := t.res.normalize(obj, t)

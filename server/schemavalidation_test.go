@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/listwatch/listwatch/server/crdschema"
 )
 
 // causes returns the field and type of each cause of st.
@@ -108,7 +110,7 @@ func TestSchemaValidatorConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 50 {
-				errs := r.schemaErrors(map[string]any{"spec": map[string]any{"replicas": "x", "nodeName": int64(i)}})
+				errs := crdschema.Errors(r.validator, map[string]any{"spec": map[string]any{"replicas": "x", "nodeName": int64(i)}})
 				assert.Len(t, errs, 2)
 			}
 		}()

@@ -16,6 +16,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/validate"
 
 	"github.com/listwatch/listwatch/registry"
+	"github.com/listwatch/listwatch/server/crdschema"
 )
 
 // Server is the HTTP API. It implements http.Handler; Serve and
@@ -90,7 +91,7 @@ func New(cfg Config) (*Server, error) {
 		if rr.columns, err = tableColumns(r.PrinterColumns); err != nil {
 			return nil, fmt.Errorf("server: resource %s: %w", r.Plural, err)
 		}
-		if rr.validator, err = newSchemaValidator(r.Schema); err != nil {
+		if rr.validator, err = crdschema.NewValidator(r.Schema); err != nil {
 			return nil, fmt.Errorf("server: resource %s: %w", r.Plural, err)
 		}
 		for _, f := range r.SelectableFields {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/listwatch/listwatch/server/crdschema"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -253,7 +254,7 @@ func (s *Server) serveScaleWrite(w http.ResponseWriter, req *http.Request, t tar
 		if err := t.res.checkWrite(cur, next, scale.GetResourceVersion(), subScale); err != nil {
 			return nil, err
 		}
-		if errs := t.res.schemaErrors(next.Object); len(errs) > 0 {
+		if errs := crdschema.Errors(t.res.validator, next.Object); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(schema.GroupKind{Group: t.res.Group, Kind: t.res.Kind}, t.name, errs)
 		}
 		if err := t.res.validateObject(next); err != nil {

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/listwatch/listwatch/server/crdschema"
 )
 
 // normalize checks an object sent for t and fills what the request
@@ -58,7 +60,7 @@ func (r *resource) normalize(obj map[string]any, t target) (*unstructured.Unstru
 	// finalizers, ownerReferences, managedFields.
 	name := u.GetName()
 	errs := apivalidation.ValidateObjectMetaAccessor(u, r.Namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	errs = append(errs, r.schemaErrors(u.Object)...)
+	errs = append(errs, crdschema.Errors(r.validator, u.Object)...)
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: r.Group, Kind: r.Kind}, name, errs)
 	}

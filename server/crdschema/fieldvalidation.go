@@ -1,4 +1,4 @@
-package server
+package crdschema
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	sigsjson "sigs.k8s.io/json"
 )
@@ -14,31 +15,34 @@ import (
 // The values of the fieldValidation query parameter, as Kubernetes defines
 // them. A request without it is Warn.
 const (
-	fieldValidationStrict = "Strict"
-	fieldValidationWarn   = "Warn"
-	fieldValidationIgnore = "Ignore"
+	// Strict fails a request with unknown or duplicate fields.
+	Strict = "Strict"
+	// Warn serves it and names each problem in a Warning header.
+	Warn = "Warn"
+	// Ignore serves it silently (unknown fields are pruned either way).
+	Ignore = "Ignore"
 )
 
-// fieldValidation reads the request's fieldValidation parameter (400 for
-// an unknown value).
-func fieldValidation(req *http.Request) (string, error) {
-	switch v := req.URL.Query().Get("fieldValidation"); v {
+// ParseFieldValidation reads the value of a request's fieldValidation
+// parameter ("" is Warn; 400 BadRequest for an unknown value).
+func ParseFieldValidation(v string) (string, error) {
+	switch v {
 	case "":
-		return fieldValidationWarn, nil
-	case fieldValidationStrict, fieldValidationWarn, fieldValidationIgnore:
+		return Warn, nil
+	case Strict, Warn, Ignore:
 		return v, nil
 	default:
-		return "", badRequest(fmt.Sprintf("fieldValidation %q is not one of %s, %s, %s",
-			v, fieldValidationStrict, fieldValidationWarn, fieldValidationIgnore))
+		return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation %q is not one of %s, %s, %s",
+			v, Strict, Warn, Ignore))
 	}
 }
 
-// fieldProblems finds what fieldValidation governs in a request: fields
+// FieldProblems finds what fieldValidation governs in a request: fields
 // given twice in body (a JSON document; nil to skip), and fields of obj
-// that neither ObjectMeta nor the resource's schema declares. Unknown
+// that neither ObjectMeta nor schema (the resource's; nil: none) declares. Unknown
 // fields are removed from obj, as Kubernetes prunes them, whatever the
 // mode. Each problem reads like Kubernetes' (`unknown field "spec.foo"`).
-func (r *resource) fieldProblems(body []byte, obj map[string]any) []string {
+func FieldProblems(schema *spec.Schema, body []byte, obj map[string]any) []string {
 	var problems []string
 	if body != nil {
 		var scratch any
@@ -51,12 +55,12 @@ func (r *resource) fieldProblems(body []byte, obj map[string]any) []string {
 	if md, ok := obj["metadata"].(map[string]any); ok {
 		problems = append(problems, unknownMetadataFields(md)...)
 	}
-	if r.Schema != nil {
+	if schema != nil {
 		for key, v := range obj {
 			if key == "apiVersion" || key == "kind" || key == "metadata" {
 				continue
 			}
-			problems = append(problems, pruneUnknown(obj, key, v, r.Schema, "")...)
+			problems = append(problems, pruneUnknown(obj, key, v, schema, "")...)
 		}
 	}
 	slices.Sort(problems)
@@ -143,37 +147,20 @@ func preservesUnknown(s *spec.Schema) bool {
 	return extensionTrue(s, "x-kubernetes-preserve-unknown-fields")
 }
 
-// enforceFieldValidation applies mode to problems: Strict fails the
+// EnforceFieldValidation applies mode to problems: Strict fails the
 // request (400, every problem listed, nothing written), Warn adds one
-// Warning header per problem, Ignore does nothing.
-func enforceFieldValidation(w http.ResponseWriter, mode string, problems []string) error {
+// Warning to h (the response's header) per problem, Ignore does nothing.
+func EnforceFieldValidation(h http.Header, mode string, problems []string) error {
 	if len(problems) == 0 {
 		return nil
 	}
 	switch mode {
-	case fieldValidationStrict:
-		return badRequest("strict decoding error: " + strings.Join(problems, ", "))
-	case fieldValidationWarn:
+	case Strict:
+		return apierrors.NewBadRequest("strict decoding error: " + strings.Join(problems, ", "))
+	case Warn:
 		for _, p := range problems {
-			w.Header().Add("Warning", "299 - "+strconv.Quote(p))
+			h.Add("Warning", "299 - "+strconv.Quote(p))
 		}
 	}
 	return nil
-}
-
-// decodeValidated decodes a create or update body and applies the request's
-// fieldValidation to it.
-func (s *Server) decodeValidated(w http.ResponseWriter, req *http.Request, r *resource, body []byte) (map[string]any, error) {
-	mode, err := fieldValidation(req)
-	if err != nil {
-		return nil, err
-	}
-	obj, err := decodeJSONObject(body)
-	if err != nil {
-		return nil, err
-	}
-	if err := enforceFieldValidation(w, mode, r.fieldProblems(body, obj)); err != nil {
-		return nil, err
-	}
-	return obj, nil
 }

@@ -1,4 +1,4 @@
-package server
+package crdschema
 
 import (
 	"testing"
@@ -9,10 +9,10 @@ import (
 	"github.com/listwatch/listwatch/internal/testapi"
 )
 
-// TestCheckStructural: schemas the server cannot serve are refused by New
-// with the offending path; the Widget schema passes.
+// TestCheckStructural: schemas the server cannot serve are refused with
+// the offending path; the Widget schema passes.
 func TestCheckStructural(t *testing.T) {
-	require.NoError(t, checkStructural(testapi.WidgetSchema()))
+	require.NoError(t, CheckStructural(testapi.WidgetSchema()))
 	obj := func(x spec.Schema) *spec.Schema {
 		return &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"},
 			Properties: map[string]spec.Schema{"x": x}}}
@@ -28,7 +28,7 @@ func TestCheckStructural(t *testing.T) {
 	untyped := spec.Schema{}
 	intOrString := spec.Schema{}
 	intOrString.AddExtension("x-kubernetes-int-or-string", true)
-	require.NoError(t, checkStructural(obj(intOrString)))
+	require.NoError(t, CheckStructural(obj(intOrString)))
 	for name, c := range map[string]struct {
 		s    *spec.Schema
 		want string
@@ -40,8 +40,6 @@ func TestCheckStructural(t *testing.T) {
 		"array no items":  {obj(array), "schema.x: an array needs one items schema"},
 		"no type":         {obj(untyped), "schema.x: a type is required"},
 	} {
-		_, err := New(Config{Resources: []Resource{{Group: group, Version: "v1", Plural: "widgets", Kind: "Widget",
-			Storage: newStore(t, "/widgets"), KeyRoot: "/widgets", Schema: c.s}}})
-		require.ErrorContains(t, err, c.want, name)
+		require.ErrorContains(t, CheckStructural(c.s), c.want, name)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package crdschema
 
 import (
 	"errors"
@@ -11,14 +11,14 @@ import (
 // schemaTypes are the types a structural schema node may have.
 var schemaTypes = map[string]bool{"object": true, "array": true, "string": true, "integer": true, "number": true, "boolean": true}
 
-// checkStructural checks the rules of Kubernetes' structural schemas that
+// CheckStructural checks the rules of Kubernetes' structural schemas that
 // the server relies on, so that a schema it cannot serve fails at
 // configuration time rather than on a request: the root is an object;
 // every node has one type (or none with x-kubernetes-preserve-unknown-
 // fields or x-kubernetes-int-or-string); arrays have one items schema;
 // there are no $refs; patterns compile. Every violation is reported with
 // its path.
-func checkStructural(s *spec.Schema) error {
+func CheckStructural(s *spec.Schema) error {
 	var errs []error
 	if len(s.Type) != 1 || s.Type[0] != "object" {
 		errs = append(errs, errors.New("schema: the root must have type object"))

@@ -1,4 +1,4 @@
-package server
+package crdschema
 
 import (
 	"fmt"
@@ -12,10 +12,10 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/validate"
 )
 
-// newSchemaValidator builds the validator of schema s (nil without a
+// NewValidator builds the validator of schema s (nil without a
 // schema). kube-openapi panics on schemas it cannot use; that is reported
 // as an error, at configuration time.
-func newSchemaValidator(s *spec.Schema) (v *validate.SchemaValidator, err error) {
+func NewValidator(s *spec.Schema) (v *validate.SchemaValidator, err error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -27,12 +27,13 @@ func newSchemaValidator(s *spec.Schema) (v *validate.SchemaValidator, err error)
 	return validate.NewSchemaValidator(s, nil, "", strfmt.Default), nil
 }
 
-// schemaErrors validates obj (a whole object; apiVersion, kind and
-// metadata are checked elsewhere) against the resource's schema and
-// returns every violation as a field error, as Kubernetes reports a
-// custom resource's: types, required fields, formats, bounds, enums.
-func (r *resource) schemaErrors(obj map[string]any) field.ErrorList {
-	if r.validator == nil {
+// Errors validates obj (a whole object; apiVersion, kind and metadata are
+// checked elsewhere) with v (from NewValidator; nil validates nothing) and
+// returns every violation as a field error, as Kubernetes reports a custom
+// resource's: types, required fields, formats, bounds, enums. v may serve
+// concurrent calls.
+func Errors(v *validate.SchemaValidator, obj map[string]any) field.ErrorList {
+	if v == nil {
 		return nil
 	}
 	body := make(map[string]any, len(obj))
@@ -41,7 +42,7 @@ func (r *resource) schemaErrors(obj map[string]any) field.ErrorList {
 			body[k] = v
 		}
 	}
-	res := r.validator.Validate(body)
+	res := v.Validate(body)
 	var out field.ErrorList
 	for _, err := range res.Errors {
 		out = append(out, toFieldErrors(err)...)
