@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -127,7 +128,7 @@ func appendEventObject(b []byte, ev watch.Event, r *resource) ([]byte, error) {
 			obj = bookmarkObject(o, r)
 		}
 	}
-	return appendJSON(b, obj)
+	return wire.AppendJSON(b, obj)
 }
 
 func bookmarkObject(o runtime.Object, r *resource) map[string]any {

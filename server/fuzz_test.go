@@ -7,6 +7,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 func fuzzResource() *resource {
@@ -100,7 +101,7 @@ func FuzzJSONPatch(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, err := appendJSON(nil, out); err != nil {
+		if _, err := wire.AppendJSON(nil, out); err != nil {
 			t.Fatalf("patched document does not encode: %v", err)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -82,7 +83,7 @@ func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r *resource
 // streamList writes a list of n items whose metadata is meta (an
 // unstructured value) and whose i-th item item appends to b.
 func (s *Server) streamList(w http.ResponseWriter, req *http.Request, r *resource, metadata any, n int, item func(b []byte, i int) ([]byte, error)) {
-	meta, err := appendJSON(nil, withoutEmptyContinue(metadata))
+	meta, err := wire.AppendJSON(nil, withoutEmptyContinue(metadata))
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -105,9 +106,9 @@ func (s *Server) streamList(w http.ResponseWriter, req *http.Request, r *resourc
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	bw := bufio.NewWriterSize(deadlineWriter{w: w, rc: rc, dl: &deadline{timeout: s.cfg.WriteTimeout}}, listFlushBytes)
 	bw.WriteString(`{"apiVersion":`)
-	bw.Write(appendString(nil, r.gvString))
+	bw.Write(wire.AppendString(nil, r.gvString))
 	bw.WriteString(`,"kind":`)
-	bw.Write(appendString(nil, r.listKind))
+	bw.Write(wire.AppendString(nil, r.listKind))
 	bw.WriteString(`,"metadata":`)
 	bw.Write(meta)
 	bw.WriteString(`,"items":[`)
@@ -154,7 +155,7 @@ func appendObject(b []byte, u *unstructured.Unstructured, r *resource) ([]byte, 
 	if _, ok := obj["kind"]; !ok || obj["apiVersion"] == nil {
 		obj = withTypeMeta(obj, r)
 	}
-	return appendJSON(b, obj)
+	return wire.AppendJSON(b, obj)
 }
 
 // withTypeMeta returns a shallow copy of obj with apiVersion and kind set.

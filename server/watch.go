@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -20,7 +21,7 @@ import (
 // events to the connection, and a reader that takes events from the
 // storage watch, encodes them (sharing each event's line with the other
 // watchers of the change, see eventEncoder) and queues the bytes in a
-// lineQueue of at most WatchBufferSize events. When the queue stays
+// wire.LineQueue of at most WatchBufferSize events. When the queue stays
 // full for SlowWatcherTimeout the reader stops the storage watch and the
 // stream ends without an error event: the client resumes from the last RV
 // it decoded, so nothing is lost and the connection never holds more than
@@ -131,14 +132,14 @@ func (s *Server) pump(ctx context.Context, w http.ResponseWriter, rc *http.Respo
 // pumpEncoded is pump with the events encoded by encode.
 func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, src watch.Interface,
 	r *resource, encode func(watch.Event) ([]byte, error)) {
-	queue := newLineQueue(s.cfg.WatchBufferSize)
+	queue := wire.NewLineQueue(s.cfg.WatchBufferSize)
 	done := make(chan struct{})
 	readerDone := make(chan struct{})
 	var overflow atomic.Bool
 	stop := sync.OnceFunc(src.Stop)
 	go func() {
 		defer close(readerDone)
-		defer queue.close()
+		defer queue.Close()
 		if s.readEvents(src, r, encode, queue, done) {
 			overflow.Store(true)
 			stop() // release the storage watch now, not when the connection gives up
@@ -155,9 +156,9 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 	var batch [][]byte
 	for {
 		select {
-		case <-queue.ready:
+		case <-queue.Ready():
 			var closed bool
-			batch, closed = queue.take(batch)
+			batch, closed = queue.Take(batch)
 			if overflow.Load() {
 				return
 			}
@@ -192,7 +193,7 @@ func (s *Server) writeLines(w http.ResponseWriter, rc *http.ResponseController, 
 // closed. It reports true when it gave up because queue stayed full for
 // SlowWatcherTimeout.
 func (s *Server) readEvents(src watch.Interface, r *resource, encode func(watch.Event) ([]byte, error),
-	queue *lineQueue, done <-chan struct{}) (overflowed bool) {
+	queue *wire.LineQueue, done <-chan struct{}) (overflowed bool) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -215,7 +216,7 @@ func (s *Server) readEvents(src watch.Interface, r *resource, encode func(watch.
 			s.log.Error("watch event cannot be encoded", "resource", r.Plural, "err", err)
 			line, ev.Type = errorLine(apierrors.NewInternalError(err), r), watch.Error
 		}
-		if !queue.tryPush(line) {
+		if !queue.TryPush(line) {
 			if timer == nil {
 				timer = time.NewTimer(s.cfg.SlowWatcherTimeout)
 			} else {
@@ -223,8 +224,8 @@ func (s *Server) readEvents(src watch.Interface, r *resource, encode func(watch.
 			}
 			for pushed := false; !pushed; {
 				select {
-				case <-queue.freed:
-					pushed = queue.tryPush(line)
+				case <-queue.Freed():
+					pushed = queue.TryPush(line)
 				case <-done:
 					return false
 				case <-timer.C:

@@ -1,4 +1,4 @@
-package server
+package wire
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 )
 
 // marshalPlain is json.Marshal without HTML escaping, the reference
-// appendJSON must match byte for byte.
+// AppendJSON must match byte for byte.
 func marshalPlain(tb testing.TB, v any) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
@@ -31,13 +31,13 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 		int(7), []string{"typed"}, // fall back to encoding/json
 	}
 	for _, v := range cases {
-		got, err := appendJSON(nil, v)
+		got, err := AppendJSON(nil, v)
 		require.NoError(t, err, "%#v", v)
 		require.Equal(t, string(marshalPlain(t, v)), string(got), "%#v", v)
 	}
-	_, err := appendJSON(nil, math.NaN())
+	_, err := AppendJSON(nil, math.NaN())
 	require.Error(t, err)
-	_, err = appendJSON(nil, map[string]any{"x": math.Inf(1)})
+	_, err = AppendJSON(nil, map[string]any{"x": math.Inf(1)})
 	require.Error(t, err)
 }
 
@@ -50,7 +50,7 @@ func FuzzAppendJSON(f *testing.F) {
 		if utiljson.Unmarshal(data, &v) != nil {
 			return
 		}
-		got, err := appendJSON(nil, v)
+		got, err := AppendJSON(nil, v)
 		if err != nil {
 			return
 		}

@@ -1,4 +1,4 @@
-package server
+package wire
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// appendJSON appends the JSON encoding of v, a value of an unstructured
+// AppendJSON appends the JSON encoding of v, a value of an unstructured
 // object (map[string]any, []any, string, int64, float64, bool, nil), to
 // b. Map keys are sorted, as encoding/json sorts them; other value types
 // go through encoding/json. It is several times faster than json.Marshal
@@ -17,12 +17,12 @@ import (
 // reflection sorting; the output is what json.Marshal produces except that
 // <, > and & are not escaped (json.Marshal's HTML escaping, which JSON
 // does not need).
-func appendJSON(b []byte, v any) ([]byte, error) {
+func AppendJSON(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return append(b, "null"...), nil
 	case string:
-		return appendString(b, x), nil
+		return AppendString(b, x), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case int64:
@@ -38,7 +38,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 				b = append(b, ',')
 			}
 			var err error
-			if b, err = appendJSON(b, e); err != nil {
+			if b, err = AppendJSON(b, e); err != nil {
 				return nil, err
 			}
 		}
@@ -62,10 +62,10 @@ func appendMap(b []byte, m map[string]any) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = AppendString(b, k)
 		b = append(b, ':')
 		var err error
-		if b, err = appendJSON(b, m[k]); err != nil {
+		if b, err = AppendJSON(b, m[k]); err != nil {
 			return nil, err
 		}
 	}
@@ -94,10 +94,10 @@ func appendFloat(b []byte, f float64) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string: quotes, backslashes and control
+// AppendString appends s as a JSON string: quotes, backslashes and control
 // characters escaped, invalid UTF-8 replaced by U+FFFD, and U+2028/U+2029
 // escaped as encoding/json does.
-func appendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
