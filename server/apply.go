@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/server/crdschema"
+	"github.com/listwatch/listwatch/server/request"
 )
 
 // serveApply answers a server-side apply: PATCH with
@@ -45,7 +46,7 @@ func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) 
 		s.writeError(w, req, err)
 		return
 	}
-	force, err := parseBool(req.URL.Query(), "force")
+	force, err := request.ParseBool(req.URL.Query(), "force")
 	if err != nil {
 		s.writeError(w, req, err)
 		return

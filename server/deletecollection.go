@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilptr "k8s.io/utils/ptr"
 
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -25,8 +26,8 @@ import (
 // lists what would go. ignoreStoreReadErrorWithClusterBreakingPotential is
 // refused (422), as Kubernetes refuses it here.
 func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request, t target) {
-	p, err := parseListParams(req.URL.Query(), t.res)
-	if err == nil && p.watch {
+	p, err := request.ParseList(req.URL.Query(), t.res.fields)
+	if err == nil && p.Watch {
 		err = badRequest("watch is not allowed with deletecollection")
 	}
 	if err != nil {
@@ -43,10 +44,10 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request,
 		s.writeError(w, req, err)
 		return
 	}
-	pred := p.predicate(t.res)
+	pred := p.Predicate(t.res.GetAttrs)
 	pred.Limit, pred.Continue = 0, "" // everything that matches goes
 	list := &unstructured.UnstructuredList{}
-	lopts := storage.ListOptions{ResourceVersion: p.rv, ResourceVersionMatch: p.rvMatch, Predicate: pred, Recursive: true}
+	lopts := storage.ListOptions{ResourceVersion: p.ResourceVersion, ResourceVersionMatch: p.ResourceVersionMatch, Predicate: pred, Recursive: true}
 	if err := t.res.Storage.GetList(req.Context(), t.collectionKey(), lopts, list); err != nil {
 		s.writeError(w, req, err)
 		return

@@ -175,6 +175,7 @@
 //
 //	server/auth        users, Authenticator (tokens, client certificates), Attributes and Authorizer, UserFrom, SelfSignedCertificate
 //	server/crdschema   a resource's structural schema: CheckStructural, validation (NewValidator, Errors), fieldValidation (FieldProblems, pruning)
+//	server/request     a list or watch's query parameters (ParseList, ListParams) with Kubernetes' ListOptions validation
 //	server/wire        the bytes written: the reflection-free JSON encoder (AppendJSON), a watch's bounded queue of lines (LineQueue)
 //
 // # Not implemented

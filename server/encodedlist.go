@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -13,7 +14,7 @@ import (
 // format this server writes for the resource (the store's codec is
 // CacheCodec of the same group, version and kind). It reports false,
 // having written nothing, when the list must go through GetList instead.
-func (s *Server) serveEncodedList(w http.ResponseWriter, req *http.Request, t target, p *listParams, opts storage.ListOptions) bool {
+func (s *Server) serveEncodedList(w http.ResponseWriter, req *http.Request, t target, p *request.ListParams, opts storage.ListOptions) bool {
 	el, ok := t.res.Storage.(storage.EncodedLister)
 	if !ok || el.EncodedFormat() != t.res.wire.object {
 		return false
@@ -32,8 +33,8 @@ func (s *Server) serveEncodedList(w http.ResponseWriter, req *http.Request, t ta
 	if list.RemainingItemCount != nil {
 		md["remainingItemCount"] = *list.RemainingItemCount
 	}
-	if p.shard != nil {
-		md["shardInfo"] = map[string]any{"selector": p.shardExpr}
+	if p.Shard != nil {
+		md["shardInfo"] = map[string]any{"selector": p.ShardExpr}
 	}
 	s.streamList(w, req, t.res, md, len(list.Items), func(b []byte, i int) ([]byte, error) {
 		return append(b, list.Items[i]...), nil

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net/url"
 	"testing"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -15,33 +14,6 @@ func fuzzResource() *resource {
 		GetAttrs: testapi.GetAttrs, KeyRoot: "/widgets"}, gvString: "demo.listwatch.dev/v1", listKind: "WidgetList",
 		fields: map[string]bool{"metadata.name": true, "metadata.namespace": true, "spec.nodeName": true}}
 	return r
-}
-
-// FuzzListParams: any query string parses to parameters or an API error,
-// never a panic.
-func FuzzListParams(f *testing.F) {
-	for _, s := range []string{
-		"watch=true&resourceVersion=5&allowWatchBookmarks=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
-		"labelSelector=app%20in%20(a,b),!tier&fieldSelector=spec.nodeName%3Dn1,metadata.name!%3Dx&limit=5&continue=abc",
-		"timeoutSeconds=-1", "limit=9999999999999999999999", "fieldSelector=a%3D%3D%3D", "resourceVersionMatch=Exact&resourceVersion=0",
-	} {
-		f.Add(s)
-	}
-	r := fuzzResource()
-	f.Fuzz(func(t *testing.T, raw string) {
-		q, err := url.ParseQuery(raw)
-		if err != nil {
-			return
-		}
-		p, err := parseListParams(q, r)
-		if err != nil {
-			if st := statusFor(err); st.Code != 400 && st.Code != 422 {
-				t.Fatalf("query %q: status %d, want 400 or 422", raw, st.Code)
-			}
-			return
-		}
-		_ = p.predicate(r)
-	})
 }
 
 // FuzzNormalizeObject: any JSON body is accepted or rejected with a 400

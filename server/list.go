@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
@@ -17,16 +18,16 @@ const listFlushBytes = 64 << 10
 
 // serveList answers GET on a collection: a list, or a watch with watch=true.
 func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
-	p, err := parseListParams(req.URL.Query(), t.res)
+	p, err := request.ParseList(req.URL.Query(), t.res.fields)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	if err := checkResourceVersionRange(req.Context(), t.res, p.rv); err != nil {
+	if err := checkResourceVersionRange(req.Context(), t.res, p.ResourceVersion); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	if p.watch {
+	if p.Watch {
 		s.serveWatch(w, req, t, p)
 		return
 	}
@@ -35,8 +36,8 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 		return
 	}
 	opts := storage.ListOptions{
-		ResourceVersion: p.rv, ResourceVersionMatch: p.rvMatch,
-		Predicate: p.predicate(t.res), Recursive: true,
+		ResourceVersion: p.ResourceVersion, ResourceVersionMatch: p.ResourceVersionMatch,
+		Predicate: p.Predicate(t.res.GetAttrs), Recursive: true,
 	}
 	table := wantsTable(req.Header.Values("Accept"))
 	if !table && s.serveEncodedList(w, req, t, p, opts) {
@@ -47,14 +48,14 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 		s.writeError(w, req, err)
 		return
 	}
-	if p.shard != nil {
+	if p.Shard != nil {
 		// Kubernetes echoes the applied shard selector: the list is a subset.
 		md, _ := list.Object["metadata"].(map[string]any)
 		if md == nil {
 			md = map[string]any{}
 			list.Object["metadata"] = md
 		}
-		md["shardInfo"] = map[string]any{"selector": p.shardExpr}
+		md["shardInfo"] = map[string]any{"selector": p.ShardExpr}
 	}
 	if table {
 		md, _ := list.Object["metadata"].(map[string]any)

@@ -15,13 +15,14 @@ import (
 
 	"github.com/listwatch/listwatch/registry"
 	"github.com/listwatch/listwatch/server/crdschema"
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/storage"
 )
 
 // serveGet answers GET on one object; ?watch=true watches just that object.
 func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
 	q := req.URL.Query()
-	watch, err := parseBool(q, "watch")
+	watch, err := request.ParseBool(q, "watch")
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -50,12 +51,12 @@ func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
 // serveObjectWatch watches one object: a watch of its collection with the
 // field selector metadata.name=<name> added to the request's selectors.
 func (s *Server) serveObjectWatch(w http.ResponseWriter, req *http.Request, t target) {
-	p, err := parseListParams(req.URL.Query(), t.res)
+	p, err := request.ParseList(req.URL.Query(), t.res.fields)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	p.field = fields.AndSelectors(p.field, fields.OneTermEqualSelector("metadata.name", t.name))
+	p.Field = fields.AndSelectors(p.Field, fields.OneTermEqualSelector("metadata.name", t.name))
 	t.name = ""
 	s.serveWatch(w, req, t, p)
 }

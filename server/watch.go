@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
@@ -34,7 +35,7 @@ import (
 // MaxWatchTimeout; a random time between half of it and all of it when
 // the client gives none), when the client goes away, when the storage watch ends
 // (after its ERROR event, if any), and when the Server is closed.
-func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, p *listParams) {
+func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, p *request.ListParams) {
 	select {
 	case <-s.closing:
 		s.writeError(w, req, apierrors.NewServiceUnavailable("the server is shutting down"))
@@ -50,7 +51,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 		s.writeError(w, req, err)
 		return
 	}
-	timeout := watchTimeout(p.timeout, s.cfg.MaxWatchTimeout)
+	timeout := watchTimeout(p.Timeout, s.cfg.MaxWatchTimeout)
 	ctx, cancel := context.WithTimeout(req.Context(), timeout)
 	defer cancel()
 	// No ProgressNotify: a client's allowWatchBookmarks asks for the
@@ -58,8 +59,8 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 	// cacher.Config.BookmarkInterval), not for one per etcd progress
 	// notification, which the cacher receives every second.
 	opts := storage.ListOptions{
-		ResourceVersion: p.rv, ResourceVersionMatch: p.rvMatch, Predicate: p.predicate(t.res),
-		Recursive: true, SendInitialEvents: p.initialEvents,
+		ResourceVersion: p.ResourceVersion, ResourceVersionMatch: p.ResourceVersionMatch, Predicate: p.Predicate(t.res.GetAttrs),
+		Recursive: true, SendInitialEvents: p.SendInitialEvents,
 	}
 	opts.Predicate.Limit, opts.Predicate.Continue = 0, ""
 	src, err := startWatch(ctx, t, opts, encode == nil)
