@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
@@ -29,6 +30,7 @@ type Cacher struct {
 	cache  *watchcache.Cache
 	log    *slog.Logger
 	prefix string // ResourcePrefix + "/": the key of the whole resource
+	clk    clocks
 
 	dispatchMu sync.Mutex
 	reg        *registry
@@ -93,6 +95,7 @@ func New(cfg Config) (*Cacher, error) {
 		return nil, err
 	}
 	c := &Cacher{cfg: cfg, store: cfg.Storage, cache: cache, log: cfg.Logger,
+		clk:            clocks{sched: cfg.Clock, wall: clock.RealClock{}},
 		prefix:         cfg.ResourcePrefix + "/",
 		reg:            newRegistry(cfg),
 		open:           watcherSet{},

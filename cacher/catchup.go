@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
@@ -118,17 +119,17 @@ func (w *watcher) catchUpFromStorage(ctx context.Context) bool {
 	// A filtered stream may deliver nothing: progress notifications tell it
 	// how far etcd is, so ask for them while catching up. (etcd answers only
 	// when every watch of the stream has caught up.)
-	poke := time.NewTicker(200 * time.Millisecond)
+	poke := w.c.clk.wall.NewTicker(200 * time.Millisecond)
 	defer poke.Stop()
-	h := &revHold{idle: time.NewTimer(time.Hour)}
+	h := &revHold{idle: w.c.clk.wall.NewTimer(time.Hour)}
 	defer h.idle.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-poke.C:
+		case <-poke.C():
 			w.c.wantProgress()
-		case <-h.idle.C:
+		case <-h.idle.C():
 			if !w.flush(ctx, h) {
 				return false
 			}
@@ -152,7 +153,7 @@ type revHold struct {
 	rv   uint64
 	evs  []watch.Event
 	keys []string
-	idle *time.Timer // fires when the stream paused after a held event
+	idle clock.Timer // fires when the stream paused after a held event
 }
 
 // holdIdle is the pause after which held events are delivered: etcd
@@ -255,12 +256,12 @@ func (w *watcher) cacheHolds(rv uint64) bool {
 
 // pauseBeforeResume waits briefly before a closed storage watch is resumed.
 func (w *watcher) pauseBeforeResume(ctx context.Context) bool {
-	t := time.NewTimer(100 * time.Millisecond)
+	t := w.c.clk.wall.NewTimer(100 * time.Millisecond)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-t.C:
+	case <-t.C():
 		return true
 	}
 }

@@ -48,7 +48,7 @@ func (c *Cacher) consistencyLoop(ctx context.Context) {
 	}
 	var last repairMemo
 	for {
-		t := c.cfg.Clock.NewTimer(wait.Jitter(c.cfg.ConsistencyCheckInterval, 0.2))
+		t := c.clk.sched.NewTimer(wait.Jitter(c.cfg.ConsistencyCheckInterval, 0.2))
 		select {
 		case <-ctx.Done():
 			t.Stop()

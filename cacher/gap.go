@@ -103,7 +103,7 @@ func (c *Cacher) startGap(g *gapHistory) {
 					"prefix", c.prefix, "from", g.from, "until", g.until, "err", err)
 			}
 		}
-		t := c.cfg.Clock.NewTimer(gapRetention)
+		t := c.clk.sched.NewTimer(gapRetention)
 		defer t.Stop()
 		select {
 		case <-c.runCtx.Done():
@@ -125,9 +125,9 @@ func (c *Cacher) feedGap(ctx context.Context, g *gapHistory) error {
 		return err
 	}
 	defer sw.Stop()
-	poke := c.cfg.Clock.NewTicker(50 * time.Millisecond)
+	poke := c.clk.sched.NewTicker(50 * time.Millisecond)
 	defer poke.Stop()
-	idle := c.cfg.Clock.NewTimer(gapIdleTimeout)
+	idle := c.clk.sched.NewTimer(gapIdleTimeout)
 	defer idle.Stop()
 	c.wantProgress()
 	for {

@@ -9,7 +9,7 @@ import (
 // ProgressInterval, and at once when a reader waits for freshness, so the
 // cache RV advances without writes.
 func (c *Cacher) progressLoop(ctx context.Context) {
-	t := c.cfg.Clock.NewTicker(c.cfg.ProgressInterval)
+	t := c.clk.sched.NewTicker(c.cfg.ProgressInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -52,9 +52,9 @@ const minBookmarkStep = 10 * time.Millisecond
 func (c *Cacher) bookmarkLoop(ctx context.Context) {
 	steps := int64(max(min(c.cfg.BookmarkInterval/minBookmarkStep, bookmarkSlots), 1))
 	step := c.cfg.BookmarkInterval / time.Duration(steps)
-	t := c.cfg.Clock.NewTicker(step)
+	t := c.clk.sched.NewTicker(step)
 	defer t.Stop()
-	start := c.cfg.Clock.Now()
+	start := c.clk.sched.Now()
 	var done int64 // steps handled since start
 	for {
 		select {
@@ -62,7 +62,7 @@ func (c *Cacher) bookmarkLoop(ctx context.Context) {
 			return
 		case <-t.C():
 		}
-		due := int64(c.cfg.Clock.Since(start) / step)
+		due := int64(c.clk.sched.Since(start) / step)
 		done = max(done, due-steps) // a whole round at most
 		c.dispatchMu.Lock()
 		rv, ready := c.cache.RV()
@@ -81,8 +81,8 @@ func (c *Cacher) waitFresh(ctx context.Context, rv uint64, timeout time.Duration
 	if cur, ready := c.cache.RV(); ready && cur >= rv {
 		return nil
 	}
-	start := c.cfg.Clock.Now()
-	defer func() { c.cfg.Metrics.ReadWait(c.cfg.Clock.Since(start)) }()
+	start := c.clk.sched.Now()
+	defer func() { c.cfg.Metrics.ReadWait(c.clk.sched.Since(start)) }()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {

@@ -2,7 +2,6 @@ package cacher
 
 import (
 	"context"
-	"time"
 )
 
 // An idle watcher needs no goroutine. Every Config.IdleWatcherParkDelay,
@@ -28,13 +27,13 @@ func (c *Cacher) parkLoop(ctx context.Context) {
 	if d < 0 {
 		return
 	}
-	t := time.NewTicker(d)
+	t := c.clk.sched.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		c.dispatchMu.Lock()
 		for w := range c.reg.all {
@@ -76,7 +75,7 @@ func (w *watcher) parkIfAsked(ctx context.Context) bool {
 	w.direct = true
 	w.parked = true
 	if !w.bookmarkAt.IsZero() {
-		w.parkTimer = time.AfterFunc(time.Until(w.bookmarkAt), w.wakeAsync)
+		w.parkTimer = w.c.clk.wall.AfterFunc(w.bookmarkAt.Sub(w.c.clk.wall.Now()), w.wakeAsync)
 	}
 	return true
 }

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -26,6 +27,7 @@ const finalErrorTimeout = 5 * time.Second
 // themselves, and ending every watch for them would only make every client
 // relist when the storage comes back.
 type failureClock struct {
+	clock clock.PassiveClock
 	since time.Time
 }
 
@@ -36,9 +38,9 @@ func (f *failureClock) failed(err error) time.Duration {
 		return 0
 	}
 	if f.since.IsZero() {
-		f.since = time.Now()
+		f.since = f.clock.Now()
 	}
-	return max(time.Since(f.since), time.Nanosecond)
+	return max(f.clock.Since(f.since), time.Nanosecond)
 }
 
 // outage reports whether err says the storage is unreachable or slow, or
@@ -57,7 +59,7 @@ func (f *failureClock) left(timeout time.Duration) time.Duration {
 	if f.since.IsZero() {
 		return timeout
 	}
-	return timeout - time.Since(f.since)
+	return timeout - f.clock.Since(f.since)
 }
 
 func (f *failureClock) reset() { f.since = time.Time{} }
@@ -118,11 +120,11 @@ func (w *watcher) sendFinalError(cause error) {
 	if errors.As(cause, &storageStatus) && storageStatus.Status().Reason == metav1.StatusReasonStoreReadError {
 		st.Reason, st.Message = metav1.StatusReasonStoreReadError, cause.Error()
 	}
-	t := time.NewTimer(finalErrorTimeout)
+	t := w.c.clk.wall.NewTimer(finalErrorTimeout)
 	defer t.Stop()
 	select {
 	case w.result <- watch.Event{Type: watch.Error, Object: &st}:
 	case <-w.stopped:
-	case <-t.C:
+	case <-t.C():
 	}
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -42,11 +43,11 @@ type listing struct {
 // resuming a broken watch from the last complete RV and relisting only
 // when needed. It is the only writer of the cache.
 func (c *Cacher) reflect(ctx context.Context) {
-	b := backoff{min: 50 * time.Millisecond, max: 5 * time.Second}
+	b := backoff{clock: c.clk.wall, min: 50 * time.Millisecond, max: 5 * time.Second}
 	var rv uint64
 	var pending *listing
 	relist := true
-	var failing failureClock
+	failing := failureClock{clock: c.clk.wall}
 	for ctx.Err() == nil {
 		if relist {
 			c.drainRelist() // this list is the one asked for
@@ -151,12 +152,12 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 		return false, err
 	}
 	defer w.Stop()
-	poke := time.NewTicker(50 * time.Millisecond)
+	poke := c.clk.wall.NewTicker(50 * time.Millisecond)
 	defer poke.Stop()
 	c.wantProgress()
 	// Without a sign of life within listConfirmTimeout the listing is used
 	// anyway: a storage without progress notifications must work too.
-	confirmBy := time.Now().Add(listConfirmTimeout)
+	confirmBy := c.clk.wall.Now().Add(listConfirmTimeout)
 	progressed := false
 	batch := revisionBatch{whole: c.wholeRevisions.Load()}
 	for {
@@ -165,7 +166,7 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 			return progressed, ctx.Err()
 		case why := <-c.relist:
 			return progressed, fmt.Errorf("%w: %w", errRelist, why)
-		case now := <-poke.C:
+		case now := <-poke.C():
 			if *pending != nil && !now.Before(confirmBy) {
 				if err := c.replace(*pending); err != nil {
 					return progressed, fmt.Errorf("%w: %w", errRelist, err)
@@ -290,6 +291,7 @@ func statusError(obj runtime.Object) error {
 
 // backoff is a capped exponential delay.
 type backoff struct {
+	clock         clock.Clock
 	min, max, cur time.Duration
 }
 
@@ -299,11 +301,11 @@ func (b *backoff) reset() { b.cur = 0 }
 // value arrives on wake (nil: nothing wakes it).
 func (b *backoff) wait(ctx context.Context, limit time.Duration, wake <-chan error) {
 	b.cur = min(max(b.cur*2, b.min), b.max)
-	t := time.NewTimer(max(min(b.cur, limit), 0))
+	t := b.clock.NewTimer(max(min(b.cur, limit), 0))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-t.C:
+	case <-t.C():
 	case <-wake:
 	}
 }

@@ -89,13 +89,13 @@ func (c *Cacher) waitServable(ctx context.Context) error {
 			return nil
 		}
 		// Revalidating after a transformer change (rare and short): poll.
-		t := time.NewTimer(revalidatePoll)
+		t := c.clk.wall.NewTimer(revalidatePoll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1,
 				Msg: "watch cache is being relisted (its storage's transformer changed, or it diverged from the storage)", Err: ctx.Err()}
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }

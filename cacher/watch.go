@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,7 +58,7 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 	}
 	w := c.newWatcher(key, opts)
 	if deadline, ok := ctx.Deadline(); ok && w.bookmarks {
-		w.bookmarkAt = storage.DeadlineBookmarkTime(time.Now(), deadline)
+		w.bookmarkAt = storage.DeadlineBookmarkTime(c.clk.wall.Now(), deadline)
 	}
 	switch {
 	case notServable != nil && eventsAfter(rv, opts):

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
@@ -87,7 +88,7 @@ type watcher struct {
 	// parked (guarded by dispatchMu): the watcher has no goroutine; see
 	// park.go. parkTimer wakes it for its deadline bookmark.
 	parked    bool
-	parkTimer *time.Timer
+	parkTimer clock.Timer
 	// parkAsk is set by parkLoop (with a token on input.ready) to ask the
 	// goroutine to park if it can; busy is set by the goroutine when it
 	// delivers a batch, and cleared by parkLoop, which leaves busy watchers
@@ -247,9 +248,9 @@ func (w *watcher) live(ctx context.Context) liveEnd {
 	var batch []*watchcache.Event
 	var beforeDeadline <-chan time.Time
 	if !w.bookmarkAt.IsZero() {
-		t := time.NewTimer(time.Until(w.bookmarkAt))
+		t := w.c.clk.wall.NewTimer(w.bookmarkAt.Sub(w.c.clk.wall.Now()))
 		defer t.Stop()
-		beforeDeadline = t.C
+		beforeDeadline = t.C()
 	}
 	for {
 		select {
