@@ -3,7 +3,6 @@ package cacher
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,7 +55,7 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 	if notServable != nil && (ctx.Err() != nil || (!eventsAfter(rv, opts) && !ready)) {
 		return nil, notServable
 	}
-	w := c.newWatcher(key, opts)
+	w := c.env.newWatcher(key, opts)
 	if deadline, ok := ctx.Deadline(); ok && w.bookmarks {
 		w.bookmarkAt = storage.DeadlineBookmarkTime(c.clk.wall.Now(), deadline)
 	}
@@ -77,7 +76,7 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 			return nil, err
 		}
 	}
-	if w.plan.storageFirst || (w.plan.initial == nil && !w.cacheHolds(w.plan.pos)) {
+	if w.plan.storageFirst || (w.plan.initial == nil && !c.cacheHolds(w.plan.pos)) {
 		if !c.acquireSlot(ctx, c.cfg.CatchUpWaitTimeout) {
 			return nil, &storage.Error{Code: storage.CodeTooManyRequests, RetryAfterSeconds: 1,
 				Msg: "too many watches catching up from etcd history"}
@@ -91,19 +90,6 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 	}
 	c.cfg.Metrics.WatchersChanged(1)
 	return w, nil
-}
-
-func (c *Cacher) newWatcher(key string, opts storage.ListOptions) *watcher {
-	w := &watcher{c: c, key: key, recursive: opts.Recursive, pred: opts.Predicate,
-		emptyPred: opts.Predicate.Empty(), bookmarks: opts.Predicate.AllowWatchBookmarks,
-		progressNotify: opts.ProgressNotify, bookmarkSlot: rand.IntN(bookmarkSlots),
-		input:  newEventQueue(c.cfg.WatcherBufferSize),
-		lagged: make(chan struct{}, 1), result: make(chan watch.Event, 16), done: make(chan struct{}),
-		stopped: make(chan struct{})}
-	if w.recursive {
-		w.prefix = recursivePrefix(key)
-	}
-	return w
 }
 
 // eventsAfter reports whether a watch asks for the events after an
@@ -185,7 +171,7 @@ func (c *Cacher) planInitial(ctx context.Context, w *watcher, minRV uint64, cons
 		// the corrupt key).
 		return watchPlan{pos: minRV, storageInitial: true, storageAnnotate: annotate}, nil
 	}
-	res, err := c.cache.List(0, watchcache.NotOlderThan, w.listOptions())
+	res, err := c.cache.List(0, watchcache.NotOlderThan, c.watcherListOptions(w))
 	if err != nil {
 		return watchPlan{}, err
 	}
@@ -200,8 +186,8 @@ func (w *watcher) scope() (string, bool) {
 	return w.key, false
 }
 
-// listOptions selects the watcher's objects in the cache.
-func (w *watcher) listOptions() watchcache.ListOptions {
+// watcherListOptions selects w's objects in the cache.
+func (c *Cacher) watcherListOptions(w *watcher) watchcache.ListOptions {
 	q := watchcache.ListOptions{Key: w.key, Recursive: w.recursive}
 	if w.recursive {
 		q.Key = w.prefix
@@ -209,7 +195,7 @@ func (w *watcher) listOptions() watchcache.ListOptions {
 	if !w.emptyPred {
 		q.Filter = w.matches
 	}
-	q.Index = w.c.listIndex(w.pred)
+	q.Index = c.listIndex(w.pred)
 	return q
 }
 

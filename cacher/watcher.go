@@ -2,7 +2,6 @@ package cacher
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
@@ -18,13 +16,18 @@ import (
 	"github.com/listwatch/listwatch/watchcache"
 )
 
-// watcher is one watch served by the cacher. Its goroutine (run) owns the
-// delivery state and sends on result, which it closes when it exits, except
-// while direct is set: then the dispatcher (under Cacher.dispatchMu) owns
-// them and sends on result itself, without blocking. Otherwise the
-// dispatcher writes only input, lagged, lagFrom, seq, slot and direct.
+// watcher is one watch served by the cacher: a delivery state machine
+// (initial events, catch-up from history, live dispatch, parked) that
+// reads history through env.src and joins and leaves live dispatch through
+// env.hub; it knows nothing else of the cacher. Its goroutine (run) owns
+// the delivery state and sends on result, which it closes when it exits,
+// except while direct is set: then the hub's dispatch (under hub.mu) owns
+// them and sends on result itself, without blocking. Otherwise the hub
+// writes only input, lagged, lagFrom, seq, slot, direct, parked and
+// parkTimer. Only the cacher's Watch creates watchers; their clients call
+// ResultChan and Stop.
 type watcher struct {
-	c         *Cacher
+	env       *watcherEnv
 	key       string
 	recursive bool
 	prefix    string // key + "/" for recursive watches
@@ -50,9 +53,9 @@ type watcher struct {
 	lagFrom uint64
 	seq     uint64 // dispatcher-owned dispatch round
 	slot    slot   // dispatcher-owned index position
-	// direct (guarded by dispatchMu) lets the dispatcher deliver live events
+	// direct (guarded by hub.mu) lets the dispatcher deliver live events
 	// straight to result, saving the goroutine hop per event while the
-	// client keeps up. The goroutine sets it, holding dispatchMu, when it is
+	// client keeps up. The goroutine sets it, holding hub.mu, when it is
 	// in live dispatch with nothing queued; the dispatcher clears it when
 	// result is full (the event then goes to input, which wakes the
 	// goroutine) and when the watcher leaves live dispatch.
@@ -77,7 +80,7 @@ type watcher struct {
 	// sources in the middle of one; replays skip what it already handled.
 	revRV   uint64
 	revSeen []string
-	// noGap is a shared history (see gap.go) that could not serve the
+	// noGap is a shared history (see feed_gap.go) that could not serve the
 	// watcher: it does not try it again.
 	noGap *gapHistory
 
@@ -85,8 +88,8 @@ type watcher struct {
 	// (called once, by finish).
 	ctx     context.Context
 	release func()
-	// parked (guarded by dispatchMu): the watcher has no goroutine; see
-	// park.go. parkTimer wakes it for its deadline bookmark.
+	// parked (guarded by hub.mu): the watcher has no goroutine; see
+	// watcher_park.go. parkTimer wakes it for its deadline bookmark.
 	parked    bool
 	parkTimer clock.Timer
 	// parkAsk is set by parkLoop (with a token on input.ready) to ask the
@@ -134,7 +137,7 @@ func (w *watcher) matches(el *watchcache.Element) bool {
 	return w.emptyPred || el.Matches(&w.pred)
 }
 
-// offer hands ev to the watcher without blocking (dispatchMu held):
+// offer hands ev to the watcher without blocking (hub.mu held):
 // straight to result in direct mode, else to its input queue; false means
 // the queue is full.
 func (w *watcher) offer(ev *watchcache.Event) bool {
@@ -186,16 +189,6 @@ func (w *watcher) trySend(ev watch.Event, rv uint64) bool {
 	}
 }
 
-// goDirect lets the dispatcher deliver straight to result again once
-// nothing is queued (see direct).
-func (w *watcher) goDirect() {
-	w.c.dispatchMu.Lock()
-	if w.c.reg.has(w) && w.input.empty() {
-		w.direct = true
-	}
-	w.c.dispatchMu.Unlock()
-}
-
 // run is the watcher's first goroutine: initial events, then follow.
 func (w *watcher) run(ctx context.Context) {
 	w.pos = w.plan.pos
@@ -208,7 +201,7 @@ func (w *watcher) run(ctx context.Context) {
 
 // follow alternates catching up from history and following live dispatch
 // (starting with live dispatch unless catchUpFirst) until the watch ends
-// or the goroutine parks (see park.go).
+// or the goroutine parks (see watcher_park.go).
 func (w *watcher) follow(ctx context.Context, catchUpFirst bool) {
 	for {
 		if catchUpFirst && !w.catchUp(ctx) {
@@ -226,29 +219,12 @@ func (w *watcher) follow(ctx context.Context, catchUpFirst bool) {
 	}
 }
 
-// finish ends the watch: out of dispatch, the final error event if the
-// cache ended it, result and done closed.
-func (w *watcher) finish(ctx context.Context) {
-	w.c.dispatchMu.Lock()
-	w.c.reg.remove(w)
-	delete(w.c.open, w)
-	w.c.dispatchMu.Unlock()
-	w.c.releaseSlot(w.plan.slotHeld)
-	if cause := context.Cause(ctx); errors.Is(cause, errReinitialized) || errors.Is(cause, errDiverged) {
-		w.sendFinalError(cause)
-	}
-	close(w.result)
-	close(w.done)
-	w.c.cfg.Metrics.WatchersChanged(-1)
-	w.release()
-}
-
 // live follows live dispatch until the watcher lags, ends or parks.
 func (w *watcher) live(ctx context.Context) liveEnd {
 	var batch []*watchcache.Event
 	var beforeDeadline <-chan time.Time
 	if !w.bookmarkAt.IsZero() {
-		t := w.c.clk.wall.NewTimer(w.bookmarkAt.Sub(w.c.clk.wall.Now()))
+		t := w.env.clk.wall.NewTimer(w.bookmarkAt.Sub(w.env.clk.wall.Now()))
 		defer t.Stop()
 		beforeDeadline = t.C()
 	}
@@ -259,7 +235,7 @@ func (w *watcher) live(ctx context.Context) liveEnd {
 		case <-beforeDeadline:
 			beforeDeadline = nil
 			w.bookmarkAt = time.Time{}
-			w.c.queueBookmark(w)
+			w.env.hub.queueBookmark(w, w.env.src.cacheRV)
 		case <-w.input.ready:
 			batch = w.input.takeAll(batch)
 			if len(batch) == 0 {
@@ -276,7 +252,7 @@ func (w *watcher) live(ctx context.Context) liveEnd {
 					return liveEnded
 				}
 			}
-			w.goDirect()
+			w.env.hub.goDirect(w)
 		case <-w.lagged:
 			if !w.drain(ctx, batch) {
 				return liveEnded
@@ -321,7 +297,7 @@ func (w *watcher) deliver(ctx context.Context, ev *watchcache.Event) bool {
 	}
 	if out.Type == watch.Error {
 		// The object could not be decoded: the error ends the watch.
-		w.c.cfg.Metrics.WatcherTerminated("decode")
+		w.env.metrics.WatcherTerminated("decode")
 		w.send(ctx, out, w.lastSent)
 		return false
 	}
@@ -373,7 +349,7 @@ func (w *watcher) convert(ev *watchcache.Event) (watch.Event, bool) {
 	if el == ev.Prev {
 		// The object leaves the watch: its last state, at the change's RV.
 		obj = obj.DeepCopyObject()
-		if err := w.c.cfg.Versioner.UpdateObject(obj, ev.RV); err != nil {
+		if err := w.env.versioner.UpdateObject(obj, ev.RV); err != nil {
 			return watch.Event{}, false
 		}
 	}
@@ -400,8 +376,8 @@ func (w *watcher) sendBookmark(ctx context.Context, rv uint64, initialEnd bool) 
 
 // bookmarkEvent builds a BOOKMARK at rv; false if the object cannot carry it.
 func (w *watcher) bookmarkEvent(rv uint64, initialEnd bool) (watch.Event, bool) {
-	obj := w.c.cfg.NewFunc()
-	if err := w.c.cfg.Versioner.UpdateObject(obj, rv); err != nil {
+	obj := w.env.newFunc()
+	if err := w.env.versioner.UpdateObject(obj, rv); err != nil {
 		return watch.Event{}, false
 	}
 	if initialEnd {
@@ -410,13 +386,6 @@ func (w *watcher) bookmarkEvent(rv uint64, initialEnd bool) (watch.Event, bool) 
 		}
 	}
 	return watch.Event{Type: watch.Bookmark, Object: obj}, true
-}
-
-// fail ends the watch with an error event for err.
-func (w *watcher) fail(ctx context.Context, err error, reason string) {
-	w.c.cfg.Metrics.WatcherTerminated(reason)
-	st := errorStatus(err)
-	w.send(ctx, watch.Event{Type: watch.Error, Object: st}, w.lastSent)
 }
 
 // sendInitial sends the initial state as ADDED events, then the
@@ -439,26 +408,4 @@ func (w *watcher) sendInitial(ctx context.Context) bool {
 		return w.sendBookmark(ctx, init.rv, true)
 	}
 	return true
-}
-
-// objectRV reads an object's RV, 0 when it has none.
-func (c *Cacher) objectRV(obj runtime.Object) uint64 {
-	rv, err := c.cfg.Versioner.ObjectResourceVersion(obj)
-	if err != nil {
-		return 0
-	}
-	return rv
-}
-
-// queueBookmark queues a bookmark at the cache's RV to w while it is in
-// live dispatch: every event up to that RV was queued before it, so the
-// bookmark's promise holds. A full queue skips it (the watcher lags).
-func (c *Cacher) queueBookmark(w *watcher) {
-	c.dispatchMu.Lock()
-	defer c.dispatchMu.Unlock()
-	if !c.reg.has(w) {
-		return
-	}
-	rv, _ := c.cache.RV()
-	w.offer(&watchcache.Event{Type: watch.Bookmark, RV: rv})
 }

@@ -24,7 +24,7 @@ var errTransformerChanged = errors.New("the storage's value transformer changed"
 // are readable again or gone.
 //
 // distrustGen counts changes (and divergences the consistency check found,
-// see consistency.go); trustedGen is the count when the list that filled
+// see feed_consistency.go); trustedGen is the count when the list that filled
 // the cache started. Both only grow, so a change racing with a list always
 // leaves the cache untrusted until the next list.
 
