@@ -114,13 +114,6 @@ func (h *hub) join(w *watcher, caughtUp func() bool) bool {
 	return true
 }
 
-// live reports whether w is in live dispatch.
-func (h *hub) live(w *watcher) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.reg.has(w)
-}
-
 // goDirect lets dispatch deliver straight to w's result again once nothing
 // is queued (see watcher.direct).
 func (h *hub) goDirect(w *watcher) {
