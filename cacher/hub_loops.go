@@ -21,8 +21,9 @@ const bookmarkSlots = 60
 const minBookmarkStep = 10 * time.Millisecond
 
 // bookmarkLoop sends each live watcher that allows bookmarks one at the
-// cache RV (cacheRV, read in the commit) about every interval (Config.BookmarkInterval), as Kubernetes does: the interval
-// is cut into steps (bookmarkSlots, fewer when the interval is shorter than
+// cache RV (cacheRV, read in the commit) about every interval
+// (Config.BookmarkInterval), as Kubernetes does: the interval is cut into
+// steps (bookmarkSlots, fewer when the interval is shorter than
 // bookmarkSlots·minBookmarkStep) and each watcher belongs to one (picked at
 // random when it is created, see registry.bookmarkSlots). Steps are counted
 // on the clock, not by ticks, so that a late or missed tick only delays
@@ -54,8 +55,8 @@ func (h *hub) bookmarkLoop(ctx context.Context, clk clock.WithTicker, interval t
 	}
 }
 
-// parkLoop asks, every d (Config.IdleWatcherParkDelay; negative: never) until ctx ends, the goroutine
-// of every watcher in live dispatch that delivered nothing since the last
+// parkLoop asks, every d (Config.IdleWatcherParkDelay; negative: never)
+// until ctx ends, the goroutine of every watcher in live dispatch that delivered nothing since the last
 // round to park if it can (parkAsk, and a token on input.ready to wake it).
 func (h *hub) parkLoop(ctx context.Context, clk clock.WithTicker, d time.Duration) {
 	if d < 0 {
