@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
@@ -17,25 +18,26 @@ import (
 // Cacher is a storage.Interface served from a watch cache. Create it with
 // New, start it with Run.
 //
-// Concurrency: dispatchMu serializes "apply an event to the cache, then
-// queue it to the live watchers" (the reflector goroutine), periodic
-// bookmarks, and watchers joining or leaving live dispatch; it guards reg.
-// Lock order: dispatchMu, then the cache's internal lock. runMu guards the
-// run state and every wg.Add, so that no goroutine starts after Run began
-// waiting for them.
+// Owners: the feed (feed_*.go: list, watch, revisions, recovery,
+// revalidation, consistency check) is the only writer of the cache; the
+// hub (hub*.go) owns live dispatch and its lock, which the feed takes only
+// through hub.commit to apply a change and dispatch it atomically; each
+// watcher (watcher*.go) owns its delivery and sees the rest through its
+// watcherEnv. runMu guards the run state and every wg.Add, so that no
+// goroutine starts after Run began waiting for them. Lock order: runMu,
+// then the hub's, then the cache's internal lock.
 type Cacher struct {
 	cfg    Config
 	store  storage.Interface
 	cache  *watchcache.Cache
 	log    *slog.Logger
 	prefix string // ResourcePrefix + "/": the key of the whole resource
+	clk    clocks
 
-	dispatchMu sync.Mutex
-	reg        *registry
-	// open is every watch not yet finished, in live dispatch or not
-	// (guarded by dispatchMu): the consistency check ends those whose
-	// scope diverged, wherever they are.
-	open watcherSet
+	// hub is the live dispatch (see hub.go); env is what every watcher
+	// shares (see watcher_env.go).
+	hub *hub
+	env *watcherEnv
 
 	// wholeRevisions: the storage's watch marks revision ends (see
 	// revisionBatch); learned from its first mark.
@@ -51,16 +53,16 @@ type Cacher struct {
 	// be trusted until a new list replaces it (the storage's transformer
 	// changed, the consistency check found a divergence); trustedGen is
 	// its value when the list that filled the cache started (see
-	// revalidate.go).
+	// feed_revalidate.go).
 	distrustGen, trustedGen atomic.Uint64
 	// corruptKeys are the keys whose values the storage could not decode
-	// when the cache was filled (see corrupt.go); nil: none.
+	// when the cache was filled (see feed_corrupt.go); nil: none.
 	corruptKeys atomic.Pointer[[]string]
 	// dropEvent, set only by tests (export_test.go), makes applyRevision
 	// skip an event: the cache then diverges from the storage.
 	dropEvent atomic.Pointer[func(watch.EventType, runtime.Object) bool]
 
-	// gap is the shared history of the last relist (see gap.go), nil
+	// gap is the shared history of the last relist (see feed_gap.go), nil
 	// before the first.
 	gap atomic.Pointer[gapHistory]
 	// catchUpSlots is a semaphore of MaxCatchUpStreams storage watches.
@@ -93,13 +95,15 @@ func New(cfg Config) (*Cacher, error) {
 		return nil, err
 	}
 	c := &Cacher{cfg: cfg, store: cfg.Storage, cache: cache, log: cfg.Logger,
+		clk:            clocks{sched: cfg.Clock, wall: clock.RealClock{}},
 		prefix:         cfg.ResourcePrefix + "/",
-		reg:            newRegistry(cfg),
-		open:           watcherSet{},
+		hub:            newHub(cfg),
 		catchUpSlots:   make(chan struct{}, cfg.MaxCatchUpStreams),
 		progressWanted: make(chan struct{}, 1),
 		relist:         make(chan error, 1),
 	}
+	c.env = &watcherEnv{src: c, hub: c.hub, clk: c.clk, metrics: cfg.Metrics, versioner: cfg.Versioner,
+		newFunc: cfg.NewFunc, keyFunc: cfg.KeyFunc, catchUpBatch: cfg.CatchUpBatch, bufferSize: cfg.WatcherBufferSize}
 	return c, nil
 }
 
@@ -123,9 +127,9 @@ func (c *Cacher) Run(ctx context.Context) error {
 	var own sync.WaitGroup
 	own.Go(func() { c.reflect(ctx) })
 	own.Go(func() { c.progressLoop(ctx) })
-	own.Go(func() { c.bookmarkLoop(ctx) })
+	own.Go(func() { c.hub.bookmarkLoop(ctx, c.clk.sched, c.cfg.BookmarkInterval, c.cache.RV) })
 	own.Go(func() { c.consistencyLoop(ctx) })
-	own.Go(func() { c.parkLoop(ctx) })
+	own.Go(func() { c.hub.parkLoop(ctx, c.clk.sched, c.cfg.IdleWatcherParkDelay) })
 	<-ctx.Done()
 	own.Wait()
 	c.runMu.Lock()
@@ -139,7 +143,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 // startWatcher starts w's goroutine (w.run), with a context that ends
 // with Run's, with reqCtx's, or when w.abort is called. The watch counts
 // in c.wg until w.finish calls w.release, whether or not it has a
-// goroutine meanwhile (see park.go). It fails when Run has not started or
+// goroutine meanwhile (see watcher_park.go). It fails when Run has not started or
 // has stopped.
 func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher) error {
 	c.runMu.Lock()
@@ -158,9 +162,7 @@ func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher) error {
 		c.wg.Done()
 	}
 	c.wg.Add(1)
-	c.dispatchMu.Lock()
-	c.open[w] = struct{}{}
-	c.dispatchMu.Unlock()
+	c.hub.opened(w)
 	go w.run(ctx)
 	return nil
 }

@@ -56,8 +56,13 @@ type Config struct {
 	IndexLabels, IndexFields []string
 	// Versioner reads and writes RVs; nil means Storage.Versioner().
 	Versioner storage.Versioner
-	// Clock is the time source; nil means the real clock.
-	Clock clock.WithTicker
+	// Clock times the cacher's schedule: bookmark rounds, parking of idle
+	// watchers, consistency checks, progress requests, the shared catch-up
+	// read and the cache's event window. The cacher's liveness polls and
+	// retries (and deadline bookmarks, aimed at a context's deadline) run on
+	// the wall clock, so that a fake Clock in a test cannot starve the
+	// cache's own list and watch. nil means the real clock.
+	Clock clock.WithTickerAndDelayedExecution
 	// Logger receives structured logs (lists, re-initialisations,
 	// consistency checks, watch failures); nil means slog.Default().
 	Logger *slog.Logger
@@ -85,7 +90,7 @@ type Config struct {
 	WatcherBufferSize int
 	// IdleWatcherParkDelay is how long a watcher in live dispatch that has
 	// nothing queued keeps its goroutine; then the watch lives on without
-	// one until something is queued to it (see park.go). 0 means
+	// one until something is queued to it (see watcher_park.go). 0 means
 	// DefaultIdleWatcherParkDelay; negative, never.
 	IdleWatcherParkDelay time.Duration
 	// MaxCatchUpStreams bounds concurrent storage watches used to catch

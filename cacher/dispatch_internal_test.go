@@ -34,8 +34,8 @@ func newDispatchCacher(t testing.TB) *Cacher {
 
 func (c *Cacher) addTestWatcher(key string, recursive bool, pred storage.SelectionPredicate) *watcher {
 	pred.GetAttrs = testapi.GetAttrs
-	w := c.newWatcher(key, storage.ListOptions{Recursive: recursive, Predicate: pred})
-	c.reg.add(w)
+	w := c.env.newWatcher(key, storage.ListOptions{Recursive: recursive, Predicate: pred})
+	c.hub.reg.add(w)
 	return w
 }
 
@@ -79,11 +79,11 @@ func TestDispatchVisitsOnlyMatchingWatchers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := c.reg.visited
-			if n := c.reg.dispatch(ev); n != 1 {
+			before := c.hub.reg.visited
+			if n := c.hub.reg.dispatch(ev); n != 1 {
 				t.Fatalf("event queued to %d watchers, want 1", n)
 			}
-			if v := c.reg.visited - before; v != 1 {
+			if v := c.hub.reg.visited - before; v != 1 {
 				t.Fatalf("dispatch visited %d watchers, want 1", v)
 			}
 		})
@@ -108,9 +108,9 @@ func TestDispatchUsesPreviousIndexValues(t *testing.T) {
 		}
 		return ev
 	}
-	c.reg.dispatch(apply("x", 2))
+	c.hub.reg.dispatch(apply("x", 2))
 	ev := apply("y", 3)
-	if n := c.reg.dispatch(ev); n != 2 {
+	if n := c.hub.reg.dispatch(ev); n != 2 {
 		t.Fatalf("relabel queued to %d watchers, want 2", n)
 	}
 	if out, ok := wx.convert(ev); !ok || out.Type != watch.Deleted || objRV(out.Object) != "3" {
@@ -150,13 +150,13 @@ func BenchmarkDispatch(b *testing.B) {
 			}
 			b.ReportAllocs()
 			i := 0
-			before := c.reg.visited
+			before := c.hub.reg.visited
 			for b.Loop() {
-				c.reg.dispatch(evs[i%1000])
+				c.hub.reg.dispatch(evs[i%1000])
 				ws[i%1000].input.takeAll(nil)
 				i++
 			}
-			b.ReportMetric(float64(c.reg.visited-before)/float64(i), "visits/event")
+			b.ReportMetric(float64(c.hub.reg.visited-before)/float64(i), "visits/event")
 		})
 	}
 }

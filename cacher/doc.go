@@ -10,7 +10,7 @@
 //     resumes a broken watch from the last RV and relists only when that RV
 //     was compacted (or a repair asks for it). After a relist, the watchers
 //     it left behind catch up through one shared read of etcd's history
-//     (gap.go), not one storage watch each. It owns every goroutine the cacher starts
+//     (feed_gap.go), not one storage watch each. It owns every goroutine the cacher starts
 //     (reflector, progress requester, bookmark timer, one per watcher) and
 //     returns after all of them have exited; every watch's result channel is
 //     closed by then.
@@ -48,7 +48,7 @@
 //     event, the others go on. A list that fails on unreadable data while
 //     the cache is ready ends every watch and re-initialises the cache.
 //
-//   - Corrupt objects (corrupt.go): a value the storage cannot decode does
+//   - Corrupt objects (feed_corrupt.go): a value the storage cannot decode does
 //     not keep the cache from loading. The list reads around it and the
 //     cache remembers its key; lists, Gets and watches with initial events
 //     whose scope holds it are answered by the storage, which names every
@@ -61,7 +61,7 @@
 //     reports a StoreReadError, and the cacher relists at once; watches
 //     whose scope held the key end with that error.
 //
-//   - Consistency check (consistency.go): on a divergence the cache is
+//   - Consistency check (feed_consistency.go): on a divergence the cache is
 //     untrusted (reads and new watches go to the storage) until the relist
 //     it asks for has landed, and every watch whose scope diverged ends,
 //     catching up or live; no check runs while that relist is pending. A
@@ -71,6 +71,17 @@
 //     BookmarkInterval, at its own step of the interval (spread across
 //     watchers), one shortly before its deadline, and the initial-events-end
 //     one; storage progress notifications only when it set ProgressNotify.
+//
+// Layout, by owner: the feed (feed_*.go: list, watch, revisions, recovery,
+// revalidation, consistency check, the shared catch-up read) is the only
+// writer of the cache; the hub (hub*.go: the registry of live watchers and
+// its shard index, offering, lagging, parking and waking, bookmarks) owns
+// live dispatch and is the only code that takes its lock, which the feed
+// enters through hub.commit; a watcher (watcher*.go) is a delivery state
+// machine that reads history through a watchSource and joins live dispatch
+// through the hub, knowing nothing else of the Cacher. Cacher (cacher.go,
+// watch.go, reads.go) wires them and serves storage.Interface. Every timer
+// and time read goes through the clocks of clock.go.
 //
 // Objects returned by reads and watches may be shared with the cache and
 // with other watchers: treat them as read-only.

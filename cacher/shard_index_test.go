@@ -51,18 +51,18 @@ func TestDispatchShardWatchersVisitOne(t *testing.T) {
 	ws := shardWatchers(t, c, 64)
 	for i := range 200 {
 		ev := applyWithUID(t, c, i, uuid.NewUUID(), uint64(i+2))
-		before := c.reg.visited
-		if n := c.reg.dispatch(ev); n != 1 {
+		before := c.hub.reg.visited
+		if n := c.hub.reg.dispatch(ev); n != 1 {
 			t.Fatalf("event %d queued to %d shard watchers, want 1", i, n)
 		}
-		if v := c.reg.visited - before; v != 1 {
+		if v := c.hub.reg.visited - before; v != 1 {
 			t.Fatalf("event %d visited %d shard watchers, want 1", i, v)
 		}
 	}
 	for _, w := range ws[:32] {
-		c.reg.remove(w)
+		c.hub.reg.remove(w)
 	}
-	if n := len(c.reg.byShard["/widgets/"]["object.metadata.uid"].ranges); n != 32 {
+	if n := len(c.hub.reg.byShard["/widgets/"]["object.metadata.uid"].ranges); n != 32 {
 		t.Fatalf("%d ranges indexed after removing half the watchers, want 32", n)
 	}
 }
@@ -85,18 +85,18 @@ func BenchmarkDispatchShards(b *testing.B) {
 				evs[i] = applyWithUID(b, c, i, uuid.NewUUID(), uint64(i+2))
 			}
 			b.ResetTimer()
-			before := c.reg.visited
+			before := c.hub.reg.visited
 			for i := range b.N {
-				c.reg.dispatch(evs[i%len(evs)])
+				c.hub.reg.dispatch(evs[i%len(evs)])
 				if i%len(evs) == len(evs)-1 {
 					b.StopTimer()
-					for w := range c.reg.all {
+					for w := range c.hub.reg.all {
 						w.input.takeAll(nil)
 					}
 					b.StartTimer()
 				}
 			}
-			b.ReportMetric(float64(c.reg.visited-before)/float64(b.N), "visits/event")
+			b.ReportMetric(float64(c.hub.reg.visited-before)/float64(b.N), "visits/event")
 		})
 	}
 }

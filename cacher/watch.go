@@ -3,8 +3,6 @@ package cacher
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,10 +67,10 @@ func (c *Cacher) watch(ctx context.Context, key string, opts storage.ListOptions
 	if notServable != nil && (ctx.Err() != nil || (!eventsAfter(rv, opts) && !ready)) {
 		return nil, notServable
 	}
-	w := c.newWatcher(key, opts)
+	w := c.env.newWatcher(key, opts)
 	w.encoded = encoded
 	if deadline, ok := ctx.Deadline(); ok && w.bookmarks {
-		w.bookmarkAt = storage.DeadlineBookmarkTime(time.Now(), deadline)
+		w.bookmarkAt = storage.DeadlineBookmarkTime(c.clk.wall.Now(), deadline)
 	}
 	switch {
 	case notServable != nil && eventsAfter(rv, opts):
@@ -91,7 +89,7 @@ func (c *Cacher) watch(ctx context.Context, key string, opts storage.ListOptions
 			return nil, err
 		}
 	}
-	if w.plan.storageFirst || (w.plan.initial == nil && !w.cacheHolds(w.plan.pos)) {
+	if w.plan.storageFirst || (w.plan.initial == nil && !c.cacheHolds(w.plan.pos)) {
 		if !c.acquireSlot(ctx, c.cfg.CatchUpWaitTimeout) {
 			return nil, &storage.Error{Code: storage.CodeTooManyRequests, RetryAfterSeconds: 1,
 				Msg: "too many watches catching up from etcd history"}
@@ -105,19 +103,6 @@ func (c *Cacher) watch(ctx context.Context, key string, opts storage.ListOptions
 	}
 	c.cfg.Metrics.WatchersChanged(1)
 	return w, nil
-}
-
-func (c *Cacher) newWatcher(key string, opts storage.ListOptions) *watcher {
-	w := &watcher{c: c, key: key, recursive: opts.Recursive, pred: opts.Predicate,
-		emptyPred: opts.Predicate.Empty(), bookmarks: opts.Predicate.AllowWatchBookmarks,
-		progressNotify: opts.ProgressNotify, bookmarkSlot: rand.IntN(bookmarkSlots),
-		input:  newEventQueue(c.cfg.WatcherBufferSize),
-		lagged: make(chan struct{}, 1), result: make(chan watch.Event, 16), done: make(chan struct{}),
-		stopped: make(chan struct{})}
-	if w.recursive {
-		w.prefix = recursivePrefix(key)
-	}
-	return w
 }
 
 // eventsAfter reports whether a watch asks for the events after an
@@ -199,7 +184,7 @@ func (c *Cacher) planInitial(ctx context.Context, w *watcher, minRV uint64, cons
 		// the corrupt key).
 		return watchPlan{pos: minRV, storageInitial: true, storageAnnotate: annotate}, nil
 	}
-	res, err := c.cache.List(0, watchcache.NotOlderThan, w.listOptions())
+	res, err := c.cache.List(0, watchcache.NotOlderThan, c.watcherListOptions(w))
 	if err != nil {
 		return watchPlan{}, err
 	}
@@ -214,8 +199,8 @@ func (w *watcher) scope() (string, bool) {
 	return w.key, false
 }
 
-// listOptions selects the watcher's objects in the cache.
-func (w *watcher) listOptions() watchcache.ListOptions {
+// watcherListOptions selects w's objects in the cache.
+func (c *Cacher) watcherListOptions(w *watcher) watchcache.ListOptions {
 	q := watchcache.ListOptions{Key: w.key, Recursive: w.recursive}
 	if w.recursive {
 		q.Key = w.prefix
@@ -223,7 +208,7 @@ func (w *watcher) listOptions() watchcache.ListOptions {
 	if !w.emptyPred {
 		q.Filter = w.matches
 	}
-	q.Index = w.c.listIndex(w.pred)
+	q.Index = c.listIndex(w.pred)
 	return q
 }
 

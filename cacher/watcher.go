@@ -2,28 +2,30 @@ package cacher
 
 import (
 	"context"
-	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
 
-// watcher is one watch served by the cacher. Its goroutine (run) owns the
-// delivery state and sends on result, which it closes when it exits, except
-// while direct is set: then the dispatcher (under Cacher.dispatchMu) owns
-// them and sends on result itself, without blocking. Otherwise the
-// dispatcher writes only input, lagged, lagFrom, seq, slot and direct.
+// watcher is one watch served by the cacher: a delivery state machine
+// (initial events, catch-up from history, live dispatch, parked) that
+// reads history through env.src and joins and leaves live dispatch through
+// env.hub; it knows nothing else of the cacher. Its goroutine (run) owns
+// the delivery state and sends on result, which it closes when it exits,
+// except while direct is set: then the hub's dispatch (under hub.mu) owns
+// them and sends on result itself, without blocking. Otherwise the hub
+// writes only input, lagged, lagFrom, seq, slot, direct, parked and
+// parkTimer. Only the cacher's Watch creates watchers; their clients call
+// ResultChan and Stop.
 type watcher struct {
-	c         *Cacher
+	env       *watcherEnv
 	key       string
 	recursive bool
 	prefix    string // key + "/" for recursive watches
@@ -50,9 +52,9 @@ type watcher struct {
 	lagFrom uint64
 	seq     uint64 // dispatcher-owned dispatch round
 	slot    slot   // dispatcher-owned index position
-	// direct (guarded by dispatchMu) lets the dispatcher deliver live events
+	// direct (guarded by hub.mu) lets the dispatcher deliver live events
 	// straight to result, saving the goroutine hop per event while the
-	// client keeps up. The goroutine sets it, holding dispatchMu, when it is
+	// client keeps up. The goroutine sets it, holding hub.mu, when it is
 	// in live dispatch with nothing queued; the dispatcher clears it when
 	// result is full (the event then goes to input, which wakes the
 	// goroutine) and when the watcher leaves live dispatch.
@@ -77,7 +79,7 @@ type watcher struct {
 	// sources in the middle of one; replays skip what it already handled.
 	revRV   uint64
 	revSeen []string
-	// noGap is a shared history (see gap.go) that could not serve the
+	// noGap is a shared history (see feed_gap.go) that could not serve the
 	// watcher: it does not try it again.
 	noGap *gapHistory
 
@@ -85,10 +87,10 @@ type watcher struct {
 	// (called once, by finish).
 	ctx     context.Context
 	release func()
-	// parked (guarded by dispatchMu): the watcher has no goroutine; see
-	// park.go. parkTimer wakes it for its deadline bookmark.
+	// parked (guarded by hub.mu): the watcher has no goroutine; see
+	// watcher_park.go. parkTimer wakes it for its deadline bookmark.
 	parked    bool
-	parkTimer *time.Timer
+	parkTimer clock.Timer
 	// parkAsk is set by parkLoop (with a token on input.ready) to ask the
 	// goroutine to park if it can; busy is set by the goroutine when it
 	// delivers a batch, and cleared by parkLoop, which leaves busy watchers
@@ -134,7 +136,7 @@ func (w *watcher) matches(el *watchcache.Element) bool {
 	return w.emptyPred || el.Matches(&w.pred)
 }
 
-// offer hands ev to the watcher without blocking (dispatchMu held):
+// offer hands ev to the watcher without blocking (hub.mu held):
 // straight to result in direct mode, else to its input queue; false means
 // the queue is full.
 func (w *watcher) offer(ev *watchcache.Event) bool {
@@ -186,16 +188,6 @@ func (w *watcher) trySend(ev watch.Event, rv uint64) bool {
 	}
 }
 
-// goDirect lets the dispatcher deliver straight to result again once
-// nothing is queued (see direct).
-func (w *watcher) goDirect() {
-	w.c.dispatchMu.Lock()
-	if w.c.reg.has(w) && w.input.empty() {
-		w.direct = true
-	}
-	w.c.dispatchMu.Unlock()
-}
-
 // run is the watcher's first goroutine: initial events, then follow.
 func (w *watcher) run(ctx context.Context) {
 	w.pos = w.plan.pos
@@ -208,7 +200,7 @@ func (w *watcher) run(ctx context.Context) {
 
 // follow alternates catching up from history and following live dispatch
 // (starting with live dispatch unless catchUpFirst) until the watch ends
-// or the goroutine parks (see park.go).
+// or the goroutine parks (see watcher_park.go).
 func (w *watcher) follow(ctx context.Context, catchUpFirst bool) {
 	for {
 		if catchUpFirst && !w.catchUp(ctx) {
@@ -226,31 +218,14 @@ func (w *watcher) follow(ctx context.Context, catchUpFirst bool) {
 	}
 }
 
-// finish ends the watch: out of dispatch, the final error event if the
-// cache ended it, result and done closed.
-func (w *watcher) finish(ctx context.Context) {
-	w.c.dispatchMu.Lock()
-	w.c.reg.remove(w)
-	delete(w.c.open, w)
-	w.c.dispatchMu.Unlock()
-	w.c.releaseSlot(w.plan.slotHeld)
-	if cause := context.Cause(ctx); errors.Is(cause, errReinitialized) || errors.Is(cause, errDiverged) {
-		w.sendFinalError(cause)
-	}
-	close(w.result)
-	close(w.done)
-	w.c.cfg.Metrics.WatchersChanged(-1)
-	w.release()
-}
-
 // live follows live dispatch until the watcher lags, ends or parks.
 func (w *watcher) live(ctx context.Context) liveEnd {
 	var batch []*watchcache.Event
 	var beforeDeadline <-chan time.Time
 	if !w.bookmarkAt.IsZero() {
-		t := time.NewTimer(time.Until(w.bookmarkAt))
+		t := w.env.clk.wall.NewTimer(w.bookmarkAt.Sub(w.env.clk.wall.Now()))
 		defer t.Stop()
-		beforeDeadline = t.C
+		beforeDeadline = t.C()
 	}
 	for {
 		select {
@@ -259,7 +234,7 @@ func (w *watcher) live(ctx context.Context) liveEnd {
 		case <-beforeDeadline:
 			beforeDeadline = nil
 			w.bookmarkAt = time.Time{}
-			w.c.queueBookmark(w)
+			w.env.hub.queueBookmark(w, w.env.src.cacheRV)
 		case <-w.input.ready:
 			batch = w.input.takeAll(batch)
 			if len(batch) == 0 {
@@ -276,7 +251,7 @@ func (w *watcher) live(ctx context.Context) liveEnd {
 					return liveEnded
 				}
 			}
-			w.goDirect()
+			w.env.hub.goDirect(w)
 		case <-w.lagged:
 			if !w.drain(ctx, batch) {
 				return liveEnded
@@ -300,165 +275,4 @@ func (w *watcher) drain(ctx context.Context, batch []*watchcache.Event) bool {
 	}
 	w.pos = max(w.pos, w.lagFrom)
 	return true
-}
-
-// deliver converts ev for this watcher and sends it, unless it was handled
-// already or does not concern the watcher.
-func (w *watcher) deliver(ctx context.Context, ev *watchcache.Event) bool {
-	if ev.Type == watch.Bookmark {
-		if !w.bookmarks || ev.RV < w.lastSent || ev.RV < w.pos {
-			return true
-		}
-		return w.sendBookmark(ctx, ev.RV, false)
-	}
-	if w.handled(ev.RV, ev.Key()) {
-		return true
-	}
-	w.markHandled(ev.RV, ev.Key())
-	out, ok := w.convert(ev)
-	if !ok {
-		return true
-	}
-	if out.Type == watch.Error {
-		// The object could not be decoded: the error ends the watch.
-		w.c.cfg.Metrics.WatcherTerminated("decode")
-		w.send(ctx, out, w.lastSent)
-		return false
-	}
-	return w.send(ctx, out, ev.RV)
-}
-
-// handled reports whether the change of key at rv was handled already.
-func (w *watcher) handled(rv uint64, key string) bool {
-	return rv <= w.pos || (rv == w.revRV && slices.Contains(w.revSeen, key))
-}
-
-// markHandled records the change of key at rv as handled; all revisions
-// before rv are then complete.
-func (w *watcher) markHandled(rv uint64, key string) {
-	if rv != w.revRV {
-		w.pos = max(w.pos, rv-1)
-		w.revRV, w.revSeen = rv, w.revSeen[:0]
-	}
-	w.revSeen = append(w.revSeen, key)
-}
-
-// convert derives the event this watcher sees from the change: a change
-// that makes an object (stop) match its predicate is an ADDED (DELETED).
-func (w *watcher) convert(ev *watchcache.Event) (watch.Event, bool) {
-	if !w.inScope(ev.Key()) {
-		return watch.Event{}, false
-	}
-	prevOK := ev.Prev != nil && w.matches(ev.Prev)
-	curOK := ev.Type != watch.Deleted && w.matches(ev.Cur)
-	typ, el := watch.Deleted, ev.Cur
-	switch {
-	case ev.Type == watch.Deleted:
-		if !prevOK {
-			return watch.Event{}, false
-		}
-	case curOK && prevOK:
-		typ = watch.Modified
-	case curOK:
-		typ = watch.Added
-	case prevOK:
-		el = ev.Prev
-	default:
-		return watch.Event{}, false
-	}
-	obj, err := el.Object()
-	if err != nil {
-		return watch.Event{Type: watch.Error, Object: errorStatus(err)}, true
-	}
-	if el == ev.Prev {
-		// The object leaves the watch: its last state, at the change's RV.
-		obj = obj.DeepCopyObject()
-		if err := w.c.cfg.Versioner.UpdateObject(obj, ev.RV); err != nil {
-			return watch.Event{}, false
-		}
-	}
-	return watch.Event{Type: typ, Object: w.carry(ev, el, obj)}, true
-}
-
-func (w *watcher) send(ctx context.Context, ev watch.Event, rv uint64) bool {
-	select {
-	case w.result <- ev:
-		w.lastSent = max(w.lastSent, rv)
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-func (w *watcher) sendBookmark(ctx context.Context, rv uint64, initialEnd bool) bool {
-	ev, ok := w.bookmarkEvent(rv, initialEnd)
-	if !ok {
-		return true
-	}
-	return w.send(ctx, ev, rv)
-}
-
-// bookmarkEvent builds a BOOKMARK at rv; false if the object cannot carry it.
-func (w *watcher) bookmarkEvent(rv uint64, initialEnd bool) (watch.Event, bool) {
-	obj := w.c.cfg.NewFunc()
-	if err := w.c.cfg.Versioner.UpdateObject(obj, rv); err != nil {
-		return watch.Event{}, false
-	}
-	if initialEnd {
-		if a, err := meta.Accessor(obj); err == nil {
-			a.SetAnnotations(map[string]string{storage.InitialEventsAnnotationKey: "true"})
-		}
-	}
-	return watch.Event{Type: watch.Bookmark, Object: obj}, true
-}
-
-// fail ends the watch with an error event for err.
-func (w *watcher) fail(ctx context.Context, err error, reason string) {
-	w.c.cfg.Metrics.WatcherTerminated(reason)
-	st := errorStatus(err)
-	w.send(ctx, watch.Event{Type: watch.Error, Object: st}, w.lastSent)
-}
-
-// sendInitial sends the initial state as ADDED events, then the
-// initial-events-end bookmark when asked for.
-func (w *watcher) sendInitial(ctx context.Context) bool {
-	init := w.plan.initial
-	w.plan.initial = nil
-	for _, el := range init.items {
-		obj, err := el.Object()
-		if err != nil {
-			w.fail(ctx, err, "decode")
-			return false
-		}
-		if !w.send(ctx, watch.Event{Type: watch.Added, Object: w.carry(nil, el, obj)}, 0) {
-			return false
-		}
-	}
-	w.pos = init.rv
-	if init.annotate && w.bookmarks {
-		return w.sendBookmark(ctx, init.rv, true)
-	}
-	return true
-}
-
-// objectRV reads an object's RV, 0 when it has none.
-func (c *Cacher) objectRV(obj runtime.Object) uint64 {
-	rv, err := c.cfg.Versioner.ObjectResourceVersion(obj)
-	if err != nil {
-		return 0
-	}
-	return rv
-}
-
-// queueBookmark queues a bookmark at the cache's RV to w while it is in
-// live dispatch: every event up to that RV was queued before it, so the
-// bookmark's promise holds. A full queue skips it (the watcher lags).
-func (c *Cacher) queueBookmark(w *watcher) {
-	c.dispatchMu.Lock()
-	defer c.dispatchMu.Unlock()
-	if !c.reg.has(w) {
-		return
-	}
-	rv, _ := c.cache.RV()
-	w.offer(&watchcache.Event{Type: watch.Bookmark, RV: rv})
 }

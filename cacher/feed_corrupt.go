@@ -12,7 +12,7 @@ import (
 
 // Corrupt objects. A value the storage cannot decode (written behind its
 // back, a lost encryption key, a disk error) must not take the resource
-// down: the cacher's list reads around it (listpages.go), the cache holds
+// down: the cacher's list reads around it (feed_listpages.go), the cache holds
 // every other object and becomes ready, and the corrupt keys are
 // remembered here until a relist no longer finds them or a readable value
 // is written over them. Whatever would have to show such an object is
@@ -26,7 +26,7 @@ import (
 //
 // corruptKeys is the sorted set, replaced whole (copy on write).
 
-// setCorrupt replaces the set of corrupt keys (sorted); dispatchMu held or
+// setCorrupt replaces the set of corrupt keys (sorted); inside the hub's commit or
 // the reflector's goroutine.
 func (c *Cacher) setCorrupt(keys []string) {
 	if len(keys) == 0 {
@@ -60,7 +60,7 @@ func (c *Cacher) corruptIn(prefix string, recursive bool) []string {
 }
 
 // readableAgain drops key from the corrupt keys: the storage gave a
-// readable value for it (dispatchMu held).
+// readable value for it (inside the hub's commit).
 func (c *Cacher) readableAgain(key string) {
 	p := c.corruptKeys.Load()
 	if p == nil {
@@ -82,7 +82,7 @@ func isCorruptDeletion(err error) bool {
 }
 
 // lostToCorruption returns the keys of corrupt that the cache holds a
-// readable object for (dispatchMu held): objects its watchers may have
+// readable object for (inside the hub's commit): objects its watchers may have
 // seen, which can no longer be read (a transformer lost its key, a value
 // was overwritten behind the storage's back).
 func (c *Cacher) lostToCorruption(corrupt []string) []string {
@@ -98,23 +98,24 @@ func (c *Cacher) lostToCorruption(corrupt []string) []string {
 // endWatchesOf ends every open watch whose scope holds one of the keys
 // lost to corruption with the storage's StoreReadError naming them, so
 // that its client does not go on with a state that cannot be read back
-// (dispatchMu held).
-func (c *Cacher) endWatchesOf(lost []string, rv uint64) {
+// (inside the hub's commit).
+func (c *Cacher) endWatchesOf(tx hubTx, lost []string, rv uint64) {
 	if len(lost) == 0 {
 		return
 	}
 	c.log.Error("cacher: objects the cache held cannot be read any more; ending the watches that cover them",
 		"prefix", c.prefix, "rv", rv, "keys", strings.Join(lost, ", "))
-	for w := range c.open {
+	tx.abortOpen(func(w *watcher) error {
 		var in []string
 		for _, k := range lost {
 			if w.inScope(k) {
 				in = append(in, k)
 			}
 		}
-		if len(in) > 0 {
-			w.abort(fmt.Errorf("%w: %w", errReinitialized, &storage.Error{Code: storage.CodeCorruptObj, Key: in[0],
-				CorruptKeys: in, Msg: fmt.Sprintf("stored objects can no longer be decoded at resource version %d", rv)}))
+		if len(in) == 0 {
+			return nil
 		}
-	}
+		return fmt.Errorf("%w: %w", errReinitialized, &storage.Error{Code: storage.CodeCorruptObj, Key: in[0],
+			CorruptKeys: in, Msg: fmt.Sprintf("stored objects can no longer be decoded at resource version %d", rv)})
+	})
 }

@@ -24,7 +24,7 @@ var errTransformerChanged = errors.New("the storage's value transformer changed"
 // are readable again or gone.
 //
 // distrustGen counts changes (and divergences the consistency check found,
-// see consistency.go); trustedGen is the count when the list that filled
+// see feed_consistency.go); trustedGen is the count when the list that filled
 // the cache started. Both only grow, so a change racing with a list always
 // leaves the cache untrusted until the next list.
 
@@ -89,13 +89,13 @@ func (c *Cacher) waitServable(ctx context.Context) error {
 			return nil
 		}
 		// Revalidating after a transformer change (rare and short): poll.
-		t := time.NewTimer(revalidatePoll)
+		t := c.clk.wall.NewTimer(revalidatePoll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1,
 				Msg: "watch cache is being relisted (its storage's transformer changed, or it diverged from the storage)", Err: ctx.Err()}
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }

@@ -29,12 +29,15 @@ func isRevisionEnd(obj runtime.Object) bool {
 
 // applyRevision applies the gathered revision to the cache, marks the cache
 // as holding it completely, and only then queues its events to the
-// watchers, all under dispatchMu: a revision becomes visible to reads and
+// watchers, all in one hub commit: a revision becomes visible to reads and
 // to watchers at once, so a read at RV "0" is never older than an event
 // any watcher of this cacher has received.
 func (c *Cacher) applyRevision(b *revisionBatch) error {
-	c.dispatchMu.Lock()
-	defer c.dispatchMu.Unlock()
+	return c.hub.commit(func(tx hubTx) error { return c.applyRevisionLocked(tx, b) })
+}
+
+// applyRevisionLocked is applyRevision inside the hub's commit.
+func (c *Cacher) applyRevisionLocked(tx hubTx, b *revisionBatch) error {
 	evs := make([]*watchcache.Event, 0, len(b.events))
 	drop := c.dropEvent.Load()
 	for _, e := range b.events {
@@ -54,7 +57,7 @@ func (c *Cacher) applyRevision(b *revisionBatch) error {
 	b.events = b.events[:0]
 	c.cache.UpdateRV(b.rv)
 	for _, ev := range evs {
-		c.cfg.Metrics.EventReceived(c.reg.dispatch(ev))
+		c.cfg.Metrics.EventReceived(tx.dispatch(ev))
 	}
 	c.cfg.Metrics.CacheResourceVersion(b.rv)
 	return nil

@@ -48,8 +48,8 @@ func (d dispatchIndex) valueOf(el *watchcache.Element) (string, bool) {
 }
 
 // registry holds the live watchers, indexed so that dispatching an event
-// visits only the watchers that may match it. Guarded by Cacher.dispatchMu;
-// every method must be called with it held.
+// visits only the watchers that may match it. Owned by the hub: every
+// method must be called with hub.mu held.
 type registry struct {
 	all      watcherSet
 	progress watcherSet // live watchers that asked for storage progress bookmarks
@@ -63,11 +63,13 @@ type registry struct {
 	indexes       []dispatchIndex                    // the most selective first
 	seq           uint64                             // dispatch round, to visit a watcher once per event
 	visited       uint64                             // watchers visited by dispatch, in total (cost measure)
+	metrics       Metrics
 }
 
 func newRegistry(cfg Config) *registry {
 	r := &registry{all: watcherSet{}, progress: watcherSet{}, byKey: map[string]watcherSet{}, byPrefix: map[string]watcherSet{},
-		byIndex: map[string]map[string]watcherSet{}, byShard: map[string]map[string]*shardRanges{}}
+		byIndex: map[string]map[string]watcherSet{}, byShard: map[string]map[string]*shardRanges{},
+		metrics: cfg.Metrics}
 	for i := range r.bookmarkSlots {
 		r.bookmarkSlots[i] = watcherSet{}
 	}
@@ -270,7 +272,7 @@ func (r *registry) lag(w *watcher, from uint64) {
 	default:
 	}
 	w.wake()
-	w.c.cfg.Metrics.WatcherLagged()
+	r.metrics.WatcherLagged()
 }
 
 // lagAll takes every live watcher out of live dispatch at from (the cache

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -34,7 +35,7 @@ type listing struct {
 	// Cacher.distrustGen) when the list started.
 	distrustGen uint64
 	// corrupt are the keys whose values the storage could not decode,
-	// sorted (see listpages.go and corrupt.go).
+	// sorted (see feed_listpages.go and feed_corrupt.go).
 	corrupt []string
 }
 
@@ -42,11 +43,11 @@ type listing struct {
 // resuming a broken watch from the last complete RV and relisting only
 // when needed. It is the only writer of the cache.
 func (c *Cacher) reflect(ctx context.Context) {
-	b := backoff{min: 50 * time.Millisecond, max: 5 * time.Second}
+	b := backoff{clock: c.clk.wall, min: 50 * time.Millisecond, max: 5 * time.Second}
 	var rv uint64
 	var pending *listing
 	relist := true
-	var failing failureClock
+	failing := failureClock{clock: c.clk.wall}
 	for ctx.Err() == nil {
 		if relist {
 			c.drainRelist() // this list is the one asked for
@@ -98,31 +99,31 @@ func (c *Cacher) reflect(ctx context.Context) {
 
 // replace makes l the cache's content; live watchers catch up from their
 // position through one shared read of etcd's history up to l.rv (see
-// gap.go), as the cache's history restarts at l.rv.
+// feed_gap.go), as the cache's history restarts at l.rv.
 func (c *Cacher) replace(l *listing) error {
 	var gap *gapHistory
-	defer func() { c.startGap(gap) }() // after dispatchMu is released: it takes runMu
-	c.dispatchMu.Lock()
-	defer c.dispatchMu.Unlock()
-	before, _ := c.cache.RV()
-	lost := c.lostToCorruption(l.corrupt)
-	gap = c.forkGap(l.rv)
-	if gap != nil {
-		c.gap.Store(gap)
-	}
-	// Before the new content becomes visible: reads must find its corrupt
-	// keys with it.
-	c.setCorrupt(l.corrupt)
-	if err := c.cache.Replace(l.items, l.rv); err != nil {
-		gap.fail()
-		return err
-	}
-	c.reg.lagAll(before)
-	c.endWatchesOf(lost, l.rv)
-	c.trustedGen.Store(l.distrustGen)
-	c.cfg.Metrics.CacheResourceVersion(l.rv)
-	c.log.Info("cacher: listed", "prefix", c.prefix, "objects", len(l.items), "rv", l.rv)
-	return nil
+	defer func() { c.startGap(gap) }() // after the commit: it takes runMu
+	return c.hub.commit(func(tx hubTx) error {
+		before, _ := c.cache.RV()
+		lost := c.lostToCorruption(l.corrupt)
+		gap = c.forkGap(tx, l.rv)
+		if gap != nil {
+			c.gap.Store(gap)
+		}
+		// Before the new content becomes visible: reads must find its corrupt
+		// keys with it.
+		c.setCorrupt(l.corrupt)
+		if err := c.cache.Replace(l.items, l.rv); err != nil {
+			gap.fail()
+			return err
+		}
+		tx.lagAll(before)
+		c.endWatchesOf(tx, lost, l.rv)
+		c.trustedGen.Store(l.distrustGen)
+		c.cfg.Metrics.CacheResourceVersion(l.rv)
+		c.log.Info("cacher: listed", "prefix", c.prefix, "objects", len(l.items), "rv", l.rv)
+		return nil
+	})
 }
 
 // watchFrom applies the storage's events after rv until the watch breaks.
@@ -151,12 +152,12 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 		return false, err
 	}
 	defer w.Stop()
-	poke := time.NewTicker(50 * time.Millisecond)
+	poke := c.clk.wall.NewTicker(50 * time.Millisecond)
 	defer poke.Stop()
 	c.wantProgress()
 	// Without a sign of life within listConfirmTimeout the listing is used
 	// anyway: a storage without progress notifications must work too.
-	confirmBy := time.Now().Add(listConfirmTimeout)
+	confirmBy := c.clk.wall.Now().Add(listConfirmTimeout)
 	progressed := false
 	batch := revisionBatch{whole: c.wholeRevisions.Load()}
 	for {
@@ -165,7 +166,7 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 			return progressed, ctx.Err()
 		case why := <-c.relist:
 			return progressed, fmt.Errorf("%w: %w", errRelist, why)
-		case now := <-poke.C:
+		case now := <-poke.C():
 			if *pending != nil && !now.Before(confirmBy) {
 				if err := c.replace(*pending); err != nil {
 					return progressed, fmt.Errorf("%w: %w", errRelist, err)
@@ -208,7 +209,7 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBa
 		if isCorruptDeletion(err) {
 			// A value that could not be read was deleted (the unsafe
 			// delete): the storage cannot replay that revision, a list
-			// after it is the way on (see corrupt.go). Watchers whose scope
+			// after it is the way on (see feed_corrupt.go). Watchers whose scope
 			// held the key get the storage's error as they catch up.
 			c.log.Warn("cacher: an unreadable object was deleted; relisting", "prefix", c.prefix, "rv", rv, "err", err)
 			return rv, fmt.Errorf("%w: %w", errRelist, err)
@@ -227,16 +228,15 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBa
 		if isRevisionEnd(ev.Object) {
 			batch.whole = true
 			c.wholeRevisions.Store(true)
-			c.dispatchMu.Lock()
-			c.cache.UpdateRV(b)
-			c.dispatchMu.Unlock()
+			_ = c.hub.commit(func(hubTx) error { c.cache.UpdateRV(b); return nil })
 			c.cfg.Metrics.CacheResourceVersion(b)
 			return b, nil
 		}
-		c.dispatchMu.Lock()
-		c.cache.UpdateRV(b)
-		c.reg.progressed(b)
-		c.dispatchMu.Unlock()
+		_ = c.hub.commit(func(tx hubTx) error {
+			c.cache.UpdateRV(b)
+			tx.progressed(b)
+			return nil
+		})
 		c.cfg.Metrics.CacheResourceVersion(b)
 		return b, nil
 	}
@@ -264,20 +264,20 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBa
 // applyAndDispatch records an event in the cache and queues it to the live
 // watchers it may concern, atomically with respect to watchers joining.
 func (c *Cacher) applyAndDispatch(typ watch.EventType, obj runtime.Object, rv uint64) error {
-	c.dispatchMu.Lock()
-	defer c.dispatchMu.Unlock()
-	if drop := c.dropEvent.Load(); drop != nil && (*drop)(typ, obj) {
-		c.cache.UpdateRV(rv)
+	return c.hub.commit(func(tx hubTx) error {
+		if drop := c.dropEvent.Load(); drop != nil && (*drop)(typ, obj) {
+			c.cache.UpdateRV(rv)
+			return nil
+		}
+		ev, err := c.cache.Apply(typ, obj, rv)
+		if err != nil || ev == nil {
+			return err
+		}
+		c.readableAgain(ev.Key())
+		c.cfg.Metrics.EventReceived(tx.dispatch(ev))
+		c.cfg.Metrics.CacheResourceVersion(rv)
 		return nil
-	}
-	ev, err := c.cache.Apply(typ, obj, rv)
-	if err != nil || ev == nil {
-		return err
-	}
-	c.readableAgain(ev.Key())
-	c.cfg.Metrics.EventReceived(c.reg.dispatch(ev))
-	c.cfg.Metrics.CacheResourceVersion(rv)
-	return nil
+	})
 }
 
 // statusError turns the object of an error event into an error.
@@ -290,6 +290,7 @@ func statusError(obj runtime.Object) error {
 
 // backoff is a capped exponential delay.
 type backoff struct {
+	clock         clock.Clock
 	min, max, cur time.Duration
 }
 
@@ -299,11 +300,11 @@ func (b *backoff) reset() { b.cur = 0 }
 // value arrives on wake (nil: nothing wakes it).
 func (b *backoff) wait(ctx context.Context, limit time.Duration, wake <-chan error) {
 	b.cur = min(max(b.cur*2, b.min), b.max)
-	t := time.NewTimer(max(min(b.cur, limit), 0))
+	t := b.clock.NewTimer(max(min(b.cur, limit), 0))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-t.C:
+	case <-t.C():
 	case <-wake:
 	}
 }

@@ -48,7 +48,7 @@ func (c *Cacher) consistencyLoop(ctx context.Context) {
 	}
 	var last repairMemo
 	for {
-		t := c.cfg.Clock.NewTimer(wait.Jitter(c.cfg.ConsistencyCheckInterval, 0.2))
+		t := c.clk.sched.NewTimer(wait.Jitter(c.cfg.ConsistencyCheckInterval, 0.2))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -194,19 +194,19 @@ func (c *Cacher) repair(rep consistencyReport) {
 	c.log.Error("cacher: cache differs from the storage; serving from the storage and relisting", "prefix", c.prefix,
 		"rv", rep.rv, "differingKeys", rep.ndiffs, "first", diffSample(rep.diffs))
 	all := rep.ndiffs > len(rep.diffs) // not every differing key is known
-	c.dispatchMu.Lock()
-	for w := range c.open {
-		if all {
-			w.abort(fmt.Errorf("%w at revision %d (%d keys); list again", errDiverged, rep.rv, rep.ndiffs))
-			continue
-		}
-		for _, d := range rep.diffs {
-			if w.inScope(d.key) {
-				w.abort(fmt.Errorf("%w at revision %d (key %s); list again", errDiverged, rep.rv, d.key))
-				break
+	_ = c.hub.commit(func(tx hubTx) error {
+		tx.abortOpen(func(w *watcher) error {
+			if all {
+				return fmt.Errorf("%w at revision %d (%d keys); list again", errDiverged, rep.rv, rep.ndiffs)
 			}
-		}
-	}
-	c.dispatchMu.Unlock()
+			for _, d := range rep.diffs {
+				if w.inScope(d.key) {
+					return fmt.Errorf("%w at revision %d (key %s); list again", errDiverged, rep.rv, d.key)
+				}
+			}
+			return nil
+		})
+		return nil
+	})
 	c.askRelist(fmt.Errorf("%w at revision %d", errDiverged, rep.rv))
 }

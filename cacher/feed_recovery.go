@@ -7,8 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -26,6 +25,7 @@ const finalErrorTimeout = 5 * time.Second
 // themselves, and ending every watch for them would only make every client
 // relist when the storage comes back.
 type failureClock struct {
+	clock clock.PassiveClock
 	since time.Time
 }
 
@@ -36,9 +36,9 @@ func (f *failureClock) failed(err error) time.Duration {
 		return 0
 	}
 	if f.since.IsZero() {
-		f.since = time.Now()
+		f.since = f.clock.Now()
 	}
-	return max(time.Since(f.since), time.Nanosecond)
+	return max(f.clock.Since(f.since), time.Nanosecond)
 }
 
 // outage reports whether err says the storage is unreachable or slow, or
@@ -57,7 +57,7 @@ func (f *failureClock) left(timeout time.Duration) time.Duration {
 	if f.since.IsZero() {
 		return timeout
 	}
-	return timeout - time.Since(f.since)
+	return timeout - f.clock.Since(f.since)
 }
 
 func (f *failureClock) reset() { f.since = time.Time{} }
@@ -67,7 +67,7 @@ func (f *failureClock) reset() { f.since = time.Time{} }
 // next revision): the cache stops being trusted (reads and new watches go
 // to the storage, see trusted) and the reflector relists, after the
 // failing revision. The relist reads around the value it cannot decode
-// (see corrupt.go) and ends the watches whose scope held an object that
+// (see feed_corrupt.go) and ends the watches whose scope held an object that
 // can no longer be read; every other watcher catches up from its position
 // (one that must replay the failing revision gets the storage's error
 // there) and goes on.
@@ -81,7 +81,7 @@ func (c *Cacher) recoverFailingWatch(d time.Duration, cause error) {
 
 // reinitialize gives up on the cache's content because the storage cannot
 // be read as the cache holds it (what says how: a list failed on data it
-// could not read around, see listpages.go): the cache stops being ready
+// could not read around, see feed_listpages.go): the cache stops being ready
 // (reads go to the storage, watches wait for the next list or answer
 // not-ready), every watch ends with an error event naming cause so its
 // client relists, and the reflector lists afresh.
@@ -96,33 +96,4 @@ func (c *Cacher) reinitialize(what string, cause error) {
 	c.watchersCtx, c.abortWatchers = context.WithCancelCause(c.runCtx)
 	c.runMu.Unlock()
 	abort(fmt.Errorf("%w: %s at resource version %d: %w", errReinitialized, what, rv, cause))
-}
-
-// sendFinalError ends a watch aborted by reinitialize (or by a consistency
-// check that found the cache diverged in its scope, or by a relist that
-// found an object in its scope unreadable, see endWatchesOf) with an error event
-// (500 naming the cause), unless its client stops first. The reason is
-// InternalError, or the storage's own StoreReadError when the storage watch
-// failed on unreadable data (a corrupt object, a corrupt deletion).
-func (w *watcher) sendFinalError(cause error) {
-	reason := "reinitialized"
-	switch {
-	case errors.Is(cause, errDiverged):
-		reason = "diverged"
-	case storage.IsCode(cause, storage.CodeCorruptObj):
-		reason = "corrupt" // an object in its scope can no longer be read
-	}
-	w.c.cfg.Metrics.WatcherTerminated(reason)
-	st := apierrors.NewInternalError(cause).Status()
-	var storageStatus apierrors.APIStatus
-	if errors.As(cause, &storageStatus) && storageStatus.Status().Reason == metav1.StatusReasonStoreReadError {
-		st.Reason, st.Message = metav1.StatusReasonStoreReadError, cause.Error()
-	}
-	t := time.NewTimer(finalErrorTimeout)
-	defer t.Stop()
-	select {
-	case w.result <- watch.Event{Type: watch.Error, Object: &st}:
-	case <-w.stopped:
-	case <-t.C:
-	}
 }

@@ -58,11 +58,11 @@ func (g *gapHistory) covers(pos uint64) bool {
 }
 
 // forkGap prepares the shared catch-up of a replace from the cache's
-// current state to until, when live watchers will need it (dispatchMu
-// held, before the cache is replaced); nil when none will.
-func (c *Cacher) forkGap(until uint64) *gapHistory {
+// current state to until, when live watchers will need it (inside the
+// hub's commit, before the cache is replaced); nil when none will.
+func (c *Cacher) forkGap(tx hubTx, until uint64) *gapHistory {
 	from, _ := c.cache.RV()
-	if len(c.reg.all) == 0 || from >= until {
+	if !tx.live() || from >= until {
 		return nil
 	}
 	f, ok := c.cache.Fork()
@@ -80,8 +80,8 @@ func (g *gapHistory) fail() {
 }
 
 // startGap starts reading the storage's history into g, which replace
-// published (c.gap) with dispatchMu held; called without it, as it takes
-// runMu (the lock order is runMu, then dispatchMu).
+// published (c.gap) inside the hub's commit; called after it, as it takes
+// runMu (the lock order is runMu, then the hub's lock).
 func (c *Cacher) startGap(g *gapHistory) {
 	if g == nil {
 		return
@@ -103,7 +103,7 @@ func (c *Cacher) startGap(g *gapHistory) {
 					"prefix", c.prefix, "from", g.from, "until", g.until, "err", err)
 			}
 		}
-		t := c.cfg.Clock.NewTimer(gapRetention)
+		t := c.clk.sched.NewTimer(gapRetention)
 		defer t.Stop()
 		select {
 		case <-c.runCtx.Done():
@@ -125,9 +125,9 @@ func (c *Cacher) feedGap(ctx context.Context, g *gapHistory) error {
 		return err
 	}
 	defer sw.Stop()
-	poke := c.cfg.Clock.NewTicker(50 * time.Millisecond)
+	poke := c.clk.sched.NewTicker(50 * time.Millisecond)
 	defer poke.Stop()
-	idle := c.cfg.Clock.NewTimer(gapIdleTimeout)
+	idle := c.clk.sched.NewTimer(gapIdleTimeout)
 	defer idle.Stop()
 	c.wantProgress()
 	for {
@@ -171,56 +171,4 @@ func (c *Cacher) applyGapEvent(g *gapHistory, ev watch.Event) (done bool, err er
 		return true, err
 	}
 	return false, nil
-}
-
-// catchUpFromGap replays g's events after pos until pos reaches g.until
-// (true: the cache takes over) or g cannot serve the watcher any more
-// (true: the caller finds another source); false when the watch ended.
-func (w *watcher) catchUpFromGap(ctx context.Context, g *gapHistory) bool {
-	for ctx.Err() == nil {
-		if w.pos >= g.until || g.failed.Load() {
-			return true
-		}
-		evs, r, err := g.cache.EventsSince(w.pos, w.c.cfg.CatchUpBatch)
-		if err != nil {
-			w.noGap = g
-			return true
-		}
-		if len(evs) == 0 {
-			w.pos = max(w.pos, min(r, g.until))
-			if w.pos < g.until && !w.waitGap(ctx, g, w.pos+1) {
-				return false
-			}
-			continue
-		}
-		for _, ev := range evs {
-			if !w.deliver(ctx, ev) {
-				return false
-			}
-		}
-		// The batch ends with a whole revision: once the gap holds it
-		// completely, it is delivered completely.
-		last := evs[len(evs)-1].RV
-		if last <= r {
-			w.pos = max(w.pos, last)
-		} else if !w.waitGap(ctx, g, last) {
-			// The newest revision is still arriving: wait for its end.
-			return false
-		}
-	}
-	return false
-}
-
-// waitGap waits until g holds every revision up to rv, g fails or the
-// watch ends (false).
-func (w *watcher) waitGap(ctx context.Context, g *gapHistory, rv uint64) bool {
-	for ctx.Err() == nil && !g.failed.Load() {
-		step, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		err := g.cache.WaitUntilFresh(step, rv)
-		cancel()
-		if err == nil {
-			return true
-		}
-	}
-	return ctx.Err() == nil
 }

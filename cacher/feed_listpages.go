@@ -26,7 +26,7 @@ import (
 // around them: the page's keys come from a keys-only range
 // (storage.KeyVersionLister) and the runs of readable keys between the
 // corrupt ones are listed one by one. The cache then holds every readable
-// object and remembers the corrupt keys (see corrupt.go); without a
+// object and remembers the corrupt keys (see feed_corrupt.go); without a
 // KeyVersionLister the list fails as before.
 
 // errStopKeys ends a KeyVersions walk early.

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
@@ -18,11 +19,11 @@ import (
 // dispatch (true) or ended (false).
 func (w *watcher) catchUp(ctx context.Context) bool {
 	for ctx.Err() == nil {
-		evs, _, err := w.c.cache.EventsSince(w.pos, w.c.cfg.CatchUpBatch)
+		evs, _, err := w.env.src.eventsSince(w.pos, w.env.catchUpBatch)
 		switch {
 		case errors.Is(err, storage.ErrGone) && w.sharedGap() != nil:
 			// Left behind by a relist: the shared read of the storage's
-			// history serves (see gap.go).
+			// history serves (see feed_gap.go).
 			if !w.catchUpFromGap(ctx, w.sharedGap()) {
 				return false
 			}
@@ -55,7 +56,7 @@ func (w *watcher) catchUp(ctx context.Context) bool {
 // sharedGap returns the shared history of the last relist if it can
 // replay the events after pos for this watcher.
 func (w *watcher) sharedGap() *gapHistory {
-	g := w.c.gap.Load()
+	g := w.env.src.sharedGap()
 	if g == nil || g == w.noGap || !g.covers(w.pos) {
 		return nil
 	}
@@ -72,16 +73,13 @@ func (w *watcher) allHandled(evs []*watchcache.Event) bool {
 }
 
 // tryJoin registers the watcher for live dispatch if the cache holds no
-// event it has not handled; holding dispatchMu, none can slip in between.
+// event it has not handled; the hub holds its lock meanwhile, so that none
+// can slip in between.
 func (w *watcher) tryJoin() bool {
-	w.c.dispatchMu.Lock()
-	defer w.c.dispatchMu.Unlock()
-	evs, _, err := w.c.cache.EventsSince(w.pos, len(w.revSeen)+1)
-	if err != nil || !w.allHandled(evs) {
-		return false
-	}
-	w.c.reg.add(w)
-	return true
+	return w.env.hub.join(w, func() bool {
+		evs, _, err := w.env.src.eventsSince(w.pos, len(w.revSeen)+1)
+		return err == nil && w.allHandled(evs)
+	})
 }
 
 // catchUpFromStorage replays etcd's history after pos through a storage
@@ -90,13 +88,13 @@ func (w *watcher) tryJoin() bool {
 // that just closes returns true: the caller resumes from pos.
 func (w *watcher) catchUpFromStorage(ctx context.Context) bool {
 	if !w.plan.slotHeld {
-		if !w.c.acquireSlot(ctx, 0) {
+		if !w.env.src.acquireSlot(ctx, 0) {
 			return false
 		}
 		w.plan.slotHeld = true
 	}
 	defer func() {
-		w.c.releaseSlot(w.plan.slotHeld)
+		w.env.src.releaseSlot(w.plan.slotHeld)
 		w.plan.slotHeld = false
 	}()
 	pred := w.pred
@@ -109,7 +107,7 @@ func (w *watcher) catchUpFromStorage(ctx context.Context) bool {
 		opts.SendInitialEvents = &t
 		w.plan.storageInitial = false
 	}
-	sw, err := w.c.store.Watch(ctx, w.key, opts)
+	sw, err := w.env.src.storageWatch(ctx, w.key, opts)
 	if err != nil {
 		w.fail(ctx, err, "storage")
 		return false
@@ -118,17 +116,17 @@ func (w *watcher) catchUpFromStorage(ctx context.Context) bool {
 	// A filtered stream may deliver nothing: progress notifications tell it
 	// how far etcd is, so ask for them while catching up. (etcd answers only
 	// when every watch of the stream has caught up.)
-	poke := time.NewTicker(200 * time.Millisecond)
+	poke := w.env.clk.wall.NewTicker(200 * time.Millisecond)
 	defer poke.Stop()
-	h := &revHold{idle: time.NewTimer(time.Hour)}
+	h := &revHold{idle: w.env.clk.wall.NewTimer(time.Hour)}
 	defer h.idle.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-poke.C:
-			w.c.wantProgress()
-		case <-h.idle.C:
+		case <-poke.C():
+			w.env.src.wantProgress()
+		case <-h.idle.C():
 			if !w.flush(ctx, h) {
 				return false
 			}
@@ -152,7 +150,7 @@ type revHold struct {
 	rv   uint64
 	evs  []watch.Event
 	keys []string
-	idle *time.Timer // fires when the stream paused after a held event
+	idle clock.Timer // fires when the stream paused after a held event
 }
 
 // holdIdle is the pause after which held events are delivered: etcd
@@ -186,11 +184,11 @@ func (w *watcher) flush(ctx context.Context, h *revHold) bool {
 // handleStorageEvent processes one event of a catch-up stream. done means
 // the cache can take over (keep) or the watch ended (!keep).
 func (w *watcher) handleStorageEvent(ctx context.Context, ev watch.Event, initial *bool, h *revHold) (done, keep bool) {
-	rv := w.c.objectRV(ev.Object)
+	rv := w.env.objectRV(ev.Object)
 	switch ev.Type {
 	case watch.Error:
 		h.drop()
-		w.c.cfg.Metrics.WatcherTerminated("storage")
+		w.env.metrics.WatcherTerminated("storage")
 		w.send(ctx, ev, w.lastSent)
 		return true, false
 	case watch.Bookmark:
@@ -202,7 +200,7 @@ func (w *watcher) handleStorageEvent(ctx context.Context, ev watch.Event, initia
 	if *initial {
 		return false, w.send(ctx, ev, 0)
 	}
-	key, err := w.c.cfg.KeyFunc(ev.Object)
+	key, err := w.env.keyFunc(ev.Object)
 	if err != nil {
 		w.fail(ctx, err, "storage")
 		return true, false
@@ -213,7 +211,7 @@ func (w *watcher) handleStorageEvent(ctx context.Context, ev watch.Event, initia
 	if len(h.evs) > 0 && h.rv != rv && !w.flush(ctx, h) {
 		return true, false
 	}
-	if w.cacheHolds(rv - 1) {
+	if w.env.src.cacheHolds(rv - 1) {
 		h.drop() // not handled yet: the cache replays them
 		w.pos = max(w.pos, rv-1)
 		return true, true
@@ -243,24 +241,17 @@ func (w *watcher) storageBookmark(ctx context.Context, ev watch.Event, rv uint64
 	if w.bookmarks && rv >= w.lastSent && !w.send(ctx, ev, rv) {
 		return true, false
 	}
-	return w.cacheHolds(rv), true
-}
-
-// cacheHolds reports whether the cache can replay every event after rv
-// (it is ready, its content can be trusted, and its history reaches rv).
-func (w *watcher) cacheHolds(rv uint64) bool {
-	_, ready := w.c.cache.RV()
-	return ready && w.c.trusted() && w.c.cache.Oldest() <= rv
+	return w.env.src.cacheHolds(rv), true
 }
 
 // pauseBeforeResume waits briefly before a closed storage watch is resumed.
 func (w *watcher) pauseBeforeResume(ctx context.Context) bool {
-	t := time.NewTimer(100 * time.Millisecond)
+	t := w.env.clk.wall.NewTimer(100 * time.Millisecond)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-t.C:
+	case <-t.C():
 		return true
 	}
 }
@@ -268,31 +259,4 @@ func (w *watcher) pauseBeforeResume(ctx context.Context) bool {
 func isInitialEnd(ev watch.Event) bool {
 	a, err := meta.Accessor(ev.Object)
 	return err == nil && a.GetAnnotations()[storage.InitialEventsAnnotationKey] == "true"
-}
-
-// acquireSlot takes a catch-up stream slot, waiting at most timeout (0:
-// until ctx ends).
-func (c *Cacher) acquireSlot(ctx context.Context, timeout time.Duration) bool {
-	select {
-	case c.catchUpSlots <- struct{}{}:
-		return true
-	default:
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	select {
-	case c.catchUpSlots <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-func (c *Cacher) releaseSlot(held bool) {
-	if held {
-		<-c.catchUpSlots
-	}
 }

@@ -1,0 +1,147 @@
+package cacher
+
+import (
+	"context"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/watchcache"
+)
+
+// What a watcher's client receives: the events it has not handled yet,
+// converted for its predicate, bookmarks, and its initial state.
+
+// deliver converts ev for this watcher and sends it, unless it was handled
+// already or does not concern the watcher.
+func (w *watcher) deliver(ctx context.Context, ev *watchcache.Event) bool {
+	if ev.Type == watch.Bookmark {
+		if !w.bookmarks || ev.RV < w.lastSent || ev.RV < w.pos {
+			return true
+		}
+		return w.sendBookmark(ctx, ev.RV, false)
+	}
+	if w.handled(ev.RV, ev.Key()) {
+		return true
+	}
+	w.markHandled(ev.RV, ev.Key())
+	out, ok := w.convert(ev)
+	if !ok {
+		return true
+	}
+	if out.Type == watch.Error {
+		// The object could not be decoded: the error ends the watch.
+		w.env.metrics.WatcherTerminated("decode")
+		w.send(ctx, out, w.lastSent)
+		return false
+	}
+	return w.send(ctx, out, ev.RV)
+}
+
+// handled reports whether the change of key at rv was handled already.
+func (w *watcher) handled(rv uint64, key string) bool {
+	return rv <= w.pos || (rv == w.revRV && slices.Contains(w.revSeen, key))
+}
+
+// markHandled records the change of key at rv as handled; all revisions
+// before rv are then complete.
+func (w *watcher) markHandled(rv uint64, key string) {
+	if rv != w.revRV {
+		w.pos = max(w.pos, rv-1)
+		w.revRV, w.revSeen = rv, w.revSeen[:0]
+	}
+	w.revSeen = append(w.revSeen, key)
+}
+
+// convert derives the event this watcher sees from the change: a change
+// that makes an object (stop) match its predicate is an ADDED (DELETED).
+func (w *watcher) convert(ev *watchcache.Event) (watch.Event, bool) {
+	if !w.inScope(ev.Key()) {
+		return watch.Event{}, false
+	}
+	prevOK := ev.Prev != nil && w.matches(ev.Prev)
+	curOK := ev.Type != watch.Deleted && w.matches(ev.Cur)
+	typ, el := watch.Deleted, ev.Cur
+	switch {
+	case ev.Type == watch.Deleted:
+		if !prevOK {
+			return watch.Event{}, false
+		}
+	case curOK && prevOK:
+		typ = watch.Modified
+	case curOK:
+		typ = watch.Added
+	case prevOK:
+		el = ev.Prev
+	default:
+		return watch.Event{}, false
+	}
+	obj, err := el.Object()
+	if err != nil {
+		return watch.Event{Type: watch.Error, Object: errorStatus(err)}, true
+	}
+	if el == ev.Prev {
+		// The object leaves the watch: its last state, at the change's RV.
+		obj = obj.DeepCopyObject()
+		if err := w.env.versioner.UpdateObject(obj, ev.RV); err != nil {
+			return watch.Event{}, false
+		}
+	}
+	return watch.Event{Type: typ, Object: w.carry(ev, el, obj)}, true
+}
+
+func (w *watcher) send(ctx context.Context, ev watch.Event, rv uint64) bool {
+	select {
+	case w.result <- ev:
+		w.lastSent = max(w.lastSent, rv)
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (w *watcher) sendBookmark(ctx context.Context, rv uint64, initialEnd bool) bool {
+	ev, ok := w.bookmarkEvent(rv, initialEnd)
+	if !ok {
+		return true
+	}
+	return w.send(ctx, ev, rv)
+}
+
+// bookmarkEvent builds a BOOKMARK at rv; false if the object cannot carry it.
+func (w *watcher) bookmarkEvent(rv uint64, initialEnd bool) (watch.Event, bool) {
+	obj := w.env.newFunc()
+	if err := w.env.versioner.UpdateObject(obj, rv); err != nil {
+		return watch.Event{}, false
+	}
+	if initialEnd {
+		if a, err := meta.Accessor(obj); err == nil {
+			a.SetAnnotations(map[string]string{storage.InitialEventsAnnotationKey: "true"})
+		}
+	}
+	return watch.Event{Type: watch.Bookmark, Object: obj}, true
+}
+
+// sendInitial sends the initial state as ADDED events, then the
+// initial-events-end bookmark when asked for.
+func (w *watcher) sendInitial(ctx context.Context) bool {
+	init := w.plan.initial
+	w.plan.initial = nil
+	for _, el := range init.items {
+		obj, err := el.Object()
+		if err != nil {
+			w.fail(ctx, err, "decode")
+			return false
+		}
+		if !w.send(ctx, watch.Event{Type: watch.Added, Object: w.carry(nil, el, obj)}, 0) {
+			return false
+		}
+	}
+	w.pos = init.rv
+	if init.annotate && w.bookmarks {
+		return w.sendBookmark(ctx, init.rv, true)
+	}
+	return true
+}

@@ -1,0 +1,61 @@
+package cacher
+
+import (
+	"context"
+	"time"
+)
+
+// The watcher's side of the shared catch-up after a relist (see
+// feed_gap.go): replaying the gap's history, filtered as live events are.
+
+// catchUpFromGap replays g's events after pos until pos reaches g.until
+// (true: the cache takes over) or g cannot serve the watcher any more
+// (true: the caller finds another source); false when the watch ended.
+func (w *watcher) catchUpFromGap(ctx context.Context, g *gapHistory) bool {
+	for ctx.Err() == nil {
+		if w.pos >= g.until || g.failed.Load() {
+			return true
+		}
+		evs, r, err := g.cache.EventsSince(w.pos, w.env.catchUpBatch)
+		if err != nil {
+			w.noGap = g
+			return true
+		}
+		if len(evs) == 0 {
+			w.pos = max(w.pos, min(r, g.until))
+			if w.pos < g.until && !w.waitGap(ctx, g, w.pos+1) {
+				return false
+			}
+			continue
+		}
+		for _, ev := range evs {
+			if !w.deliver(ctx, ev) {
+				return false
+			}
+		}
+		// The batch ends with a whole revision: once the gap holds it
+		// completely, it is delivered completely.
+		last := evs[len(evs)-1].RV
+		if last <= r {
+			w.pos = max(w.pos, last)
+		} else if !w.waitGap(ctx, g, last) {
+			// The newest revision is still arriving: wait for its end.
+			return false
+		}
+	}
+	return false
+}
+
+// waitGap waits until g holds every revision up to rv, g fails or the
+// watch ends (false).
+func (w *watcher) waitGap(ctx context.Context, g *gapHistory, rv uint64) bool {
+	for ctx.Err() == nil && !g.failed.Load() {
+		step, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		err := g.cache.WaitUntilFresh(step, rv)
+		cancel()
+		if err == nil {
+			return true
+		}
+	}
+	return ctx.Err() == nil
+}
