@@ -6,16 +6,23 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
+	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/storage"
 )
 
 // A watch that allows bookmarks and has a deadline gets a bookmark before
 // the deadline, with an RV to resume from, even when nothing it watches
-// changes; one that does not allow them gets none.
+// changes; one that does not allow them gets none. The cacher's schedule
+// runs on a fake clock that never moves, so the periodic bookmarks (each
+// watcher at its own step of the interval) cannot land in the watch's
+// 2.5 s; deadline bookmarks follow the wall clock.
 func TestDeadlineBookmark(t *testing.T) {
-	c := startCacher(t, newStore(t, embedtest.Prefix(t), false))
+	c := startCacher(t, newStore(t, embedtest.Prefix(t), false), func(cfg *cacher.Config) {
+		cfg.Clock = clocktesting.NewFakeClock(time.Now())
+	})
 	rv := create(t, c, "ns", "a", nil)
 	for i, allow := range []bool{true, false} {
 		ctx, cancel := context.WithTimeout(testCtx(t), 2500*time.Millisecond)
