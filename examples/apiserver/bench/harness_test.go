@@ -36,6 +36,7 @@ const (
 
 // running is one widget apiserver in this process.
 type running struct {
+	kind server.Storage
 	cfg  *rest.Config
 	stop func()
 }
@@ -73,7 +74,7 @@ func startServer(b *testing.B, kind server.Storage, endpoints []string) *running
 		}
 		time.Sleep(50 * time.Millisecond) // polling an HTTP endpoint
 	}
-	return &running{cfg: cfg, stop: func() {
+	return &running{kind: kind, cfg: cfg, stop: func() {
 		cancel()
 		if err := <-done; err != nil {
 			b.Logf("server: %v", err)
