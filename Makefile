@@ -50,9 +50,9 @@ test-apiserver:
 	cd examples/apiserver && $(GO) vet ./... && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
 
 APISERVER_OBJECTS  ?= 10000
-APISERVER_WATCHERS ?= 200,1000
+APISERVER_WATCHERS ?= 200,1000,5000
 APISERVER_PROFILE  ?=
-## bench-apiserver: the example apiserver on Kubernetes' storage, then on listwatch's, back to back (fresh embedded etcd each): watch fan-out over HTTPS at APISERVER_WATCHERS watchers (APISERVER_WATCHERS=200,1000,5000 adds 5,000) with the process's CPU per delivered event, list latency at APISERVER_OBJECTS widgets, heap per cached object, watchers relisting after a restart; APISERVER_PROFILE=dir writes a CPU profile of each fan-out run there
+## bench-apiserver: the example apiserver on Kubernetes' storage, then on listwatch's, back to back (fresh embedded etcd each): watch fan-out over HTTPS at APISERVER_WATCHERS watchers (200, 1,000 and 5,000 unless set) with the process's CPU per delivered event, list latency at APISERVER_OBJECTS widgets, heap per cached object, watchers relisting after a restart; APISERVER_PROFILE=dir writes a CPU profile of each fan-out run there
 bench-apiserver:
 	cd examples/apiserver && $(GO) test -run '^$$' -bench Apiserver -benchtime 1x -timeout 60m ./bench -args -apiserver.objects=$(APISERVER_OBJECTS) -apiserver.watchers=$(APISERVER_WATCHERS) -apiserver.cpuprofile=$(APISERVER_PROFILE)
 

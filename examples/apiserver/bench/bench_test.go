@@ -25,7 +25,7 @@ import (
 
 var (
 	flagObjects  = flag.Int("apiserver.objects", 10000, "widgets listed (and cached) per storage")
-	flagWatchers = flag.String("apiserver.watchers", "200,1000", "comma-separated watcher counts of the fan-out runs")
+	flagWatchers = flag.String("apiserver.watchers", "200,1000,5000", "comma-separated watcher counts of the fan-out runs")
 	flagDuration = flag.Duration("apiserver.duration", 5*time.Second, "how long the writer writes in each fan-out run")
 	flagStorages = flag.String("apiserver.storages", "kubernetes,listwatch", "comma-separated storages, in the order they run")
 	flagChild    = flag.Bool("apiserver.child", false, "run the one storage of -apiserver.storages and print its result as JSON (set by the parent)")

@@ -82,8 +82,15 @@ func startServer(b *testing.B, kind server.Storage, endpoints []string) *running
 	}}
 }
 
+// client returns a client with a connection of its own: client-go shares
+// one transport (so one HTTP/2 connection, up to its stream limit) among
+// clients of equal configuration, which would put the writer's requests
+// behind the watchers' flow-controlled streams; a dial function of its own
+// keeps a client out of that cache.
 func (r *running) client(b *testing.B) *rest.RESTClient {
-	rc, err := rest.UnversionedRESTClientFor(rest.CopyConfig(r.cfg))
+	cfg := rest.CopyConfig(r.cfg)
+	cfg.Dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+	rc, err := rest.UnversionedRESTClientFor(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
