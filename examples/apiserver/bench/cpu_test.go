@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -50,4 +52,36 @@ func startProfile(b *testing.B, kind server.Storage, watchers int) (stop func())
 			b.Errorf("cpu profile: %v", err)
 		}
 	}
+}
+
+// clockTick is the unit of /proc/stat's times (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// machineCPU returns the CPU time all processes on the machine have used
+// (the busy fields of /proc/stat's cpu line), or -1 where /proc/stat cannot
+// be read: with processCPU it tells how much of the machine others used
+// while this process was measured.
+func machineCPU() time.Duration {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return -1
+	}
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	fields := bytes.Fields(line)
+	if len(fields) < 9 || string(fields[0]) != "cpu" {
+		return -1
+	}
+	var busy int64
+	// user nice system idle iowait irq softirq steal: all but idle and iowait.
+	for i, f := range fields[1:9] {
+		if i == 3 || i == 4 {
+			continue
+		}
+		n, err := strconv.ParseInt(string(f), 10, 64)
+		if err != nil {
+			return -1
+		}
+		busy += n
+	}
+	return time.Duration(busy) * clockTick
 }
