@@ -39,6 +39,9 @@ type running struct {
 	kind server.Storage
 	cfg  *rest.Config
 	stop func()
+
+	mu      sync.Mutex
+	clients []*rest.RESTClient // made by client; their connections closed by stop
 }
 
 func startServer(b *testing.B, kind server.Storage, endpoints []string) *running {
@@ -74,12 +77,22 @@ func startServer(b *testing.B, kind server.Storage, endpoints []string) *running
 		}
 		time.Sleep(50 * time.Millisecond) // polling an HTTP endpoint
 	}
-	return &running{kind: kind, cfg: cfg, stop: func() {
+	r := &running{kind: kind, cfg: cfg}
+	r.stop = func() {
+		// Close the clients' idle connections first: the server's
+		// graceful shutdown otherwise waits for them until its timeout.
+		r.mu.Lock()
+		for _, c := range r.clients {
+			c.Client.CloseIdleConnections()
+		}
+		r.clients = nil
+		r.mu.Unlock()
 		cancel()
 		if err := <-done; err != nil {
 			b.Logf("server: %v", err)
 		}
-	}}
+	}
+	return r
 }
 
 // client returns a client with a connection of its own: client-go shares
@@ -94,6 +107,9 @@ func (r *running) client(b *testing.B) *rest.RESTClient {
 	if err != nil {
 		b.Fatal(err)
 	}
+	r.mu.Lock()
+	r.clients = append(r.clients, rc)
+	r.mu.Unlock()
 	return rc
 }
 
