@@ -95,7 +95,7 @@ func startServer(b *testing.B, kind server.Storage, endpoints []string) *running
 	return r
 }
 
-// client returns a client with a connection of its own: client-go shares
+// client returns a client with a connection of its own, established: client-go shares
 // one transport (so one HTTP/2 connection, up to its stream limit) among
 // clients of equal configuration, which would put the writer's requests
 // behind the watchers' flow-controlled streams; a dial function of its own
@@ -110,6 +110,14 @@ func (r *running) client(b *testing.B) *rest.RESTClient {
 	r.mu.Lock()
 	r.clients = append(r.clients, rc)
 	r.mu.Unlock()
+	// One request first, so that the connection exists before the many
+	// concurrent watches that follow (each would otherwise dial and
+	// handshake a connection of its own).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := rc.Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
+		b.Fatalf("client: %v", err)
+	}
 	return rc
 }
 
