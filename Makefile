@@ -50,10 +50,11 @@ test-apiserver:
 	cd examples/apiserver && $(GO) vet ./... && $(GO) test -race -count=1 -timeout $(TIMEOUT) ./...
 
 APISERVER_OBJECTS  ?= 10000
-APISERVER_WATCHERS ?= 100,1000
-## bench-apiserver: the example apiserver on Kubernetes' storage, then on listwatch's, back to back (fresh embedded etcd each): watch fan-out over HTTPS, list latency at APISERVER_OBJECTS widgets, heap per cached object, watchers relisting after a restart
+APISERVER_WATCHERS ?= 200,1000,5000
+APISERVER_PROFILE  ?=
+## bench-apiserver: the example apiserver on Kubernetes' storage, then on listwatch's, back to back (fresh embedded etcd each): watch fan-out over HTTPS at APISERVER_WATCHERS watchers (200, 1,000 and 5,000 unless set) with the process's CPU per delivered event, list latency at APISERVER_OBJECTS widgets, heap per cached object, watchers relisting after a restart; APISERVER_PROFILE=dir writes a CPU profile of each fan-out run there
 bench-apiserver:
-	cd examples/apiserver && $(GO) test -run '^$$' -bench Apiserver -benchtime 1x -timeout 60m ./bench -args -apiserver.objects=$(APISERVER_OBJECTS) -apiserver.watchers=$(APISERVER_WATCHERS)
+	cd examples/apiserver && $(GO) test -run '^$$' -bench Apiserver -benchtime 1x -timeout 60m ./bench -args -apiserver.objects=$(APISERVER_OBJECTS) -apiserver.watchers=$(APISERVER_WATCHERS) -apiserver.cpuprofile=$(APISERVER_PROFILE)
 
 ## bench-k8s: Kubernetes' own storage benchmarks on listwatch and on Kubernetes' etcd3 store and cacher, side by side
 bench-k8s:

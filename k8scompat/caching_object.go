@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,14 +21,25 @@ import (
 // watcher that gets the same wrapper. The wrapped object is never
 // modified: encodings are made from deep copies, and setting the kind
 // replaces the object with a modified copy.
+//
+// Reads are lock-free: the object and its encodings are one immutable
+// state, replaced as a whole (under mu) when an encoding is added or the
+// kind changes.
 type cachingObject struct {
-	mu  sync.Mutex
-	obj runtime.Object
-	enc map[runtime.Identifier]*encoding
+	mu    sync.Mutex // serializes replacements of state
+	state atomic.Pointer[cachingState]
+}
+
+// cachingState is the object a cachingObject wraps and the encodings made
+// of it so far, one per identifier (an apiserver uses a handful).
+type cachingState struct {
+	obj  runtime.Object
+	encs []*encoding
 }
 
 // encoding is one identifier's encoding of a cachingObject.
 type encoding struct {
+	id   runtime.Identifier
 	once sync.Once
 	data []byte
 	err  error
@@ -35,22 +48,42 @@ type encoding struct {
 var _ runtime.CacheableObject = (*cachingObject)(nil)
 
 func newCachingObject(obj runtime.Object) *cachingObject {
-	return &cachingObject{obj: obj}
+	c := &cachingObject{}
+	c.state.Store(&cachingState{obj: obj})
+	return c
+}
+
+// find returns the encoding of id in st, or nil.
+func (st *cachingState) find(id runtime.Identifier) *encoding {
+	for _, e := range st.encs {
+		if e.id == id {
+			return e
+		}
+	}
+	return nil
+}
+
+// encodingOf returns the encoding of id and the object it is made of,
+// adding an empty one if there is none yet.
+func (c *cachingObject) encodingOf(id runtime.Identifier) (*encoding, runtime.Object) {
+	st := c.state.Load()
+	if e := st.find(id); e != nil {
+		return e, st.obj
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st = c.state.Load()
+	if e := st.find(id); e != nil {
+		return e, st.obj
+	}
+	e := &encoding{id: id}
+	c.state.Store(&cachingState{obj: st.obj, encs: append(slices.Clip(st.encs), e)})
+	return e, st.obj
 }
 
 // CacheEncode implements runtime.CacheableObject.
 func (c *cachingObject) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
-	c.mu.Lock()
-	if c.enc == nil {
-		c.enc = make(map[runtime.Identifier]*encoding, 1)
-	}
-	e, ok := c.enc[id]
-	if !ok {
-		e = &encoding{}
-		c.enc[id] = e
-	}
-	obj := c.obj
-	c.mu.Unlock()
+	e, obj := c.encodingOf(id)
 	e.once.Do(func() {
 		var buf bytes.Buffer
 		e.err = encode(obj.DeepCopyObject(), &buf)
@@ -65,9 +98,7 @@ func (c *cachingObject) CacheEncode(id runtime.Identifier, encode func(runtime.O
 
 // GetObject implements runtime.CacheableObject: a deep copy of the object.
 func (c *cachingObject) GetObject() runtime.Object {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.obj.DeepCopyObject()
+	return c.state.Load().obj.DeepCopyObject()
 }
 
 // DeepCopyObject implements runtime.Object: a deep copy of the object.
@@ -78,9 +109,7 @@ func (c *cachingObject) GetObjectKind() schema.ObjectKind { return c }
 
 // GroupVersionKind implements schema.ObjectKind.
 func (c *cachingObject) GroupVersionKind() schema.GroupVersionKind {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.obj.GetObjectKind().GroupVersionKind()
+	return c.state.Load().obj.GetObjectKind().GroupVersionKind()
 }
 
 // SetGroupVersionKind implements schema.ObjectKind: the wrapper takes a
@@ -89,12 +118,13 @@ func (c *cachingObject) GroupVersionKind() schema.GroupVersionKind {
 func (c *cachingObject) SetGroupVersionKind(gvk schema.GroupVersionKind) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.obj.GetObjectKind().GroupVersionKind() == gvk {
+	st := c.state.Load()
+	if st.obj.GetObjectKind().GroupVersionKind() == gvk {
 		return
 	}
-	obj := c.obj.DeepCopyObject()
+	obj := st.obj.DeepCopyObject()
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
-	c.obj, c.enc = obj, nil
+	c.state.Store(&cachingState{obj: obj})
 }
 
 // encodingShare hands out one cachingObject per object for the watchers of
@@ -102,6 +132,9 @@ func (c *cachingObject) SetGroupVersionKind(gvk schema.GroupVersionKind) {
 // them the same object) share its encodings. It remembers the wrappers of
 // the last shareWindow objects.
 type encodingShare struct {
+	// last is the most recent wrapping, read without the lock: the
+	// watchers an event goes to ask for its wrapper one after another.
+	last atomic.Pointer[sharedWrapper]
 	mu   sync.Mutex
 	m    map[runtime.Object]*cachingObject
 	ring []runtime.Object
@@ -110,18 +143,29 @@ type encodingShare struct {
 
 const shareWindow = 4096
 
+// sharedWrapper is an object and its wrapper.
+type sharedWrapper struct {
+	obj runtime.Object
+	co  *cachingObject
+}
+
 func newEncodingShare() *encodingShare {
 	return &encodingShare{m: make(map[runtime.Object]*cachingObject, shareWindow), ring: make([]runtime.Object, shareWindow)}
 }
 
 // wrap returns the wrapper of obj.
 func (s *encodingShare) wrap(obj runtime.Object) runtime.Object {
+	if l := s.last.Load(); l != nil && l.obj == obj {
+		return l.co
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if co, ok := s.m[obj]; ok {
+		s.last.Store(&sharedWrapper{obj: obj, co: co})
 		return co
 	}
 	co := newCachingObject(obj)
+	s.last.Store(&sharedWrapper{obj: obj, co: co})
 	if old := s.ring[s.next]; old != nil {
 		delete(s.m, old)
 	}
@@ -170,6 +214,11 @@ func (w *sharingWatch) run() {
 			if ev.Object != nil {
 				ev.Object = w.share.wrap(ev.Object)
 			}
+		}
+		select {
+		case w.out <- ev: // the usual case: the reader keeps up
+			continue
+		default:
 		}
 		select {
 		case w.out <- ev:

@@ -25,11 +25,12 @@ import (
 
 var (
 	flagObjects  = flag.Int("apiserver.objects", 10000, "widgets listed (and cached) per storage")
-	flagWatchers = flag.String("apiserver.watchers", "100,1000", "comma-separated watcher counts of the fan-out runs")
+	flagWatchers = flag.String("apiserver.watchers", "200,1000,5000", "comma-separated watcher counts of the fan-out runs")
 	flagDuration = flag.Duration("apiserver.duration", 5*time.Second, "how long the writer writes in each fan-out run")
 	flagStorages = flag.String("apiserver.storages", "kubernetes,listwatch", "comma-separated storages, in the order they run")
 	flagChild    = flag.Bool("apiserver.child", false, "run the one storage of -apiserver.storages and print its result as JSON (set by the parent)")
 	flagResume   = flag.Int("apiserver.resume", 100, "watchers open across the restart run (0: no restart run)")
+	flagProfile  = flag.String("apiserver.cpuprofile", "", "directory to write a CPU profile of each fan-out run to (<storage>-<watchers>.pprof; the child process: server, etcd and clients)")
 )
 
 // fanObjects is how many widgets the writer updates round robin.
@@ -51,6 +52,14 @@ type fanResult struct {
 	EventsPerSec     float64
 	P50, P99         time.Duration
 	Delivered, Wants int64
+	// CPU is the process's user+system CPU time from the first write
+	// until the events were delivered (server, etcd and clients).
+	CPU time.Duration
+	// Elapsed is the wall time of the same span.
+	Elapsed time.Duration
+	// Others is the CPU time other processes on the machine used in the
+	// same span (-1: unknown).
+	Others time.Duration
 }
 
 // resultPrefix starts the line a child process reports its result on.
@@ -244,7 +253,9 @@ func fanOut(b *testing.B, srv *running, w int) fanResult {
 	ctx, cancel := context.WithCancel(context.Background())
 	rc := srv.client(b)
 	ws, done := openWatchers(b, ctx, srv, "fan", currentRV(b, rc, "fan"), w, lat)
+	stopProfile := startProfile(b, srv.kind, w)
 	writes := 0
+	cpu0, machine0 := processCPU(b), machineCPU()
 	start := time.Now()
 	for time.Since(start) < *flagDuration {
 		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"%d"}}}`, sentAnno, time.Now().UnixNano())
@@ -272,6 +283,12 @@ func fanOut(b *testing.B, srv *running, w int) fanResult {
 		time.Sleep(20 * time.Millisecond) // polling counters
 	}
 	deliveredIn := time.Since(start)
+	cpu, machine := processCPU(b)-cpu0, machineCPU()
+	others := time.Duration(-1)
+	if machine0 >= 0 && machine >= 0 {
+		others = max(0, machine-machine0-cpu)
+	}
+	stopProfile()
 	cancel()
 	done.Wait()
 	return fanResult{
@@ -279,6 +296,7 @@ func fanOut(b *testing.B, srv *running, w int) fanResult {
 		EventsPerSec: float64(got) / deliveredIn.Seconds(),
 		P50:          lat.quantile(0.50), P99: lat.quantile(0.99),
 		Delivered: got, Wants: want,
+		CPU: cpu, Elapsed: deliveredIn, Others: others,
 	}
 }
 
@@ -349,11 +367,11 @@ func printTable(w io.Writer, results []result) {
 		return
 	}
 	fmt.Fprintf(w, "\nwatch fan-out over HTTPS (one writer, %v per run)\n", *flagDuration)
-	fmt.Fprintf(w, "| storage | watchers | writes/s | delivered events/s | delivered/expected | p50 | p99 |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| storage | watchers | writes/s | delivered events/s | delivered/expected | p50 | p99 | process CPU per delivered event | process CPU (cores) | other processes' CPU (cores) |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		for _, f := range r.Fan {
-			fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %d/%d | %s | %s |\n", r.Kind, f.Watchers, f.WritesPerSec, f.EventsPerSec,
-				f.Delivered, f.Wants, ms(f.P50), ms(f.P99))
+			fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %d/%d | %s | %s | %s | %.2f | %.2f |\n", r.Kind, f.Watchers, f.WritesPerSec, f.EventsPerSec,
+				f.Delivered, f.Wants, ms(f.P50), ms(f.P99), cpuPerEvent(f), f.CPU.Seconds()/f.Elapsed.Seconds(), f.Others.Seconds()/f.Elapsed.Seconds())
 		}
 	}
 	fmt.Fprintf(w, "\nlists of %d widgets (median of 10), process heap growth per cached object, restart\n", *flagObjects)
@@ -369,12 +387,23 @@ func printTable(w io.Writer, results []result) {
 		}
 		fmt.Fprintf(w, "\nlistwatch / kubernetes:")
 		for i := range min(len(k.Fan), len(l.Fan)) {
-			fmt.Fprintf(w, " events/s at %d watchers %.2fx (p99 %.2fx);", k.Fan[i].Watchers,
-				l.Fan[i].EventsPerSec/k.Fan[i].EventsPerSec, float64(l.Fan[i].P99)/float64(k.Fan[i].P99))
+			fmt.Fprintf(w, " events/s at %d watchers %.2fx (p99 %.2fx, CPU per event %.2fx);", k.Fan[i].Watchers,
+				l.Fan[i].EventsPerSec/k.Fan[i].EventsPerSec, float64(l.Fan[i].P99)/float64(k.Fan[i].P99),
+				perEvent(l.Fan[i])/perEvent(k.Fan[i]))
 		}
 		fmt.Fprintf(w, " list RV=0 %.2fx, consistent %.2fx; heap per object %.2fx\n",
 			float64(l.ListZero)/float64(k.ListZero), float64(l.ListConsistent)/float64(k.ListConsistent), l.HeapPerObject/k.HeapPerObject)
 	}
 }
+
+// perEvent is f's process CPU time per delivered event, in seconds.
+func perEvent(f fanResult) float64 {
+	if f.Delivered == 0 {
+		return 0
+	}
+	return f.CPU.Seconds() / float64(f.Delivered)
+}
+
+func cpuPerEvent(f fanResult) string { return fmt.Sprintf("%.1f µs", perEvent(f)*1e6) }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }

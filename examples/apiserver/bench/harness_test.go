@@ -36,8 +36,12 @@ const (
 
 // running is one widget apiserver in this process.
 type running struct {
+	kind server.Storage
 	cfg  *rest.Config
 	stop func()
+
+	mu      sync.Mutex
+	clients []*rest.RESTClient // made by client; their connections closed by stop
 }
 
 func startServer(b *testing.B, kind server.Storage, endpoints []string) *running {
@@ -73,18 +77,46 @@ func startServer(b *testing.B, kind server.Storage, endpoints []string) *running
 		}
 		time.Sleep(50 * time.Millisecond) // polling an HTTP endpoint
 	}
-	return &running{cfg: cfg, stop: func() {
+	r := &running{kind: kind, cfg: cfg}
+	r.stop = func() {
+		// Close the clients' idle connections first: the server's
+		// graceful shutdown otherwise waits for them until its timeout.
+		r.mu.Lock()
+		for _, c := range r.clients {
+			c.Client.CloseIdleConnections()
+		}
+		r.clients = nil
+		r.mu.Unlock()
 		cancel()
 		if err := <-done; err != nil {
 			b.Logf("server: %v", err)
 		}
-	}}
+	}
+	return r
 }
 
+// client returns a client with a connection of its own, established: client-go shares
+// one transport (so one HTTP/2 connection, up to its stream limit) among
+// clients of equal configuration, which would put the writer's requests
+// behind the watchers' flow-controlled streams; a dial function of its own
+// keeps a client out of that cache.
 func (r *running) client(b *testing.B) *rest.RESTClient {
-	rc, err := rest.UnversionedRESTClientFor(rest.CopyConfig(r.cfg))
+	cfg := rest.CopyConfig(r.cfg)
+	cfg.Dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+	rc, err := rest.UnversionedRESTClientFor(cfg)
 	if err != nil {
 		b.Fatal(err)
+	}
+	r.mu.Lock()
+	r.clients = append(r.clients, rc)
+	r.mu.Unlock()
+	// One request first, so that the connection exists before the many
+	// concurrent watches that follow (each would otherwise dial and
+	// handshake a connection of its own).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := rc.Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
+		b.Fatalf("client: %v", err)
 	}
 	return rc
 }
