@@ -58,11 +58,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 	// storage's periodic bookmarks (the cacher's, about one a minute, see
 	// cacher.Config.BookmarkInterval), not for one per etcd progress
 	// notification, which the cacher receives every second.
-	opts := storage.ListOptions{
-		ResourceVersion: p.ResourceVersion, ResourceVersionMatch: p.ResourceVersionMatch, Predicate: p.Predicate(t.res.GetAttrs),
-		Recursive: true, SendInitialEvents: p.SendInitialEvents,
-	}
-	opts.Predicate.Limit, opts.Predicate.Continue = 0, ""
+	opts := p.Options
 	src, err := startWatch(ctx, t, opts, encode == nil)
 	if err != nil {
 		if !isGone(err) {
