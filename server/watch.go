@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -103,8 +104,12 @@ func watchTimeout(requested, limit time.Duration) time.Duration {
 	return limit/2 + rand.N(limit/2+1)
 }
 
+// isGone reports a 410 from the storage, whichever vocabulary it speaks
+// (a *storage.Error, or a Status): its Status is read back as a
+// *storage.Error and tested with errors.Is.
 func isGone(err error) bool {
-	return storage.IsCode(err, storage.CodeGone) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
+	st := storage.StatusOf(err)
+	return errors.Is(storage.FromStatus(&st), storage.ErrGone)
 }
 
 // startStream writes the headers of a watch stream and flushes them, so
