@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
 )
@@ -266,6 +269,22 @@ func TestStorageListerWatcherRejectsBadSelectors(t *testing.T) {
 		if _, err := lw.Watch(ctx, o); !isBadRequest(err) {
 			t.Errorf("Watch(%+v) = %v, want 400", opts, err)
 		}
+	}
+}
+
+// TestStorageListerWatcherValidatesAsKubernetes: the in-process
+// ListerWatcher applies Kubernetes' ListOptions validation (through
+// storage.ListOptionsFrom, as the server does): 422 Invalid.
+func TestStorageListerWatcherValidatesAsKubernetes(t *testing.T) {
+	s := newEtcdStore(t)
+	lw := NewStorageListerWatcher(s, widgetsPrefix, testapi.NewWidgetList, "ns")
+	yes := true
+	if _, err := lw.List(testCtx(t), metav1.ListOptions{SendInitialEvents: &yes}); !apierrors.IsInvalid(err) {
+		t.Errorf("List with sendInitialEvents = %v, want 422", err)
+	}
+	if _, err := lw.Watch(testCtx(t), metav1.ListOptions{SendInitialEvents: &yes,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}); !apierrors.IsInvalid(err) {
+		t.Errorf("watch-list without bookmarks = %v, want 422", err)
 	}
 }
 

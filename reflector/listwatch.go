@@ -15,9 +15,11 @@ import (
 // List returns a list object (with ListMeta: resourceVersion, continue) whose
 // items meta.ExtractList can read. Watch returns a stream whose errors arrive
 // as watch.Error events carrying a *metav1.Status (410 Expired for a
-// compacted resource version). Errors returned directly should be
-// recognisable with k8s.io/apimachinery/pkg/api/errors (IsResourceExpired,
-// IsGone, IsTooManyRequests, ...).
+// compacted resource version), which the reflector turns back into a
+// *storage.Error with storage.FromStatus. Errors returned directly should be
+// a *storage.Error or carry a metav1.Status (an apimachinery StatusError);
+// the reflector tests them with errors.Is against storage.ErrGone,
+// ErrTooLargeResourceVersion, ErrTooManyRequests, ErrUnavailable, ...
 type ListerWatcher interface {
 	List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error)
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -259,7 +258,7 @@ func (r *Reflector[T]) reportError(err error) {
 // ended (EOF) or a canceled request at Debug; any other failure at Warn.
 func DefaultWatchErrorHandler(log *slog.Logger, err error) {
 	switch {
-	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+	case isExpired(err):
 		log.Info("watch closed, relisting", "err", err)
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.Canceled):
 		log.Debug("watch closed", "err", err)

@@ -421,3 +421,31 @@ func TestReflectorVeryShortWatchBacksOff(t *testing.T) {
 		t.Fatal("very short watch not reported")
 	}
 }
+
+// TestWatchErrorEventBecomesStorageError: the Status of a watch ERROR event
+// (as it arrives over HTTP, a bare *metav1.Status) comes back as a typed
+// *storage.Error that errors.Is recognises, wrapped as the reflector wraps it.
+func TestWatchErrorEventBecomesStorageError(t *testing.T) {
+	cases := []struct {
+		name     string
+		st       metav1.Status
+		sentinel *storage.Error
+	}{
+		{"410 expired", apierrors.NewResourceExpired("too old resource version: 3 (9)").ErrStatus, storage.ErrGone},
+		{"410 from storage", storage.NewGoneError(3, 9).Status(), storage.ErrGone},
+		{"too large", storage.NewTooLargeResourceVersionError(9, 3, 1).Status(), storage.ErrTooLargeResourceVersion},
+		{"503", storage.NewUnavailableError(nil, nil).Status(), storage.ErrUnavailable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := fmt.Errorf("watch error event: %w", watchEventError(&tc.st))
+			var se *storage.Error
+			if !errors.As(err, &se) || !errors.Is(err, tc.sentinel) {
+				t.Fatalf("%v (%T) does not match %v", err, errors.Unwrap(err), tc.sentinel)
+			}
+			if se.Error() != tc.st.Message {
+				t.Fatalf("message %q, want %q", se.Error(), tc.st.Message)
+			}
+		})
+	}
+}

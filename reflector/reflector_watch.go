@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -94,7 +93,7 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w watch.Interface, propa
 		}
 		switch ev.Type {
 		case watch.Error:
-			return events, fmt.Errorf("watch error event: %w", apierrors.FromObject(ev.Object))
+			return events, fmt.Errorf("watch error event: %w", watchEventError(ev.Object))
 		case watch.Bookmark:
 			propagateRV = true
 			r.setLastSyncRV(objectRV(ev.Object))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -70,7 +69,7 @@ func (r *Reflector[T]) collectInitialEvents(ctx context.Context, w watch.Interfa
 		}
 		switch ev.Type {
 		case watch.Error:
-			return "", nil, fmt.Errorf("watch-list error event: %w", apierrors.FromObject(ev.Object))
+			return "", nil, fmt.Errorf("watch-list error event: %w", watchEventError(ev.Object))
 		case watch.Bookmark:
 			if isInitialEventsEnd(ev.Object) {
 				return objectRV(ev.Object), temp.List(), nil

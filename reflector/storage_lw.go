@@ -2,14 +2,11 @@ package reflector
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -38,9 +35,11 @@ type storageLW struct {
 // every object below resourcePrefix (such as "/widgets"), or below
 // resourcePrefix/namespace when namespace is not "", in s (the etcd3 store
 // or the cacher). newListFunc returns an empty list object for List.
-// metav1.ListOptions are translated to storage options: resourceVersion,
-// resourceVersionMatch, limit, continue, label, field and shard selectors (a
-// malformed selector is a 400 Bad Request error), allowWatchBookmarks
+// metav1.ListOptions are translated to storage options by
+// storage.ListOptionsFrom, with Kubernetes' validation (a malformed
+// selector is 400 Bad Request, options that do not go together 422
+// Invalid): resourceVersion, resourceVersionMatch, limit, continue, label,
+// field and shard selectors, allowWatchBookmarks
 // (which also asks for etcd progress notifications), sendInitialEvents and
 // timeoutSeconds (the watch then ends normally after that long).
 func NewStorageListerWatcher(s storage.Interface, resourcePrefix string, newListFunc func() runtime.Object, namespace string, opts ...StorageLWOption) ListerWatcher {
@@ -55,62 +54,30 @@ func NewStorageListerWatcher(s storage.Interface, resourcePrefix string, newList
 	return l
 }
 
-// predicate parses the selectors of opts.
-func (l *storageLW) predicate(opts metav1.ListOptions) (storage.SelectionPredicate, error) {
-	lsel, err := labels.Parse(opts.LabelSelector)
-	if err != nil {
-		return storage.SelectionPredicate{}, storage.NewInvalidArgumentError(fmt.Sprintf("invalid label selector %q", opts.LabelSelector), err)
-	}
-	fsel, err := fields.ParseSelector(opts.FieldSelector)
-	if err != nil {
-		return storage.SelectionPredicate{}, storage.NewInvalidArgumentError(fmt.Sprintf("invalid field selector %q", opts.FieldSelector), err)
-	}
-	pred := storage.SelectionPredicate{
-		Label: lsel, Field: fsel, GetAttrs: l.getAttrs,
-		Limit: opts.Limit, Continue: opts.Continue, AllowWatchBookmarks: opts.AllowWatchBookmarks,
-	}
-	if opts.ShardSelector != "" {
-		if pred.Shard, err = storage.ParseShardSelector(opts.ShardSelector); err != nil {
-			return storage.SelectionPredicate{}, err
-		}
-	}
-	return pred, nil
-}
-
 // List implements ListerWatcher.
 func (l *storageLW) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	pred, err := l.predicate(opts)
+	opts.Watch = false
+	sopts, err := storage.ListOptionsFrom(opts, l.getAttrs, nil)
 	if err != nil {
 		return nil, err
 	}
 	list := l.newListFunc()
-	err = l.s.GetList(ctx, l.key, storage.ListOptions{
-		ResourceVersion:      opts.ResourceVersion,
-		ResourceVersionMatch: opts.ResourceVersionMatch,
-		Predicate:            pred,
-		Recursive:            true,
-	}, list)
-	if err != nil {
+	if err := l.s.GetList(ctx, l.key, sopts, list); err != nil {
 		return nil, err
 	}
 	return list, nil
 }
 
-// Watch implements ListerWatcher.
+// Watch implements ListerWatcher. Bookmarks asked for also ask for etcd's
+// progress notifications.
 func (l *storageLW) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	pred, err := l.predicate(opts)
+	opts.Watch = true
+	sopts, err := storage.ListOptionsFrom(opts, l.getAttrs, nil)
 	if err != nil {
 		return nil, err
 	}
-	pred.Limit, pred.Continue = 0, ""
-	w, err := l.s.Watch(ctx, l.key, storage.ListOptions{
-		ResourceVersion:      opts.ResourceVersion,
-		ResourceVersionMatch: opts.ResourceVersionMatch,
-		Predicate:            pred,
-		Recursive:            true,
-		ProgressNotify:       opts.AllowWatchBookmarks,
-		SendInitialEvents:    opts.SendInitialEvents,
-	})
+	sopts.ProgressNotify = opts.AllowWatchBookmarks
+	w, err := l.s.Watch(ctx, l.key, sopts)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ import (
 // lists what would go. ignoreStoreReadErrorWithClusterBreakingPotential is
 // refused (422), as Kubernetes refuses it here.
 func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request, t target) {
-	p, err := request.ParseList(req.URL.Query(), t.res.fields)
+	p, err := request.ParseList(req.URL.Query(), t.res.fields, t.res.GetAttrs)
 	if err == nil && p.Watch {
 		err = badRequest("watch is not allowed with deletecollection")
 	}
@@ -44,10 +44,9 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request,
 		s.writeError(w, req, err)
 		return
 	}
-	pred := p.Predicate(t.res.GetAttrs)
-	pred.Limit, pred.Continue = 0, "" // everything that matches goes
+	lopts := p.Options
+	lopts.Predicate.Limit, lopts.Predicate.Continue = 0, "" // everything that matches goes
 	list := &unstructured.UnstructuredList{}
-	lopts := storage.ListOptions{ResourceVersion: p.ResourceVersion, ResourceVersionMatch: p.ResourceVersionMatch, Predicate: pred, Recursive: true}
 	if err := t.res.Storage.GetList(req.Context(), t.collectionKey(), lopts, list); err != nil {
 		s.writeError(w, req, err)
 		return

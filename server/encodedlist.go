@@ -33,7 +33,7 @@ func (s *Server) serveEncodedList(w http.ResponseWriter, req *http.Request, t ta
 	if list.RemainingItemCount != nil {
 		md["remainingItemCount"] = *list.RemainingItemCount
 	}
-	if p.Shard != nil {
+	if p.Options.Predicate.Shard != nil {
 		md["shardInfo"] = map[string]any{"selector": p.ShardExpr}
 	}
 	s.streamList(w, req, t.res, md, len(list.Items), func(b []byte, i int) ([]byte, error) {

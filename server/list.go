@@ -9,7 +9,6 @@ import (
 
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/server/wire"
-	"github.com/listwatch/listwatch/storage"
 )
 
 // listFlushBytes is the size of the buffer between the list encoder and the
@@ -18,12 +17,12 @@ const listFlushBytes = 64 << 10
 
 // serveList answers GET on a collection: a list, or a watch with watch=true.
 func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
-	p, err := request.ParseList(req.URL.Query(), t.res.fields)
+	p, err := request.ParseList(req.URL.Query(), t.res.fields, t.res.GetAttrs)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	if err := checkResourceVersionRange(req.Context(), t.res, p.ResourceVersion); err != nil {
+	if err := checkResourceVersionRange(req.Context(), t.res, p.Options.ResourceVersion); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
@@ -35,10 +34,7 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 		s.writeError(w, req, err)
 		return
 	}
-	opts := storage.ListOptions{
-		ResourceVersion: p.ResourceVersion, ResourceVersionMatch: p.ResourceVersionMatch,
-		Predicate: p.Predicate(t.res.GetAttrs), Recursive: true,
-	}
+	opts := p.Options
 	table := wantsTable(req.Header.Values("Accept"))
 	if !table && s.serveEncodedList(w, req, t, p, opts) {
 		return
@@ -48,7 +44,7 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 		s.writeError(w, req, err)
 		return
 	}
-	if p.Shard != nil {
+	if p.Options.Predicate.Shard != nil {
 		// Kubernetes echoes the applied shard selector: the list is a subset.
 		md, _ := list.Object["metadata"].(map[string]any)
 		if md == nil {

@@ -51,12 +51,12 @@ func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
 // serveObjectWatch watches one object: a watch of its collection with the
 // field selector metadata.name=<name> added to the request's selectors.
 func (s *Server) serveObjectWatch(w http.ResponseWriter, req *http.Request, t target) {
-	p, err := request.ParseList(req.URL.Query(), t.res.fields)
+	p, err := request.ParseList(req.URL.Query(), t.res.fields, t.res.GetAttrs)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	p.Field = fields.AndSelectors(p.Field, fields.OneTermEqualSelector("metadata.name", t.name))
+	p.Options.Predicate.Field = fields.AndSelectors(p.Options.Predicate.Field, fields.OneTermEqualSelector("metadata.name", t.name))
 	t.name = ""
 	s.serveWatch(w, req, t, p)
 }

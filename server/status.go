@@ -14,29 +14,12 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
-// storageStatus is implemented by *storage.Error.
-type storageStatus interface {
-	APIStatus() metav1.Status
-}
-
 // statusFor converts any error into the metav1.Status the API returns for
-// it: apierrors.StatusError and *storage.Error keep their code and reason
-// (however wrapped); context deadlines are 504; everything else is a real
-// fault, 500.
+// it, through storage.StatusOf: apierrors.StatusError and *storage.Error
+// keep their code and reason (however wrapped); context deadlines are 504;
+// everything else is a real fault, 500.
 func statusFor(err error) metav1.Status {
-	var st metav1.Status
-	var api apierrors.APIStatus
-	var sto storageStatus
-	switch {
-	case errors.As(err, &api):
-		st = api.Status()
-	case errors.As(err, &sto):
-		st = sto.APIStatus()
-	case errors.Is(err, context.DeadlineExceeded):
-		st = apierrors.NewTimeoutError(err.Error(), 0).ErrStatus
-	default:
-		st = apierrors.NewInternalError(err).ErrStatus
-	}
+	st := storage.StatusOf(err)
 	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
 	if st.Status == "" {
 		st.Status = metav1.StatusFailure

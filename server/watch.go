@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -58,11 +59,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 	// storage's periodic bookmarks (the cacher's, about one a minute, see
 	// cacher.Config.BookmarkInterval), not for one per etcd progress
 	// notification, which the cacher receives every second.
-	opts := storage.ListOptions{
-		ResourceVersion: p.ResourceVersion, ResourceVersionMatch: p.ResourceVersionMatch, Predicate: p.Predicate(t.res.GetAttrs),
-		Recursive: true, SendInitialEvents: p.SendInitialEvents,
-	}
-	opts.Predicate.Limit, opts.Predicate.Continue = 0, ""
+	opts := p.Options
 	src, err := startWatch(ctx, t, opts, encode == nil)
 	if err != nil {
 		if !isGone(err) {
@@ -107,8 +104,12 @@ func watchTimeout(requested, limit time.Duration) time.Duration {
 	return limit/2 + rand.N(limit/2+1)
 }
 
+// isGone reports a 410 from the storage, whichever vocabulary it speaks
+// (a *storage.Error, or a Status): its Status is read back as a
+// *storage.Error and tested with errors.Is.
 func isGone(err error) bool {
-	return storage.IsCode(err, storage.CodeGone) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
+	st := storage.StatusOf(err)
+	return errors.Is(storage.FromStatus(&st), storage.ErrGone)
 }
 
 // startStream writes the headers of a watch stream and flushes them, so

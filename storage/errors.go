@@ -90,6 +90,10 @@ type Error struct {
 	Msg string
 	// Err is the underlying cause, if any.
 	Err error
+
+	// status is, for an Error made by FromStatus, the Status it was made
+	// from: Status returns it unchanged.
+	status *metav1.Status
 }
 
 // Error implements error.
@@ -117,7 +121,14 @@ func (e *Error) Unwrap() error { return e.Err }
 // sentinels work with errors.Is.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
+	if !ok {
+		return false
+	}
+	// A 429 read from the wire may have been either code (see FromStatus).
+	if e.status != nil && e.Code == CodeTooManyRequests && t.Code == CodeNotReady {
+		return true
+	}
+	return t.Code == e.Code
 }
 
 // String names the code.
@@ -159,6 +170,9 @@ func (c Code) String() string {
 // k8s.io/apimachinery/pkg/api/errors helpers (IsNotFound, IsGone,
 // IsResourceExpired, IsConflict, ...) and the HTTP layer understand it.
 func (e *Error) Status() metav1.Status {
+	if e.status != nil {
+		return *e.status.DeepCopy()
+	}
 	code, reason := e.Code.httpStatus()
 	st := metav1.Status{
 		Status:  metav1.StatusFailure,
@@ -297,9 +311,13 @@ func NewUnavailableError(endpoints []string, cause error) *Error {
 		RetryAfterSeconds: UnavailableRetryAfterSeconds}
 }
 
+// corruptObjMsg is the message of NewCorruptObjError; FromStatus tells a
+// corrupt object's 500 from other internal errors by it.
+const corruptObjMsg = "stored object cannot be decoded"
+
 // NewCorruptObjError reports a stored value that cannot be transformed or decoded.
 func NewCorruptObjError(key string, err error) *Error {
-	return &Error{Code: CodeCorruptObj, Key: key, Msg: "stored object cannot be decoded", Err: err}
+	return &Error{Code: CodeCorruptObj, Key: key, Msg: corruptObjMsg, Err: err}
 }
 
 // IsCode reports whether err is an *Error (however wrapped) with code c.

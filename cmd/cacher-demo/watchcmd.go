@@ -3,17 +3,18 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/httplw"
+	"github.com/listwatch/listwatch/storage"
 )
 
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -124,7 +125,7 @@ func (p *eventPrinter) watchError(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
-	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+	case errors.Is(err, storage.ErrGone):
 		fmt.Fprintf(p.out, "410 Gone (%v): relisting\n", err)
 	default:
 		fmt.Fprintf(p.out, "watch interrupted (%v): resuming from the last RV\n", err)

@@ -12,11 +12,15 @@
 // framed otherwise fall back to encoding/json's Decoder.
 //
 // Contract:
-//   - A non-2xx answer is returned as an *apierrors.StatusError made from
-//     the server's metav1.Status body (apierrors.FromObject), so
-//     apierrors.IsResourceExpired, IsNotFound, IsTooManyRequests, ... work.
+//   - A non-2xx answer is returned as the error its metav1.Status body
+//     stands for (storage.FromStatus): a *storage.Error for a storage
+//     error, so errors.Is(err, storage.ErrGone), ErrNotFound,
+//     ErrTooManyRequests, ErrUnavailable, ... work (and so do
+//     apimachinery's apierrors.IsResourceExpired, IsNotFound, ...); any
+//     other Status (401, 403, ...) as an *apierrors.StatusError.
 //   - ERROR events are delivered as watch.Error with the server's
-//     *metav1.Status (410 Expired for a compacted resource version).
+//     *metav1.Status (410 Expired for a compacted resource version);
+//     storage.FromStatus turns it into a *storage.Error.
 //   - The watch goroutine ends when the stream ends, when ctx is cancelled,
 //     or on Stop; it closes the response body and then the result channel.
 //     Stop waits for that. A stream that cannot be decoded ends with one

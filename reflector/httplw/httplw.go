@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/storage"
 )
 
 // maxErrorBody bounds how much of an error response is read.
@@ -82,7 +83,8 @@ func New(cfg Config) (*ListerWatcher, error) {
 }
 
 // List implements reflector.ListerWatcher. Non-2xx answers are returned as
-// *apierrors.StatusError built from the server's Status body.
+// *storage.Error (or *apierrors.StatusError) built from the server's Status
+// body.
 func (l *ListerWatcher) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	opts.Watch = false
 	resp, err := l.do(ctx, opts)
@@ -160,14 +162,16 @@ func (l *ListerWatcher) decodeObject(data []byte) (runtime.Object, error) {
 	return u, u.UnmarshalJSON(data)
 }
 
-// statusError reads resp's Status body into an *apierrors.StatusError; a
-// body that is not a Status gives the generic error for the HTTP code.
+// statusError reads resp's Status body and returns the error it stands
+// for (storage.FromStatus: a *storage.Error for a storage error's Status);
+// a body that is not a Status gives the generic Status for the HTTP code.
 func statusError(resp *http.Response, gr schema.GroupResource) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var st metav1.Status
 	if err := utiljson.Unmarshal(body, &st); err == nil && st.Kind == "Status" && st.Code != 0 {
-		return apierrors.FromObject(&st)
+		return storage.FromStatus(&st)
 	}
 	retry, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-	return apierrors.NewGenericServerResponse(resp.StatusCode, resp.Request.Method, gr, "", string(body), retry, true)
+	st = apierrors.NewGenericServerResponse(resp.StatusCode, resp.Request.Method, gr, "", string(body), retry, true).ErrStatus
+	return storage.FromStatus(&st)
 }

@@ -163,11 +163,16 @@ func TestWatchTooOldIsErrorEvent(t *testing.T) {
 	st, ok := ev.Object.(*metav1.Status)
 	require.True(t, ok, "%T", ev.Object)
 	require.True(t, apierrors.IsResourceExpired(apierrors.FromObject(st)))
+	// The event's Status is a typed storage error again on this side.
+	require.ErrorIs(t, storage.FromStatus(st), storage.ErrGone)
 	expectClosed(t, w, 5*time.Second)
 
 	_, err = lw.List(testCtx(t), metav1.ListOptions{ResourceVersion: first.GetResourceVersion(),
 		ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 	require.True(t, apierrors.IsResourceExpired(err), "%v", err)
+	require.ErrorIs(t, err, storage.ErrGone)
+	var se *storage.Error
+	require.ErrorAs(t, err, &se)
 }
 
 func TestStatusErrors(t *testing.T) {
@@ -181,14 +186,15 @@ func TestStatusErrors(t *testing.T) {
 	require.NoError(t, err)
 	_, err = gone.List(ctx, metav1.ListOptions{})
 	require.True(t, apierrors.IsNotFound(err), "%v", err)
-	var se *apierrors.StatusError
-	require.ErrorAs(t, err, &se)
+	require.ErrorIs(t, err, storage.ErrNotFound)
 
 	nr := newFixture(t, func(s storage.Interface) storage.Interface { return notReady{s} })
 	_, err = nr.lw("ns").List(ctx, metav1.ListOptions{})
 	require.True(t, apierrors.IsTooManyRequests(err), "%v", err)
+	require.ErrorIs(t, err, storage.ErrNotReady)
 	_, err = nr.lw("ns").Watch(ctx, metav1.ListOptions{})
 	require.True(t, apierrors.IsTooManyRequests(err), "%v", err)
+	require.ErrorIs(t, err, storage.ErrNotReady)
 
 	// A non-Status error body still gives an error with the HTTP code.
 	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -199,6 +205,7 @@ func TestStatusErrors(t *testing.T) {
 	require.NoError(t, err)
 	_, err = pl.List(ctx, metav1.ListOptions{})
 	require.True(t, apierrors.IsServiceUnavailable(err), "%v", err)
+	require.ErrorIs(t, err, storage.ErrUnavailable)
 }
 
 type notReady struct{ storage.Interface }

@@ -32,21 +32,29 @@ func TestParseList(t *testing.T) {
 	q, err := url.ParseQuery("watch=1&resourceVersion=5&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true" +
 		"&sendInitialEvents=false&timeoutSeconds=30&labelSelector=app%3Da&fieldSelector=spec.nodeName%3Dn1&limit=7")
 	require.NoError(t, err)
-	p, err := ParseList(q, selectable)
+	p, err := ParseList(q, selectable, nil)
 	require.NoError(t, err)
 	require.True(t, p.Watch)
-	require.True(t, p.AllowWatchBookmarks)
-	require.Equal(t, "5", p.ResourceVersion)
-	require.Equal(t, metav1.ResourceVersionMatchNotOlderThan, p.ResourceVersionMatch)
-	require.NotNil(t, p.SendInitialEvents)
-	require.False(t, *p.SendInitialEvents)
+	o := p.Options
+	require.True(t, o.Predicate.AllowWatchBookmarks)
+	require.Equal(t, "5", o.ResourceVersion)
+	require.Equal(t, metav1.ResourceVersionMatchNotOlderThan, o.ResourceVersionMatch)
+	require.NotNil(t, o.SendInitialEvents)
+	require.False(t, *o.SendInitialEvents)
 	require.Equal(t, 30*time.Second, p.Timeout)
-	require.Equal(t, int64(7), p.Limit)
-	require.Equal(t, "app=a", p.Label.String())
-	require.Equal(t, "spec.nodeName=n1", p.Field.String())
-	pred := p.Predicate(nil)
-	require.Equal(t, int64(7), pred.Limit)
-	require.True(t, pred.AllowWatchBookmarks)
+	require.Zero(t, o.Predicate.Limit, "a watch has no limit")
+	require.True(t, o.Recursive)
+	require.Equal(t, "app=a", o.Predicate.Label.String())
+	require.Equal(t, "spec.nodeName=n1", o.Predicate.Field.String())
+
+	q, err = url.ParseQuery("limit=7&continue=abc&shardSelector=" + url.QueryEscape("shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"))
+	require.NoError(t, err)
+	p, err = ParseList(q, selectable, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(7), p.Options.Predicate.Limit)
+	require.Equal(t, "abc", p.Options.Predicate.Continue)
+	require.NotNil(t, p.Options.Predicate.Shard)
+	require.NotEmpty(t, p.ShardExpr)
 
 	for query, want := range map[string]int32{
 		"":                             0,
@@ -63,10 +71,11 @@ func TestParseList(t *testing.T) {
 		"watch=1&resourceVersionMatch=NotOlderThan":    422,
 		"continue=abc&resourceVersion=5":               422,
 		"continue=abc&resourceVersion=0":               0,
+		"shardSelector=":                               400,
 	} {
 		q, err := url.ParseQuery(query)
 		require.NoError(t, err)
-		_, err = ParseList(q, selectable)
+		_, err = ParseList(q, selectable, nil)
 		require.Equal(t, want, code(err), "%s: %v", query, err)
 	}
 }
@@ -86,13 +95,10 @@ func FuzzListParams(f *testing.F) {
 		if err != nil {
 			return
 		}
-		p, err := ParseList(q, selectable)
-		if err != nil {
+		if _, err := ParseList(q, selectable, nil); err != nil {
 			if c := code(err); c != 400 && c != 422 {
 				t.Fatalf("query %q: status %d, want 400 or 422", raw, c)
 			}
-			return
 		}
-		_ = p.Predicate(nil)
 	})
 }

@@ -326,5 +326,6 @@ func (w *watcher) sendBookmark(rev int64, annotation string) bool {
 // sendError sends the final error event (unless stopped first).
 func (w *watcher) sendError(err error) {
 	w.s.logger.Debug("watch ended with an error", "key", w.key, "error", err)
-	w.send(watch.Event{Type: watch.Error, Object: errorStatus(err)})
+	st := storage.StatusOf(err)
+	w.send(watch.Event{Type: watch.Error, Object: &st})
 }

@@ -1,7 +1,6 @@
 package etcd3
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -155,17 +154,6 @@ func (w *watcher) sendInitial() bool {
 		return w.sendBookmark(rev, storage.InitialEventsAnnotationKey)
 	}
 	return true
-}
-
-// errorStatus converts an error to the *metav1.Status of a watch.Error event.
-func errorStatus(err error) *metav1.Status {
-	var st apierrors.APIStatus
-	if errors.As(err, &st) {
-		s := st.Status()
-		return &s
-	}
-	s := apierrors.NewInternalError(err).Status()
-	return &s
 }
 
 func setAnnotation(obj runtime.Object, key, value string) error {

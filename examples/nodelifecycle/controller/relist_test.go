@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -17,6 +17,7 @@ import (
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/httplw"
+	"github.com/listwatch/listwatch/storage"
 )
 
 // watchGone reports whether a watch from rv fails with 410 Gone, as an
@@ -26,7 +27,7 @@ func watchGone(ctx context.Context, lw *httplw.ListerWatcher, rv string) bool {
 	defer cancel()
 	w, err := lw.Watch(ctx, metav1.ListOptions{ResourceVersion: rv, TimeoutSeconds: ptr(int64(1))})
 	if err != nil {
-		return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
+		return errors.Is(err, storage.ErrGone)
 	}
 	defer w.Stop()
 	e, ok := <-w.ResultChan()
@@ -34,7 +35,7 @@ func watchGone(ctx context.Context, lw *httplw.ListerWatcher, rv string) bool {
 		return false
 	}
 	st, isStatus := e.Object.(*metav1.Status)
-	return isStatus && st.Code == http.StatusGone
+	return isStatus && errors.Is(storage.FromStatus(st), storage.ErrGone)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -106,7 +107,7 @@ func TestInformerRelistAfter410(t *testing.T) {
 		server: api.ServerConfig{Handler: func(h http.Handler) http.Handler { cut.next = h; return cut },
 			Cacher: func(_ api.Kind, cfg *cacher.Config) { cfg.HistoryMinCapacity, cfg.HistoryMaxCapacity = 8, 8 }},
 		informerOpts: []reflector.InformerOption{reflector.WithWatchErrorHandler(func(err error) {
-			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+			if errors.Is(err, storage.ErrGone) {
 				mu.Lock()
 				gone++
 				mu.Unlock()

@@ -1,0 +1,116 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// StatusOf returns the metav1.Status that carries err across a process
+// boundary (an HTTP answer, a watch ERROR event): an *Error or any other
+// apimachinery APIStatus keeps its code and reason (however wrapped), a
+// context deadline is 504 Timeout, anything else is 500 InternalError.
+// FromStatus turns the Status back into an *Error.
+func StatusOf(err error) metav1.Status {
+	var api apierrors.APIStatus
+	switch {
+	case errors.As(err, &api):
+		return api.Status()
+	case errors.Is(err, context.DeadlineExceeded):
+		return apierrors.NewTimeoutError(err.Error(), 0).ErrStatus
+	}
+	return apierrors.NewInternalError(err).ErrStatus
+}
+
+// FromStatus is the inverse of StatusOf: the error a Status (the object of
+// a watch ERROR event, the body of a non-2xx answer) stands for. A Status
+// of a storage error becomes an *Error again, so that consumers test
+// errors.Is(err, ErrGone), ErrUnavailable, ErrTimeout, ... whichever side
+// of the wire the error was made on; its Status method returns st
+// unchanged, so apimachinery's helpers (apierrors.IsResourceExpired, ...)
+// answer as they did for the original. A Status no storage code stands for
+// (401, 403, 405, ...) is returned as an *apierrors.StatusError. nil
+// gives nil.
+//
+// Two pairs of codes share one Status: CodeNotReady and
+// CodeTooManyRequests (429) come back as CodeTooManyRequests, which then
+// matches ErrNotReady too; CodeCorruptObj is told from CodeInternal (500)
+// by its StoreReadError reason or its fixed message.
+func FromStatus(st *metav1.Status) error {
+	if st == nil {
+		return nil
+	}
+	code, ok := codeOfStatus(st)
+	if !ok {
+		return &apierrors.StatusError{ErrStatus: *st}
+	}
+	kept := st.DeepCopy()
+	e := &Error{Code: code, Msg: st.Message, Continue: st.Continue, status: kept}
+	if st.Details != nil {
+		e.RetryAfterSeconds = int(st.Details.RetryAfterSeconds)
+	}
+	return e
+}
+
+// codeOfStatus maps a Status to the storage code whose Status it is.
+func codeOfStatus(st *metav1.Status) (Code, bool) {
+	switch st.Reason {
+	case metav1.StatusReasonExpired, metav1.StatusReasonGone:
+		return CodeGone, true
+	case metav1.StatusReasonNotFound:
+		return CodeNotFound, true
+	case metav1.StatusReasonAlreadyExists:
+		return CodeKeyExists, true
+	case metav1.StatusReasonConflict:
+		return CodeConflict, true
+	case metav1.StatusReasonInvalid:
+		return CodeInvalidObj, true
+	case metav1.StatusReasonBadRequest:
+		return CodeInvalidArgument, true
+	case metav1.StatusReasonTimeout, metav1.StatusReasonServerTimeout:
+		if hasCause(st, metav1.CauseTypeResourceVersionTooLarge) {
+			return CodeTooLargeResourceVersion, true
+		}
+		return CodeTimeout, true
+	case metav1.StatusReasonTooManyRequests:
+		return CodeTooManyRequests, true
+	case metav1.StatusReasonRequestEntityTooLarge:
+		return CodeRequestTooLarge, true
+	case metav1.StatusReasonServiceUnavailable:
+		return CodeUnreachable, true
+	case metav1.StatusReasonStoreReadError:
+		return CodeCorruptObj, true
+	case metav1.StatusReasonInternalError:
+		if strings.HasPrefix(st.Message, corruptObjMsg) {
+			return CodeCorruptObj, true
+		}
+		return CodeInternal, true
+	}
+	switch st.Code {
+	case http.StatusGone:
+		return CodeGone, true
+	case http.StatusTooManyRequests:
+		return CodeTooManyRequests, true
+	case http.StatusServiceUnavailable:
+		return CodeUnreachable, true
+	case http.StatusGatewayTimeout:
+		return CodeTimeout, true
+	}
+	return CodeUnknown, false
+}
+
+func hasCause(st *metav1.Status, t metav1.CauseType) bool {
+	if st.Details == nil {
+		return false
+	}
+	for _, c := range st.Details.Causes {
+		if c.Type == t {
+			return true
+		}
+	}
+	return false
+}
