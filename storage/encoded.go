@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -49,6 +51,10 @@ type EncodedWatcher interface {
 // Encodings, so an encoding is made by the first watcher that asks for
 // its format and reused by the others. The object must not be modified,
 // as any object a watch delivers.
+//
+// It is a runtime.CacheableObject, so k8s.io/apimachinery's encoders (and
+// k8s.io/apiserver's watch encoder) keep their encodings in the shared
+// Encodings too, one per encoder identifier.
 type EncodedObject struct {
 	// Object is the event's object.
 	Object runtime.Object
@@ -62,6 +68,36 @@ func (o *EncodedObject) GetObjectKind() schema.ObjectKind { return o.Object.GetO
 // DeepCopyObject returns a deep copy of the wrapped object (not wrapped:
 // a copy may be modified, so no encoding of the original applies to it).
 func (o *EncodedObject) DeepCopyObject() runtime.Object { return o.Object.DeepCopyObject() }
+
+var _ runtime.CacheableObject = (*EncodedObject)(nil)
+
+// CacheEncode implements runtime.CacheableObject: it writes to w the
+// encoding of the object by the encoder that id names, kept in Encodings
+// under the format string(id) (an apimachinery identifier names its
+// encoder's output as a FormatNamer's format does). The first caller of
+// an id makes it with encode, which gets a deep copy of Object (encoders
+// may set the kind of what they encode while they work); every other
+// caller, of this wrapper or of any other sharing its Encodings, gets
+// those bytes, also the error encode returned.
+func (o *EncodedObject) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
+	data, err := o.Encodings.Get(string(id), func() ([]byte, error) {
+		var buf bytes.Buffer
+		if err := encode(o.Object.DeepCopyObject(), &buf); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// GetObject implements runtime.CacheableObject: the wrapped object, as a
+// deep copy the caller owns (apimachinery's contract: callers that cannot
+// use an encoding, such as a conversion to a table, modify what they get).
+func (o *EncodedObject) GetObject() runtime.Object { return o.Object.DeepCopyObject() }
 
 // Encodings holds encodings of one object, at most one per format, each
 // made once however many goroutines ask for it at the same time. Safe for

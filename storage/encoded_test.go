@@ -1,10 +1,16 @@
 package storage_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
@@ -59,5 +65,64 @@ func TestEncodedObjectUnwraps(t *testing.T) {
 	cp, ok := o.DeepCopyObject().(*testapi.Widget)
 	if !ok || cp == w || cp.Name != "a" {
 		t.Fatalf("DeepCopyObject gave %T %v", o.DeepCopyObject(), cp)
+	}
+}
+
+// TestEncodedObjectCacheEncodeShared: watchers of one change (each with its
+// own wrapper, sharing the change's Encodings) encoding it at once through
+// runtime.CacheableObject in two formats get one encoding per encoder
+// identifier, the same bytes each; encoders own what they encode, so the
+// shared object is never changed; GetObject hands out a copy; an encode
+// error reaches the caller with nothing written.
+func TestEncodedObjectCacheEncodeShared(t *testing.T) {
+	w := testapi.Make("ns", "a", nil)
+	enc := storage.NewEncodings("", nil)
+	wrappers := []runtime.CacheableObject{
+		&storage.EncodedObject{Object: w, Encodings: enc},
+		&storage.EncodedObject{Object: w, Encodings: enc},
+	}
+	var calls atomic.Int64
+	encode := func(obj runtime.Object, out io.Writer) error {
+		calls.Add(1)
+		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{Kind: "Changed"}) // as versioning codecs do
+		obj.(*testapi.Widget).Name = "changed by the encoder"
+		return json.NewEncoder(out).Encode(obj)
+	}
+	ids := []runtime.Identifier{`{"name":"json"}`, `{"name":"watch"}`}
+	const watchers = 32
+	got := make([][2]bytes.Buffer, watchers)
+	var wg sync.WaitGroup
+	for i := range watchers {
+		wg.Go(func() {
+			for j, id := range ids {
+				if err := wrappers[i%2].CacheEncode(id, encode, &got[i][j]); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if calls.Load() != int64(len(ids)) {
+		t.Fatalf("encoded %d times, want once per identifier (%d)", calls.Load(), len(ids))
+	}
+	for i := range watchers {
+		for j := range ids {
+			if got[i][j].Len() == 0 || got[i][j].String() != got[0][j].String() {
+				t.Fatalf("watcher %d format %d got %q, watcher 0 %q", i, j, got[i][j].String(), got[0][j].String())
+			}
+		}
+	}
+	if w.Name != "a" || w.Kind != "Widget" {
+		t.Fatalf("an encoder changed the shared object: %s %q", w.Kind, w.Name)
+	}
+	cp, ok := wrappers[0].GetObject().(*testapi.Widget)
+	if !ok || cp == w || cp.Name != "a" {
+		t.Fatalf("GetObject gave %T %v, want a copy of the plain object", wrappers[0].GetObject(), cp)
+	}
+	boom := errors.New("boom")
+	var b bytes.Buffer
+	err := wrappers[1].CacheEncode("broken", func(runtime.Object, io.Writer) error { return boom }, &b)
+	if !errors.Is(err, boom) || b.Len() != 0 {
+		t.Fatalf("encode error: %v, wrote %q", err, b.String())
 	}
 }
