@@ -34,8 +34,10 @@
 // transformer error ends the list with an internal error (see
 // KubernetesTransformer); with it off, a list ends at its first unreadable
 // value. Watches served to API clients over the cacher get each event's
-// object wrapped as a runtime.CacheableObject shared by all of them, so that
-// the apiserver encodes an event once per format, not once per watcher
+// object as a *storage.EncodedObject, a runtime.CacheableObject whose
+// encodings all watchers of the change share, so that the apiserver encodes
+// an event once per format, not once per watcher; the watch is the
+// cacher's own, with no goroutine of the adapter's per watch
 // (Config.ShareWatchEncodings).
 //
 // Encryption at rest: the storage config's transformer is called for every

@@ -29,14 +29,16 @@ type Config struct {
 	// before it sees one).
 	CompactRevision func() int64
 
-	// ShareWatchEncodings hands the objects of watch events served to API
-	// clients (the watch's context carries k8s.io/apiserver's RequestInfo)
-	// wrapped as runtime.CacheableObject, one wrapper per object for all
-	// watches of the Store, so that k8s.io/apiserver's encoders encode an
-	// event once per format for all the watchers it reaches instead of
-	// once per watcher. Worth it over a cacher, which hands every watcher
-	// the same object; each watch then has a goroutine of its own that
-	// passes its events on. StorageDecorator sets it for cached resources.
+	// ShareWatchEncodings serves the watches of API clients (the watch's
+	// context carries k8s.io/apiserver's RequestInfo) with Storage's
+	// WatchEncoded, so Storage must implement storage.EncodedWatcher (the
+	// cacher does). Each event's object then comes as a
+	// *storage.EncodedObject, a runtime.CacheableObject whose encodings
+	// every watcher of the change shares, and k8s.io/apiserver's encoders
+	// encode an event once per format for all the watchers it reaches
+	// instead of once per watcher. The watch returned is Storage's own: no
+	// goroutine or channel of the adapter's in between. StorageDecorator
+	// sets it for cached resources.
 	ShareWatchEncodings bool
 }
 
@@ -52,7 +54,7 @@ type Store struct {
 	s          lwstorage.Interface
 	compactRev func() int64
 
-	share *encodingShare // with Config.ShareWatchEncodings
+	encoded lwstorage.EncodedWatcher // s, with Config.ShareWatchEncodings
 
 	mu       sync.Mutex
 	sizeKeys k8sstorage.KeysFunc // set by EnableResourceSizeEstimation; see there
@@ -70,7 +72,11 @@ func New(cfg Config) (*Store, error) {
 	}
 	s := &Store{s: cfg.Storage, compactRev: cfg.CompactRevision}
 	if cfg.ShareWatchEncodings {
-		s.share = newEncodingShare()
+		ew, ok := cfg.Storage.(lwstorage.EncodedWatcher)
+		if !ok {
+			return nil, fmt.Errorf("k8scompat: Config.ShareWatchEncodings needs a Storage implementing storage.EncodedWatcher, %T does not", cfg.Storage)
+		}
+		s.encoded = ew
 	}
 	if s.compactRev == nil {
 		if c, ok := cfg.Storage.(compactRevisioner); ok {
@@ -143,8 +149,11 @@ func (s *Store) expectUnreadable(ctx context.Context, key string, out runtime.Ob
 	return toK8s(err, opOther)
 }
 
-// Watch implements storage.Interface. Events, including bookmarks and the
-// final error event (a *metav1.Status), are passed through unchanged. Once
+// Watch implements storage.Interface: the watch is the listwatch store's
+// own. Events, including bookmarks and the final error event (a
+// *metav1.Status), pass through unchanged; with ShareWatchEncodings the
+// objects of an API client's events are *storage.EncodedObject (see
+// Config). Once
 // the watch is set up, the API priority and fairness initialization signal
 // in ctx (if any) is fired. A watch on an already cancelled context is, as in
 // Kubernetes, not an error but a watch whose result channel is closed.
@@ -153,7 +162,12 @@ func (s *Store) Watch(ctx context.Context, key string, opts k8sstorage.ListOptio
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.s.Watch(ctx, key, lwOpts)
+	var w watch.Interface
+	if s.encoded != nil && servesAPIClient(ctx) {
+		w, err = s.encoded.WatchEncoded(ctx, key, lwOpts)
+	} else {
+		w, err = s.s.Watch(ctx, key, lwOpts)
+	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			// Kubernetes does not treat a watch on a cancelled context as
@@ -166,9 +180,6 @@ func (s *Store) Watch(ctx context.Context, key string, opts k8sstorage.ListOptio
 	// initialization signal) that the watch is set up and its seat can be
 	// released; Kubernetes' etcd3 store does the same once Watch returns.
 	utilflowcontrol.WatchInitialized(ctx)
-	if s.share != nil && servesAPIClient(ctx) {
-		return newSharingWatch(w, s.share), nil
-	}
 	return w, nil
 }
 
