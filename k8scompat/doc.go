@@ -68,7 +68,9 @@
 //   - Errors: listwatch's typed *storage.Error values become what Kubernetes'
 //     storage returns (*storage.StorageError codes, storage.InternalError,
 //     apierrors statuses), see ToK8sError; FromK8sError goes the other way.
-//   - Watch events, bookmarks and final error events pass through unchanged.
+//   - Watch events, bookmarks and final error events pass through unchanged:
+//     the watch is the listwatch store's own (for an API client over the
+//     cacher, its WatchEncoded, see Config.ShareWatchEncodings).
 //   - Differences in convention between the two contracts, each documented
 //     where it is handled: precondition failures (listwatch Conflict,
 //     Kubernetes InvalidObj); ProgressNotify (Kubernetes does not require
