@@ -109,11 +109,19 @@
 // are not shared: each watcher makes its own lines for them (from the
 // cached JSON with CacheCodec, encoding the objects otherwise). Objects that
 // come unwrapped (the etcd3 store, events the cacher relays from etcd, a
-// watch that asks for Table) are encoded per watcher. Each watch buffers at
-// most Config.WatchBufferSize encoded events; one whose buffer stays full
-// for Config.SlowWatcherTimeout is ended without an error event (the
-// client resumes from the last RV it received, losing nothing), and one
-// whose connection accepts nothing for Config.WriteTimeout is cut off.
+// watch that asks for Table) are encoded per watcher.
+//
+// # Slow watch clients
+//
+// One policy, one knob: a watch whose client takes nothing for
+// Config.SlowWatcherTimeout (5 s) while events wait for it (its queue of
+// 1,024 encoded events stays full, or one write to its connection blocks)
+// is ended without an ERROR event and its storage watch released, as
+// Kubernetes ends a watcher too slow for its cache; the client resumes
+// from the last RV it decoded and loses nothing (or gets 410 and relists
+// if that RV has left the history). Everything short of that is lag, and
+// lag is the storage's: the cacher never ends a watch, a watcher that
+// falls behind its live queue catches up from the cache's history.
 //
 // # Security and limits
 //

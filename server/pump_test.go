@@ -39,7 +39,7 @@ func (w *stalledWriter) Write(b []byte) (int, error) {
 func testServer(tb testing.TB, buffer int, slow time.Duration) (*Server, *resource) {
 	tb.Helper()
 	s := &Server{
-		cfg: Config{WatchBufferSize: buffer, SlowWatcherTimeout: slow, WriteTimeout: time.Minute},
+		cfg: Config{SlowWatcherTimeout: slow, WriteTimeout: time.Minute}, watchQueue: buffer,
 		log: slog.New(slog.DiscardHandler), enc: &eventEncoder{}, closing: make(chan struct{}),
 	}
 	return s, &resource{Resource: Resource{Group: group, Version: "v1", Kind: "Widget", Plural: "widgets"},

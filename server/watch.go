@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -17,20 +18,27 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
+// watchQueueLines is how many encoded events an HTTP watch holds between
+// its storage watch and its connection. Lag beyond it is the storage's to
+// absorb (the cacher serves a lagging watcher from its history); a client
+// that takes nothing while it is full meets Config.SlowWatcherTimeout.
+const watchQueueLines = 1024
+
 // serveWatch streams the events of t's collection.
 //
 // Each watch has two goroutines: the request's, which writes encoded
 // events to the connection, and a reader that takes events from the
 // storage watch, encodes them (sharing each event's line with the other
 // watchers of the change, see eventEncoder) and queues the bytes in a
-// wire.LineQueue of at most WatchBufferSize events. When the queue stays
-// full for SlowWatcherTimeout the reader stops the storage watch and the
-// stream ends without an error event: the client resumes from the last RV
+// wire.LineQueue of at most watchQueueLines events. The one slow-client
+// policy is Config.SlowWatcherTimeout: when the client takes nothing for
+// that long while events wait for it (the queue stays full, or a write to
+// the connection blocks), the reader stops the storage watch and the
+// stream ends without an ERROR event: the client resumes from the last RV
 // it decoded, so nothing is lost and the connection never holds more than
-// WatchBufferSize events. A client that does not read at all is cut off
-// by WriteTimeout. Events are flushed as soon as no further event is
-// already queued, so a burst goes out in few writes while a lone event is
-// flushed at once.
+// watchQueueLines events. Events are flushed as soon as no further event
+// is already queued, so a burst goes out in few writes while a lone event
+// is flushed at once.
 //
 // The stream also ends, cleanly, at timeoutSeconds (capped by
 // MaxWatchTimeout; a random time between half of it and all of it when
@@ -134,7 +142,8 @@ func (s *Server) pump(ctx context.Context, w http.ResponseWriter, rc *http.Respo
 // pumpEncoded is pump with the events encoded by encode.
 func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, src watch.Interface,
 	r *resource, encode func(watch.Event) ([]byte, error)) {
-	queue := wire.NewLineQueue(s.cfg.WatchBufferSize)
+	queueLines := cmp.Or(s.watchQueue, watchQueueLines)
+	queue := wire.NewLineQueue(queueLines)
 	done := make(chan struct{})
 	readerDone := make(chan struct{})
 	var overflow atomic.Bool
@@ -145,8 +154,8 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 		if s.readEvents(src, r, encode, queue, done) {
 			overflow.Store(true)
 			stop() // release the storage watch now, not when the connection gives up
-			s.log.Info("ending slow watch: its buffer stayed full", "resource", r.Plural,
-				"buffer", s.cfg.WatchBufferSize, "timeout", s.cfg.SlowWatcherTimeout)
+			s.log.Info("ending slow watch: its client took nothing while its queue was full", "resource", r.Plural,
+				"queue", queueLines, "timeout", s.cfg.SlowWatcherTimeout)
 		}
 	}()
 	defer func() {
@@ -154,7 +163,7 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 		stop()
 		<-readerDone
 	}()
-	dl := &deadline{timeout: s.cfg.WriteTimeout}
+	dl := &deadline{timeout: s.cfg.SlowWatcherTimeout}
 	var batch [][]byte
 	for {
 		select {
@@ -179,11 +188,13 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 	}
 }
 
-// writeLines writes lines, then flushes, under WriteTimeout. It reports
-// whether the stream may go on.
+// writeLines writes lines, then flushes, each write under dl
+// (SlowWatcherTimeout from the previous one, so that a slow client that
+// keeps reading a large batch is not cut off). It reports whether the
+// stream may go on.
 func (s *Server) writeLines(w http.ResponseWriter, rc *http.ResponseController, dl *deadline, lines [][]byte) bool {
-	dl.extend(rc)
 	for _, line := range lines {
+		dl.extend(rc)
 		if _, err := w.Write(line); err != nil {
 			return false
 		}
