@@ -11,8 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-
-	"github.com/listwatch/listwatch/server/crdschema"
 )
 
 // Media types accepted in request bodies.
@@ -119,21 +117,4 @@ func unprocessable(msg string) error {
 		Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
 		Reason: metav1.StatusReasonInvalid, Message: msg,
 	}}
-}
-
-// decodeValidated decodes a create or update body and applies the request's
-// fieldValidation to it.
-func (s *Server) decodeValidated(w http.ResponseWriter, req *http.Request, r *resource, body []byte) (map[string]any, error) {
-	mode, err := crdschema.ParseFieldValidation(req.URL.Query().Get("fieldValidation"))
-	if err != nil {
-		return nil, err
-	}
-	obj, err := decodeJSONObject(body)
-	if err != nil {
-		return nil, err
-	}
-	if err := crdschema.EnforceFieldValidation(w.Header(), mode, crdschema.FieldProblems(r.Schema, body, obj)); err != nil {
-		return nil, err
-	}
-	return obj, nil
 }
