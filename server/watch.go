@@ -6,6 +6,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,16 +148,16 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 	queue := wire.NewLineQueue(queueLines)
 	done := make(chan struct{})
 	readerDone := make(chan struct{})
+	progress := make(chan struct{}, 1) // a token after each line the client took
 	var overflow atomic.Bool
 	stop := sync.OnceFunc(src.Stop)
 	go func() {
 		defer close(readerDone)
 		defer queue.Close()
-		if s.readEvents(src, r, encode, queue, done) {
+		if s.readEvents(src, r, encode, queue, progress, done) {
 			overflow.Store(true)
 			stop() // release the storage watch now, not when the connection gives up
-			s.log.Info("ending slow watch: its client took nothing while its queue was full", "resource", r.Plural,
-				"queue", queueLines, "timeout", s.cfg.SlowWatcherTimeout)
+			s.endSlowWatch(r, "its queue of "+strconv.Itoa(queueLines)+" events stayed full")
 		}
 	}()
 	defer func() {
@@ -173,8 +175,13 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 			if overflow.Load() {
 				return
 			}
-			if len(batch) > 0 && !s.writeLines(w, rc, dl, batch) {
-				return
+			if len(batch) > 0 {
+				if err := writeLines(w, rc, dl, batch, progress); err != nil {
+					if errors.Is(err, os.ErrDeadlineExceeded) {
+						s.endSlowWatch(r, "a write to its connection blocked")
+					}
+					return // else the client went away
+				}
 			}
 			clear(batch)
 			if closed {
@@ -189,24 +196,35 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 }
 
 // writeLines writes lines, then flushes, each write under dl
-// (SlowWatcherTimeout from the previous one, so that a slow client that
-// keeps reading a large batch is not cut off). It reports whether the
-// stream may go on.
-func (s *Server) writeLines(w http.ResponseWriter, rc *http.ResponseController, dl *deadline, lines [][]byte) bool {
+// (SlowWatcherTimeout from the previous one) and followed by a token in
+// progress, so that a slow client that keeps reading a large batch is
+// not ended.
+func writeLines(w http.ResponseWriter, rc *http.ResponseController, dl *deadline, lines [][]byte, progress chan struct{}) error {
 	for _, line := range lines {
 		dl.extend(rc)
 		if _, err := w.Write(line); err != nil {
-			return false
+			return err
+		}
+		select {
+		case progress <- struct{}{}:
+		default:
 		}
 	}
-	return rc.Flush() == nil
+	return rc.Flush()
+}
+
+// endSlowWatch logs and counts a watch ended by the slow-client policy.
+func (s *Server) endSlowWatch(r *resource, why string) {
+	s.log.Info("ending slow watch: its client took nothing for SlowWatcherTimeout", "resource", r.Plural,
+		"why", why, "timeout", s.cfg.SlowWatcherTimeout)
+	s.metrics.terminatedWatch(r.Plural)
 }
 
 // readEvents moves events from src to queue until src ends or done is
-// closed. It reports true when it gave up because queue stayed full for
-// SlowWatcherTimeout.
+// closed. It reports true when it gave up because queue stayed full while
+// the writer took nothing (no token in progress) for SlowWatcherTimeout.
 func (s *Server) readEvents(src watch.Interface, r *resource, encode func(watch.Event) ([]byte, error),
-	queue *wire.LineQueue, done <-chan struct{}) (overflowed bool) {
+	queue *wire.LineQueue, progress <-chan struct{}, done <-chan struct{}) (overflowed bool) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -235,10 +253,16 @@ func (s *Server) readEvents(src watch.Interface, r *resource, encode func(watch.
 			} else {
 				timer.Reset(s.cfg.SlowWatcherTimeout)
 			}
+			select { // a token from before the queue filled is no news
+			case <-progress:
+			default:
+			}
 			for pushed := false; !pushed; {
 				select {
 				case <-queue.Freed():
 					pushed = queue.TryPush(line)
+				case <-progress:
+					timer.Reset(s.cfg.SlowWatcherTimeout)
 				case <-done:
 					return false
 				case <-timer.C:

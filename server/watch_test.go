@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -281,13 +282,16 @@ func TestListenDefaultsToLoopback(t *testing.T) {
 
 // TestSlowWatcherTimeoutEndsStalledWatch: over HTTP, a watch whose client
 // stops reading is ended once it has taken nothing for SlowWatcherTimeout
-// (WriteTimeout, a minute, plays no part) and its storage watch released,
-// while a client that keeps reading receives every event and stays open.
+// (WriteTimeout, a minute, plays no part), counted in
+// listwatch_server_slow_watchers_ended_total, while a client that keeps reading
+// receives every event and stays open.
 func TestSlowWatcherTimeoutEndsStalledWatch(t *testing.T) {
 	const slow = 400 * time.Millisecond
+	reg := prometheus.NewRegistry()
 	f := newFixture(t, func(c *Config) {
 		c.SlowWatcherTimeout = slow
 		c.WriteTimeout = time.Minute
+		c.Metrics = reg
 	})
 	reader := f.watch(apiBase + "/namespaces/ns/widgets?watch=true")
 	require.Eventually(t, func() bool { return f.srv.activeWatches.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
@@ -302,6 +306,7 @@ func TestSlowWatcherTimeoutEndsStalledWatch(t *testing.T) {
 	pad := strings.Repeat("x", 200<<10)
 	received := 0
 	created := 0
+	start := time.Now()
 	for ; f.srv.activeWatches.Load() == 2; created++ {
 		require.Less(t, created, 200, "the stalled watch was never ended")
 		u := testapi.MakeUnstructured("ns", fmt.Sprintf("big-%d", created), nil)
@@ -315,6 +320,9 @@ func TestSlowWatcherTimeoutEndsStalledWatch(t *testing.T) {
 			time.Sleep(slow / 4) // pacing the writer, not synchronisation
 		}
 	}
+	require.GreaterOrEqual(t, time.Since(start), slow*9/10, "ended before its client could have taken nothing for SlowWatcherTimeout")
+	metrics := string(f.do(http.MethodGet, "/metrics", "", nil).body)
+	require.Contains(t, metrics, `listwatch_server_slow_watchers_ended_total{resource="widgets"} 1`)
 	// The reading client is unaffected: still open, still receiving.
 	require.Equal(t, int64(1), f.srv.activeWatches.Load())
 	u := testapi.MakeUnstructured("ns", "after", nil)
