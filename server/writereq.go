@@ -1,11 +1,14 @@
 package server
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -13,6 +16,55 @@ import (
 	"github.com/listwatch/listwatch/server/crdschema"
 	"github.com/listwatch/listwatch/server/request"
 )
+
+// Media types accepted in request bodies.
+const (
+	mediaJSON       = "application/json"
+	mediaMergePatch = "application/merge-patch+json"
+	mediaJSONPatch  = "application/json-patch+json"
+	mediaApplyPatch = "application/apply-patch+yaml"
+)
+
+// readBody checks the request's Content-Type against accepted (415
+// otherwise) and reads at most MaxRequestBodyBytes of body (413 beyond).
+// An empty body is returned as nil when allowEmpty, else it is 400. A
+// YAML body (when accepted) is returned converted to JSON.
+func (s *Server) readBody(w http.ResponseWriter, req *http.Request, allowEmpty bool, accepted ...string) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, s.cfg.MaxRequestBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, apierrors.NewRequestEntityTooLargeError(
+				fmt.Sprintf("limit is %d bytes", s.cfg.MaxRequestBodyBytes))
+		}
+		return nil, badRequest(fmt.Sprintf("reading request body: %v", err))
+	}
+	if len(body) == 0 {
+		if allowEmpty {
+			return nil, nil
+		}
+		return nil, badRequest("request body is empty")
+	}
+	ct := req.Header.Get("Content-Type")
+	mt, _, perr := mime.ParseMediaType(ct)
+	if perr != nil || !contains(accepted, mt) {
+		return nil, unsupportedMediaType(ct, accepted)
+	}
+	if mt == mediaYAML {
+		return yamlToJSON(body)
+	}
+	return body, nil
+}
+
+func unsupportedMediaType(got string, accepted []string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure,
+		Code:   http.StatusUnsupportedMediaType,
+		Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: fmt.Sprintf("the body of the request was in an unknown format (%q) - accepted media types include: %v",
+			got, accepted),
+	}}
+}
 
 // writeSpec says what a write handler's request carries; readWrite checks
 // it.
