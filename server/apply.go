@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/server/crdschema"
-	"github.com/listwatch/listwatch/server/request"
 )
 
 // serveApply answers a server-side apply: PATCH with
@@ -23,35 +22,12 @@ import (
 // and fields; force takes the fields over. Applying to an object that does
 // not exist creates it (201). The result is validated like any write.
 func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) {
-	if err := checkDryRun(req.URL.Query()["dryRun"]); err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	body, err := s.readBody(w, req, false, mediaApplyPatch)
+	wr, err := s.readWrite(w, req, applyWrite)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	mode, err := crdschema.ParseFieldValidation(req.URL.Query().Get("fieldValidation"))
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	manager, err := fieldManagerName(req)
-	if err == nil && !req.URL.Query().Has("fieldManager") {
-		err = apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: "PatchOptions"}, "",
-			field.ErrorList{field.Required(field.NewPath("fieldManager"), "is required for apply patch")})
-	}
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	force, err := request.ParseBool(req.URL.Query(), "force")
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	patch, err := t.res.decodeApplyPatch(w, mode, body, t)
+	patch, err := t.res.decodeApplyPatch(w, wr, t)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -65,7 +41,7 @@ func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) 
 			live.SetName(t.name)
 			live.SetNamespace(t.namespace)
 		}
-		applied, err := t.res.fieldManager.Apply(live, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(patch)}, manager, force)
+		applied, err := t.res.fieldManager.Apply(live, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(patch)}, wr.manager, wr.force)
 		if err != nil {
 			if _, ok := err.(apierrors.APIStatus); ok {
 				return nil, err
@@ -106,8 +82,8 @@ func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) 
 // object: its apiVersion and kind, its name and namespace against the URL,
 // and the types of the values it sets (required fields are checked on the
 // merged result).
-func (r *resource) decodeApplyPatch(w http.ResponseWriter, mode string, body []byte, t target) (map[string]any, error) {
-	js, err := yaml.YAMLToJSON(body)
+func (r *resource) decodeApplyPatch(w http.ResponseWriter, wr *writeRequest, t target) (map[string]any, error) {
+	js, err := yaml.YAMLToJSON(wr.body)
 	if err != nil {
 		return nil, badRequest(fmt.Sprintf("malformed apply patch: %v", err))
 	}
@@ -115,7 +91,7 @@ func (r *resource) decodeApplyPatch(w http.ResponseWriter, mode string, body []b
 	if err != nil {
 		return nil, err
 	}
-	if err := crdschema.EnforceFieldValidation(w.Header(), mode, crdschema.FieldProblems(r.Schema, js, patch)); err != nil {
+	if err := crdschema.EnforceFieldValidation(w.Header(), wr.fieldValidation, crdschema.FieldProblems(r.Schema, js, patch)); err != nil {
 		return nil, err
 	}
 	if err := r.checkTypeMeta(patch); err != nil {

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -11,58 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-
-	"github.com/listwatch/listwatch/server/crdschema"
 )
-
-// Media types accepted in request bodies.
-const (
-	mediaJSON       = "application/json"
-	mediaMergePatch = "application/merge-patch+json"
-	mediaJSONPatch  = "application/json-patch+json"
-	mediaApplyPatch = "application/apply-patch+yaml"
-)
-
-// readBody checks the request's Content-Type against accepted (415
-// otherwise) and reads at most MaxRequestBodyBytes of body (413 beyond).
-// An empty body is returned as nil when allowEmpty, else it is 400. A
-// YAML body (when accepted) is returned converted to JSON.
-func (s *Server) readBody(w http.ResponseWriter, req *http.Request, allowEmpty bool, accepted ...string) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, s.cfg.MaxRequestBodyBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, apierrors.NewRequestEntityTooLargeError(
-				fmt.Sprintf("limit is %d bytes", s.cfg.MaxRequestBodyBytes))
-		}
-		return nil, badRequest(fmt.Sprintf("reading request body: %v", err))
-	}
-	if len(body) == 0 {
-		if allowEmpty {
-			return nil, nil
-		}
-		return nil, badRequest("request body is empty")
-	}
-	ct := req.Header.Get("Content-Type")
-	mt, _, perr := mime.ParseMediaType(ct)
-	if perr != nil || !contains(accepted, mt) {
-		return nil, unsupportedMediaType(ct, accepted)
-	}
-	if mt == mediaYAML {
-		return yamlToJSON(body)
-	}
-	return body, nil
-}
-
-func unsupportedMediaType(got string, accepted []string) error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure,
-		Code:   http.StatusUnsupportedMediaType,
-		Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: fmt.Sprintf("the body of the request was in an unknown format (%q) - accepted media types include: %v",
-			got, accepted),
-	}}
-}
 
 // decodeJSONObject decodes a JSON object, with integers as int64 as the
 // unstructured helpers expect. Anything but one JSON object is 400.
@@ -119,21 +66,4 @@ func unprocessable(msg string) error {
 		Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
 		Reason: metav1.StatusReasonInvalid, Message: msg,
 	}}
-}
-
-// decodeValidated decodes a create or update body and applies the request's
-// fieldValidation to it.
-func (s *Server) decodeValidated(w http.ResponseWriter, req *http.Request, r *resource, body []byte) (map[string]any, error) {
-	mode, err := crdschema.ParseFieldValidation(req.URL.Query().Get("fieldValidation"))
-	if err != nil {
-		return nil, err
-	}
-	obj, err := decodeJSONObject(body)
-	if err != nil {
-		return nil, err
-	}
-	if err := crdschema.EnforceFieldValidation(w.Header(), mode, crdschema.FieldProblems(r.Schema, body, obj)); err != nil {
-		return nil, err
-	}
-	return obj, nil
 }

@@ -22,11 +22,12 @@ import (
 // Defaults of Config fields left zero.
 const (
 	DefaultMaxRequestBodyBytes = 3 << 20
-	DefaultWatchBufferSize     = 1024
-	DefaultSlowWatcherTimeout  = 5 * time.Second
-	DefaultWriteTimeout        = 30 * time.Second
-	DefaultMaxWatchTimeout     = 30 * time.Minute
-	DefaultListenAddress       = "127.0.0.1:8080"
+	// DefaultSlowWatcherTimeout is how long a watch's client may take
+	// nothing of what waits for it (see Config.SlowWatcherTimeout).
+	DefaultSlowWatcherTimeout = 5 * time.Second
+	DefaultWriteTimeout       = 30 * time.Second
+	DefaultMaxWatchTimeout    = 30 * time.Minute
+	DefaultListenAddress      = "127.0.0.1:8080"
 	// DefaultRequestTimeout bounds every request but watches, as
 	// kube-apiserver's --request-timeout.
 	DefaultRequestTimeout = 60 * time.Second
@@ -207,17 +208,19 @@ type Config struct {
 	// MaxRequestBodyBytes bounds request bodies; larger bodies get 413.
 	// 0 means DefaultMaxRequestBodyBytes (3 MiB).
 	MaxRequestBodyBytes int64
-	// WatchBufferSize is how many encoded events one HTTP watch may hold
-	// between its storage watch and its connection. 0 means
-	// DefaultWatchBufferSize.
-	WatchBufferSize int
-	// SlowWatcherTimeout is how long a watch's full buffer may stay full
-	// before the watch is ended (the client resumes from its last RV).
-	// 0 means DefaultSlowWatcherTimeout.
+	// SlowWatcherTimeout is the server's one slow-client policy for
+	// watches: a watch whose client takes nothing for that long while
+	// events wait for it (its queue of watchQueueLines encoded events stays
+	// full, or one write to its connection blocks) is ended without an
+	// ERROR event, as Kubernetes ends a watcher too slow for its cache;
+	// the client resumes from the last RV it decoded and loses nothing.
+	// A client that lags but keeps reading is never ended: the cacher
+	// serves it from its history. 0 means DefaultSlowWatcherTimeout (5 s).
 	SlowWatcherTimeout time.Duration
-	// WriteTimeout bounds each write of a watch stream or a list response
-	// to its connection; a client that does not read for that long is
-	// disconnected. 0 means DefaultWriteTimeout.
+	// WriteTimeout bounds each write of a list response to its
+	// connection; a client that does not read for that long is
+	// disconnected. Watches are bounded by SlowWatcherTimeout instead.
+	// 0 means DefaultWriteTimeout.
 	WriteTimeout time.Duration
 	// MaxWatchTimeout caps timeoutSeconds; a watch that gives none lasts a
 	// random time between MaxWatchTimeout/2 and MaxWatchTimeout, so that
@@ -297,9 +300,6 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if out.MaxRequestBodyBytes <= 0 {
 		out.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
-	}
-	if out.WatchBufferSize <= 0 {
-		out.WatchBufferSize = DefaultWatchBufferSize
 	}
 	if out.SlowWatcherTimeout <= 0 {
 		out.SlowWatcherTimeout = DefaultSlowWatcherTimeout

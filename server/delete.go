@@ -34,16 +34,13 @@ const unsafeDeleteVerb = "unsafe-delete-ignore-read-errors"
 // with its messages.
 func (s *Server) deleteOptions(w http.ResponseWriter, req *http.Request) (*metav1.DeleteOptions, error) {
 	q := req.URL.Query()
-	if err := checkDryRun(q["dryRun"]); err != nil {
-		return nil, err
-	}
-	body, err := s.readBody(w, req, true, mediaJSON, mediaYAML)
+	wr, err := s.readWrite(w, req, deleteWrite)
 	if err != nil {
 		return nil, err
 	}
 	opts := &metav1.DeleteOptions{}
-	if body != nil {
-		if err := utiljson.Unmarshal(body, opts); err != nil {
+	if wr.body != nil {
+		if err := utiljson.Unmarshal(wr.body, opts); err != nil {
 			return nil, badRequest(fmt.Sprintf("malformed DeleteOptions: %v", err))
 		}
 	} else if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, opts); err != nil {

@@ -109,11 +109,21 @@
 // are not shared: each watcher makes its own lines for them (from the
 // cached JSON with CacheCodec, encoding the objects otherwise). Objects that
 // come unwrapped (the etcd3 store, events the cacher relays from etcd, a
-// watch that asks for Table) are encoded per watcher. Each watch buffers at
-// most Config.WatchBufferSize encoded events; one whose buffer stays full
-// for Config.SlowWatcherTimeout is ended without an error event (the
-// client resumes from the last RV it received, losing nothing), and one
-// whose connection accepts nothing for Config.WriteTimeout is cut off.
+// watch that asks for Table) are encoded per watcher.
+//
+// # Slow watch clients
+//
+// One policy, one knob: a watch whose client takes nothing for
+// Config.SlowWatcherTimeout (5 s) while events wait for it (its queue of
+// 1,024 encoded events stays full, or one write to its connection blocks)
+// is ended without an ERROR event, its storage watch released, logged and
+// counted in listwatch_server_slow_watchers_ended_total, as Kubernetes ends a
+// watcher too slow for its cache; a client that takes anything, however
+// slowly, starts the time again. The client resumes
+// from the last RV it decoded and loses nothing (or gets 410 and relists
+// if that RV has left the history). Everything short of that is lag, and
+// lag is the storage's: the cacher never ends a watch, a watcher that
+// falls behind its live queue catches up from the cache's history.
 //
 // # Security and limits
 //
@@ -146,8 +156,9 @@
 // Config.Metrics receives apiserver_request_total (verbs GET, LIST, WATCH,
 // POST, PUT, PATCH, APPLY, DELETE, DELETECOLLECTION),
 // apiserver_request_duration_seconds, apiserver_longrunning_requests,
-// apiserver_current_inflight_requests and apiserver_dropped_requests_total,
-// and serves everything registered on it at /metrics. /readyz checks etcd
+// apiserver_current_inflight_requests, apiserver_dropped_requests_total
+// and listwatch_server_slow_watchers_ended_total, and serves everything
+// registered on it at /metrics. /readyz checks etcd
 // (a quorum read), each resource's storage readiness, shutdown and
 // Config.ReadyChecks; /livez does not depend on etcd. Config.Logger gets
 // every failed request and, at RequestLogLevel, one line per request.

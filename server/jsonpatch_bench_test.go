@@ -12,7 +12,7 @@ import (
 // object's map, copied as servePatch copies it, to the patched map).
 func BenchmarkJSONPatch(b *testing.B) {
 	patch := []byte(`[{"op":"test","path":"/metadata/name","value":"w1"},{"op":"replace","path":"/spec/replicas","value":3},{"op":"add","path":"/metadata/labels/tier","value":"web"}]`)
-	apply, err := patcher(mediaJSONPatch, patch, DefaultMaxRequestBodyBytes)
+	apply, err := (&writeRequest{body: patch, mediaType: mediaJSONPatch}).patcher(DefaultMaxRequestBodyBytes)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,7 +18,10 @@ type serverMetrics struct {
 	requests *prometheus.CounterVec   // verb, resource, code
 	latency  *prometheus.HistogramVec // verb, resource (watches excluded)
 	dropped  *prometheus.CounterVec   // request_kind
-	handler  http.Handler             // /metrics
+	// terminated counts watches ended by the slow-client policy
+	// (Config.SlowWatcherTimeout), by resource.
+	terminated *prometheus.CounterVec
+	handler    http.Handler // /metrics
 
 	reg        *prometheus.Registry
 	collectors []prometheus.Collector
@@ -39,6 +42,9 @@ func newServerMetrics(reg *prometheus.Registry, s *Server) (*serverMetrics, erro
 	m.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_dropped_requests_total",
 		Help: "Requests answered 429 because an in-flight limit was reached, by request kind (readOnly, mutating)."},
 		[]string{"request_kind"})
+	m.terminated = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "listwatch_server_slow_watchers_ended_total",
+		Help: "Watches ended because their client took nothing for SlowWatcherTimeout while events waited, by resource."},
+		[]string{"resource"})
 	watches := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "apiserver_longrunning_requests",
 		Help: "Watch streams being served.", ConstLabels: prometheus.Labels{"verb": "WATCH"}},
 		func() float64 { return float64(s.activeWatches.Load()) })
@@ -49,7 +55,7 @@ func newServerMetrics(reg *prometheus.Registry, s *Server) (*serverMetrics, erro
 			ConstLabels: prometheus.Labels{"request_kind": kind}},
 			func() float64 { return float64(s.inflight.inflight(kind)) })
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.dropped, watches,
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.dropped, m.terminated, watches,
 		inflightFunc(kindReadOnly), inflightFunc(kindMutating)} {
 		if err := reg.Register(c); err != nil {
 			m.unregister()
@@ -180,3 +186,11 @@ func (r *statusRecorder) Flush() {
 
 // Unwrap lets http.ResponseController reach the connection.
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// terminatedWatch counts a watch of resource ended as too slow; m may be
+// nil (no Config.Metrics).
+func (m *serverMetrics) terminatedWatch(resource string) {
+	if m != nil {
+		m.terminated.WithLabelValues(resource).Inc()
+	}
+}

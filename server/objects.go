@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"mime"
 	"net/http"
 	"slices"
 
@@ -11,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/listwatch/listwatch/registry"
 	"github.com/listwatch/listwatch/server/crdschema"
@@ -73,32 +71,18 @@ func (s *Server) writeObject(w http.ResponseWriter, req *http.Request, code int,
 
 // serveCreate answers POST on a collection.
 func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target) {
-	if err := checkDryRun(req.URL.Query()["dryRun"]); err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	body, err := s.readBody(w, req, false, mediaJSON, mediaYAML)
+	wr, err := s.readWrite(w, req, objectWrite)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	manager, err := fieldManagerName(req)
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	obj, err := s.decodeValidated(w, req, t.res, body)
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	u, err := t.res.normalize(obj, t)
+	u, err := wr.object(w, t)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
 	t.res.dropStatusOnCreate(u)
-	u = t.res.recordUpdate(t.res.emptyObject(), u, manager)
+	u = t.res.recordUpdate(t.res.emptyObject(), u, wr.manager)
 	t.name = u.GetName()
 	if err := t.res.checkStorable(u); err != nil {
 		s.writeError(w, req, err)
@@ -117,26 +101,12 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 // equal the stored one (409 Conflict otherwise); without one the update is
 // unconditional. The object must exist (404).
 func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target) {
-	if err := checkDryRun(req.URL.Query()["dryRun"]); err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	body, err := s.readBody(w, req, false, mediaJSON, mediaYAML)
+	wr, err := s.readWrite(w, req, objectWrite)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	manager, err := fieldManagerName(req)
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	obj, err := s.decodeValidated(w, req, t.res, body)
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	next, err := t.res.normalize(obj, t)
+	next, err := wr.object(w, t)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -147,7 +117,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 		if err := t.res.checkWrite(cur, u, wantRV, t.subresource); err != nil {
 			return nil, err
 		}
-		return t.res.recordUpdate(cur, u, manager), nil
+		return t.res.recordUpdate(cur, u, wr.manager), nil
 	})
 }
 
@@ -174,38 +144,19 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		s.serveApply(w, req, t)
 		return
 	}
-	if err := checkDryRun(req.URL.Query()["dryRun"]); err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	if req.URL.Query().Has("force") {
-		s.writeError(w, req, apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: "PatchOptions"}, "",
-			field.ErrorList{field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch")}))
-		return
-	}
-	manager, err := fieldManagerName(req)
+	wr, err := s.readWrite(w, req, patchWrite)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	body, err := s.readBody(w, req, false, mediaMergePatch, mediaJSONPatch, mediaApplyPatch)
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	mode, err := crdschema.ParseFieldValidation(req.URL.Query().Get("fieldValidation"))
-	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	apply, err := patcher(req.Header.Get("Content-Type"), body, s.cfg.MaxRequestBodyBytes)
+	apply, err := wr.patcher(s.cfg.MaxRequestBodyBytes)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
 	var dups []string // fields the patch itself gives twice
-	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); mt == mediaMergePatch {
-		dups = crdschema.FieldProblems(t.res.Schema, body, map[string]any{})
+	if wr.mediaType == mediaMergePatch {
+		dups = crdschema.FieldProblems(t.res.Schema, wr.body, map[string]any{})
 	}
 	s.update(w, req, t, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		merged, err := apply(cur.DeepCopy().Object)
@@ -217,7 +168,7 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 			return nil, badRequest("the patched object is not a JSON object")
 		}
 		problems := append(slices.Clone(dups), crdschema.FieldProblems(t.res.Schema, nil, obj)...)
-		if err := crdschema.EnforceFieldValidation(w.Header(), mode, problems); err != nil {
+		if err := crdschema.EnforceFieldValidation(w.Header(), wr.fieldValidation, problems); err != nil {
 			return nil, err
 		}
 		next, err := t.res.normalize(obj, t)
@@ -230,31 +181,8 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		if err := t.res.checkWrite(cur, next, next.GetResourceVersion(), t.subresource); err != nil {
 			return nil, err
 		}
-		return t.res.recordUpdate(cur, next, manager), nil
+		return t.res.recordUpdate(cur, next, wr.manager), nil
 	})
-}
-
-// patcher decodes a patch body and returns the function applying it.
-// A JSON patch's copy operations may add at most copyLimit bytes.
-func patcher(contentType string, body []byte, copyLimit int64) (func(doc map[string]any) (any, error), error) {
-	if mt, _, _ := mime.ParseMediaType(contentType); mt == mediaJSONPatch {
-		p, err := decodeJSONPatch(body, copyLimit)
-		if err != nil {
-			return nil, err
-		}
-		return func(doc map[string]any) (any, error) {
-			out, err := p.apply(doc)
-			if err != nil {
-				return nil, unprocessable(fmt.Sprintf("the JSON patch cannot be applied: %v", err))
-			}
-			return out, nil
-		}, nil
-	}
-	patch, err := decodeJSONObject(body)
-	if err != nil {
-		return nil, err
-	}
-	return func(doc map[string]any) (any, error) { return mergePatch(doc, patch), nil }, nil
 }
 
 // update runs a read-modify-write of t's object with mutate and writes the

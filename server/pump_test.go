@@ -39,7 +39,7 @@ func (w *stalledWriter) Write(b []byte) (int, error) {
 func testServer(tb testing.TB, buffer int, slow time.Duration) (*Server, *resource) {
 	tb.Helper()
 	s := &Server{
-		cfg: Config{WatchBufferSize: buffer, SlowWatcherTimeout: slow, WriteTimeout: time.Minute},
+		cfg: Config{SlowWatcherTimeout: slow, WriteTimeout: time.Minute}, watchQueue: buffer,
 		log: slog.New(slog.DiscardHandler), enc: &eventEncoder{}, closing: make(chan struct{}),
 	}
 	return s, &resource{Resource: Resource{Group: group, Version: "v1", Kind: "Widget", Plural: "widgets"},
@@ -82,6 +82,38 @@ func TestFastWatcherGetsEverything(t *testing.T) {
 	close(w.release)
 	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
 	require.Equal(t, int64(50), w.lines.Load())
+}
+
+// tricklingWriter is a ResponseWriter that takes each write slowly, like
+// a client that keeps reading but slower than events come.
+type tricklingWriter struct {
+	header http.Header
+	lines  atomic.Int64
+}
+
+func (w *tricklingWriter) Header() http.Header { return w.header }
+func (w *tricklingWriter) WriteHeader(int)     {}
+func (w *tricklingWriter) Flush()              {}
+func (w *tricklingWriter) Write(b []byte) (int, error) {
+	time.Sleep(10 * time.Millisecond) // the client's pace, not synchronisation
+	w.lines.Add(1)
+	return len(b), nil
+}
+
+// TestSlowButReadingWatcherIsNotEnded: a client that takes a line every
+// 10 ms is never ended by a 40 ms SlowWatcherTimeout, although writing a
+// full queue of 10 lines takes it 100 ms: the policy is about a client
+// taking nothing, not about a queue staying full.
+func TestSlowButReadingWatcherIsNotEnded(t *testing.T) {
+	s, r := testServer(t, 10, 40*time.Millisecond)
+	src := watch.NewFakeWithChanSize(100, false)
+	for i := range 40 {
+		src.Add(testapi.MakeUnstructured("ns", fmt.Sprintf("w%d", i), nil))
+	}
+	src.Stop()
+	w := &tricklingWriter{header: http.Header{}}
+	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
+	require.Equal(t, int64(40), w.lines.Load())
 }
 
 // TestEventEncoderSharesLines: watchers given one change's encodings

@@ -184,35 +184,25 @@ func (s *Server) serveScaleGet(w http.ResponseWriter, req *http.Request, t targe
 // object's spec replicas path. A resourceVersion in the Scale is a
 // precondition (409 when stale); negative replicas are 422.
 func (s *Server) serveScaleWrite(w http.ResponseWriter, req *http.Request, t target) {
-	if err := checkDryRun(req.URL.Query()["dryRun"]); err != nil {
-		s.writeError(w, req, err)
-		return
+	spec := scalePatchWrite
+	if req.Method == http.MethodPut {
+		spec = scaleWrite
 	}
-	manager, err := fieldManagerName(req)
+	wr, err := s.readWrite(w, req, spec)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
 	var toScale func(cur map[string]any) (map[string]any, error)
 	if req.Method == http.MethodPut {
-		body, err := s.readBody(w, req, false, mediaJSON, mediaYAML)
-		if err != nil {
-			s.writeError(w, req, err)
-			return
-		}
-		sc, err := decodeJSONObject(body)
+		sc, err := decodeJSONObject(wr.body)
 		if err != nil {
 			s.writeError(w, req, err)
 			return
 		}
 		toScale = func(map[string]any) (map[string]any, error) { return runtime.DeepCopyJSON(sc), nil }
 	} else {
-		body, err := s.readBody(w, req, false, mediaMergePatch, mediaJSONPatch)
-		if err != nil {
-			s.writeError(w, req, err)
-			return
-		}
-		apply, err := patcher(req.Header.Get("Content-Type"), body, s.cfg.MaxRequestBodyBytes)
+		apply, err := wr.patcher(s.cfg.MaxRequestBodyBytes)
 		if err != nil {
 			s.writeError(w, req, err)
 			return
@@ -260,7 +250,7 @@ func (s *Server) serveScaleWrite(w http.ResponseWriter, req *http.Request, t tar
 		if err := t.res.validateObject(next); err != nil {
 			return nil, err
 		}
-		return t.res.recordUpdate(cur, next, manager), nil
+		return t.res.recordUpdate(cur, next, wr.manager), nil
 	})
 	if err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,20 +20,27 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
+// watchQueueLines is how many encoded events an HTTP watch holds between
+// its storage watch and its connection. Lag beyond it is the storage's to
+// absorb (the cacher serves a lagging watcher from its history); a client
+// that takes nothing while it is full meets Config.SlowWatcherTimeout.
+const watchQueueLines = 1024
+
 // serveWatch streams the events of t's collection.
 //
 // Each watch has two goroutines: the request's, which writes encoded
 // events to the connection, and a reader that takes events from the
 // storage watch, encodes them (sharing each event's line with the other
 // watchers of the change, see eventEncoder) and queues the bytes in a
-// wire.LineQueue of at most WatchBufferSize events. When the queue stays
-// full for SlowWatcherTimeout the reader stops the storage watch and the
-// stream ends without an error event: the client resumes from the last RV
+// wire.LineQueue of at most watchQueueLines events. The one slow-client
+// policy is Config.SlowWatcherTimeout: when the client takes nothing for
+// that long while events wait for it (the queue stays full, or a write to
+// the connection blocks), the reader stops the storage watch and the
+// stream ends without an ERROR event: the client resumes from the last RV
 // it decoded, so nothing is lost and the connection never holds more than
-// WatchBufferSize events. A client that does not read at all is cut off
-// by WriteTimeout. Events are flushed as soon as no further event is
-// already queued, so a burst goes out in few writes while a lone event is
-// flushed at once.
+// watchQueueLines events. Events are flushed as soon as no further event
+// is already queued, so a burst goes out in few writes while a lone event
+// is flushed at once.
 //
 // The stream also ends, cleanly, at timeoutSeconds (capped by
 // MaxWatchTimeout; a random time between half of it and all of it when
@@ -134,19 +144,20 @@ func (s *Server) pump(ctx context.Context, w http.ResponseWriter, rc *http.Respo
 // pumpEncoded is pump with the events encoded by encode.
 func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, src watch.Interface,
 	r *resource, encode func(watch.Event) ([]byte, error)) {
-	queue := wire.NewLineQueue(s.cfg.WatchBufferSize)
+	queueLines := cmp.Or(s.watchQueue, watchQueueLines)
+	queue := wire.NewLineQueue(queueLines)
 	done := make(chan struct{})
 	readerDone := make(chan struct{})
+	progress := make(chan struct{}, 1) // a token after each line the client took
 	var overflow atomic.Bool
 	stop := sync.OnceFunc(src.Stop)
 	go func() {
 		defer close(readerDone)
 		defer queue.Close()
-		if s.readEvents(src, r, encode, queue, done) {
+		if s.readEvents(src, r, encode, queue, progress, done) {
 			overflow.Store(true)
 			stop() // release the storage watch now, not when the connection gives up
-			s.log.Info("ending slow watch: its buffer stayed full", "resource", r.Plural,
-				"buffer", s.cfg.WatchBufferSize, "timeout", s.cfg.SlowWatcherTimeout)
+			s.endSlowWatch(r, "its queue of "+strconv.Itoa(queueLines)+" events stayed full")
 		}
 	}()
 	defer func() {
@@ -154,7 +165,7 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 		stop()
 		<-readerDone
 	}()
-	dl := &deadline{timeout: s.cfg.WriteTimeout}
+	dl := &deadline{timeout: s.cfg.SlowWatcherTimeout}
 	var batch [][]byte
 	for {
 		select {
@@ -164,8 +175,13 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 			if overflow.Load() {
 				return
 			}
-			if len(batch) > 0 && !s.writeLines(w, rc, dl, batch) {
-				return
+			if len(batch) > 0 {
+				if err := writeLines(w, rc, dl, batch, progress); err != nil {
+					if errors.Is(err, os.ErrDeadlineExceeded) {
+						s.endSlowWatch(r, "a write to its connection blocked")
+					}
+					return // else the client went away
+				}
 			}
 			clear(batch)
 			if closed {
@@ -179,23 +195,36 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 	}
 }
 
-// writeLines writes lines, then flushes, under WriteTimeout. It reports
-// whether the stream may go on.
-func (s *Server) writeLines(w http.ResponseWriter, rc *http.ResponseController, dl *deadline, lines [][]byte) bool {
-	dl.extend(rc)
+// writeLines writes lines, then flushes, each write under dl
+// (SlowWatcherTimeout from the previous one) and followed by a token in
+// progress, so that a slow client that keeps reading a large batch is
+// not ended.
+func writeLines(w http.ResponseWriter, rc *http.ResponseController, dl *deadline, lines [][]byte, progress chan struct{}) error {
 	for _, line := range lines {
+		dl.extend(rc)
 		if _, err := w.Write(line); err != nil {
-			return false
+			return err
+		}
+		select {
+		case progress <- struct{}{}:
+		default:
 		}
 	}
-	return rc.Flush() == nil
+	return rc.Flush()
+}
+
+// endSlowWatch logs and counts a watch ended by the slow-client policy.
+func (s *Server) endSlowWatch(r *resource, why string) {
+	s.log.Info("ending slow watch: its client took nothing for SlowWatcherTimeout", "resource", r.Plural,
+		"why", why, "timeout", s.cfg.SlowWatcherTimeout)
+	s.metrics.terminatedWatch(r.Plural)
 }
 
 // readEvents moves events from src to queue until src ends or done is
-// closed. It reports true when it gave up because queue stayed full for
-// SlowWatcherTimeout.
+// closed. It reports true when it gave up because queue stayed full while
+// the writer took nothing (no token in progress) for SlowWatcherTimeout.
 func (s *Server) readEvents(src watch.Interface, r *resource, encode func(watch.Event) ([]byte, error),
-	queue *wire.LineQueue, done <-chan struct{}) (overflowed bool) {
+	queue *wire.LineQueue, progress <-chan struct{}, done <-chan struct{}) (overflowed bool) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -224,10 +253,16 @@ func (s *Server) readEvents(src watch.Interface, r *resource, encode func(watch.
 			} else {
 				timer.Reset(s.cfg.SlowWatcherTimeout)
 			}
+			select { // a token from before the queue filled is no news
+			case <-progress:
+			default:
+			}
 			for pushed := false; !pushed; {
 				select {
 				case <-queue.Freed():
 					pushed = queue.TryPush(line)
+				case <-progress:
+					timer.Reset(s.cfg.SlowWatcherTimeout)
 				case <-done:
 					return false
 				case <-timer.C:

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -279,29 +280,55 @@ func TestListenDefaultsToLoopback(t *testing.T) {
 	require.True(t, l.Addr().(*net.TCPAddr).IP.IsLoopback())
 }
 
-// TestStalledClientIsCutOff opens a watch on a raw connection that never
-// reads: once the socket buffers are full, WriteTimeout ends the stream
-// and releases its storage watch.
-func TestStalledClientIsCutOff(t *testing.T) {
+// TestSlowWatcherTimeoutEndsStalledWatch: over HTTP, a watch whose client
+// stops reading is ended once it has taken nothing for SlowWatcherTimeout
+// (WriteTimeout, a minute, plays no part), counted in
+// listwatch_server_slow_watchers_ended_total, while a client that keeps reading
+// receives every event and stays open.
+func TestSlowWatcherTimeoutEndsStalledWatch(t *testing.T) {
+	const slow = 400 * time.Millisecond
+	reg := prometheus.NewRegistry()
 	f := newFixture(t, func(c *Config) {
-		c.WriteTimeout = 300 * time.Millisecond
-		c.SlowWatcherTimeout = time.Minute
+		c.SlowWatcherTimeout = slow
+		c.WriteTimeout = time.Minute
+		c.Metrics = reg
 	})
+	reader := f.watch(apiBase + "/namespaces/ns/widgets?watch=true")
+	require.Eventually(t, func() bool { return f.srv.activeWatches.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
 	conn, err := net.Dial("tcp", f.ts.Listener.Addr().String())
 	require.NoError(t, err)
 	defer conn.Close()
 	_, err = conn.Write([]byte("GET " + apiBase + "/namespaces/ns/widgets?watch=true HTTP/1.1\r\nHost: x\r\n\r\n"))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return f.srv.activeWatches.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return f.srv.activeWatches.Load() == 2 }, 10*time.Second, 5*time.Millisecond)
 
 	ctx := testCtx(t)
 	pad := strings.Repeat("x", 200<<10)
-	for i := 0; f.srv.activeWatches.Load() == 1; i++ {
-		require.Less(t, i, 500, "the stalled watch was never cut off")
-		u := testapi.MakeUnstructured("ns", fmt.Sprintf("big-%d", i), nil)
+	received := 0
+	created := 0
+	start := time.Now()
+	for ; f.srv.activeWatches.Load() == 2; created++ {
+		require.Less(t, created, 200, "the stalled watch was never ended")
+		u := testapi.MakeUnstructured("ns", fmt.Sprintf("big-%d", created), nil)
 		u.Object["spec"] = map[string]any{"data": pad}
 		require.NoError(t, f.widgets.Create(ctx, "/widgets/ns/"+u.GetName(), u, nil, 0))
+		require.Equal(t, u.GetName(), reader.next().object(t).GetName(), "the reading client lags")
+		received++
+		if created > 20 {
+			// The sockets are full by now: give the stall time to be noticed
+			// rather than filling etcd.
+			time.Sleep(slow / 4) // pacing the writer, not synchronisation
+		}
 	}
+	require.GreaterOrEqual(t, time.Since(start), slow*9/10, "ended before its client could have taken nothing for SlowWatcherTimeout")
+	metrics := string(f.do(http.MethodGet, "/metrics", "", nil).body)
+	require.Contains(t, metrics, `listwatch_server_slow_watchers_ended_total{resource="widgets"} 1`)
+	// The reading client is unaffected: still open, still receiving.
+	require.Equal(t, int64(1), f.srv.activeWatches.Load())
+	u := testapi.MakeUnstructured("ns", "after", nil)
+	require.NoError(t, f.widgets.Create(ctx, "/widgets/ns/after", u, nil, 0))
+	require.Equal(t, "after", reader.next().object(t).GetName())
+	t.Logf("stalled watch ended after %d events; the reader received %d", created, received)
 }
 
 // TestStalledListClientIsCutOff: a client that stops reading a large list

@@ -49,6 +49,7 @@ func TestBadInvocationsAreUsageErrors(t *testing.T) {
 		{"frobnicate"},
 		{"serve", "--no-such-flag"},
 		{"serve", "extra-arg"},
+		{"serve", "--slow-watcher-timeout", "0s"},
 		{"serve", "--etcd-endpoints", "http://127.0.0.1:2379", "--data-dir", "/tmp/x"},
 		{"serve", "--etcd-endpoints", "::not a url"},
 		{"watch"},

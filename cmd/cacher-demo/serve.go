@@ -26,6 +26,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	encoded := fs.Bool("cache-encoded", true, "keep cached widgets as the JSON the server writes: lists copy it (no encoding per item), memory about the JSON size; false keeps decoded objects")
 	requestTimeout := fs.Duration("request-timeout", server.DefaultRequestTimeout,
 		"bound of every request but watches; past it the answer is 504 Timeout")
+	slowWatcher := fs.Duration("slow-watcher-timeout", server.DefaultSlowWatcherTimeout,
+		"a watch whose client takes nothing for this long while events wait for it is ended (the client resumes from its last RV)")
 	maxInflight := fs.Int("max-requests-inflight", server.DefaultMaxRequestsInFlight,
 		"read-only requests (watches excepted) served at once; past it 429 with Retry-After (0: no limit)")
 	maxMutating := fs.Int("max-mutating-requests-inflight", server.DefaultMaxMutatingRequestsInFlight,
@@ -37,8 +39,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *requestTimeout <= 0 || *maxInflight < 0 || *maxMutating < 0 {
-		return fmt.Errorf("%w: --request-timeout must be positive, the in-flight limits 0 or more", errUsage)
+	if *requestTimeout <= 0 || *slowWatcher <= 0 || *maxInflight < 0 || *maxMutating < 0 {
+		return fmt.Errorf("%w: --request-timeout and --slow-watcher-timeout must be positive, the in-flight limits 0 or more", errUsage)
 	}
 	logger, err := logs.logger(stderr)
 	if err != nil {
@@ -56,6 +58,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		secure(c)
 		c.Logger = logger
 		c.RequestTimeout = *requestTimeout
+		c.SlowWatcherTimeout = *slowWatcher
 		c.MaxRequestsInFlight = unlimitedIfZero(*maxInflight)
 		c.MaxMutatingRequestsInFlight = unlimitedIfZero(*maxMutating)
 		c.ReadyChecks = append(c.ReadyChecks, etcdReadyCheck(&etcdClient))
