@@ -56,7 +56,8 @@ type WatchRequest struct {
 }
 
 // ParseWatchRequest validates the options of a Watch and returns where it
-// starts: the one place that decides it. v parses the RV. Errors wrap
+// starts: the one place that decides it. v parses the RV (or opts.Revision
+// names it). Errors wrap
 // ErrInvalidArgument (or are the versioner's for a malformed RV).
 //
 // A watch is never exact: resourceVersionMatch may be "" or NotOlderThan.
@@ -68,7 +69,7 @@ func ParseWatchRequest(opts ListOptions, v Versioner) (WatchRequest, error) {
 	default:
 		return WatchRequest{}, NewInvalidArgumentError(fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch), nil)
 	}
-	rv, err := v.ParseResourceVersion(opts.ResourceVersion)
+	rv, unset, err := requestRV(opts, v)
 	if err != nil {
 		return WatchRequest{}, err
 	}
@@ -81,7 +82,7 @@ func ParseWatchRequest(opts ListOptions, v Versioner) (WatchRequest, error) {
 			Annotate: opts.Predicate.AllowWatchBookmarks}, nil
 	case sie == nil && rv == 0:
 		// Legacy "" (the latest state) and "0" (any state), then changes.
-		return WatchRequest{Start: WatchWithState, Consistent: opts.ResourceVersion == ""}, nil
+		return WatchRequest{Start: WatchWithState, Consistent: unset}, nil
 	case rv == 0:
 		return WatchRequest{Start: WatchFromNow}, nil
 	}

@@ -45,7 +45,14 @@ func TestParseWatchRequest(t *testing.T) {
 			WatchRequest{Start: WatchWithState, Rev: 7, Consistent: true, Annotate: true}, false},
 		{"initial events without bookmarks: no end bookmark", ListOptions{ResourceVersion: "7", SendInitialEvents: &yes},
 			WatchRequest{Start: WatchWithState, Rev: 7, Consistent: true}, false},
+		// In-process callers pass a parsed revision.
+		{"parsed revision: events after it", ListOptions{Revision: 7},
+			WatchRequest{Start: WatchAfterRev, Rev: 7}, false},
+		{"parsed revision, initial events: state not older than it", ListOptions{Revision: 7, SendInitialEvents: &yes},
+			WatchRequest{Start: WatchWithState, Rev: 7, Consistent: true}, false},
 		// Bad input.
+		{"parsed revision and RV", ListOptions{Revision: 7, ResourceVersion: "7"}, WatchRequest{}, true},
+		{"parsed revision out of range", ListOptions{Revision: 1 << 63}, WatchRequest{}, true},
 		{"Exact", ListOptions{ResourceVersion: "7", ResourceVersionMatch: exact}, WatchRequest{}, true},
 		{"unknown match", ListOptions{ResourceVersion: "7", ResourceVersionMatch: "Newest"}, WatchRequest{}, true},
 		{"malformed RV", ListOptions{ResourceVersion: "x"}, WatchRequest{}, true},
