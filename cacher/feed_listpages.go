@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -81,7 +80,7 @@ func (c *Cacher) listPage(ctx context.Context, start string, rv uint64, limit in
 		}
 		opts.Predicate.Continue = token
 	case rv > 0:
-		opts.ResourceVersion, opts.ResourceVersionMatch = strconv.FormatUint(rv, 10), metav1.ResourceVersionMatchExact
+		opts.Revision, opts.ResourceVersionMatch = rv, metav1.ResourceVersionMatchExact
 	}
 	listObj := c.cfg.NewListFunc()
 	if err := c.store.GetList(ctx, c.prefix, opts, listObj); err != nil {

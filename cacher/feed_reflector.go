@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -142,7 +141,7 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 	if *pending == nil && from > 1 && !c.wholeRevisions.Load() {
 		from--
 	}
-	opts := storage.ListOptions{ResourceVersion: strconv.FormatUint(from, 10), Recursive: true, ProgressNotify: true,
+	opts := storage.ListOptions{Revision: from, Recursive: true, ProgressNotify: true,
 		RevisionEndBookmarks: true, Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
 	w, err := c.store.Watch(ctx, c.prefix, opts)
 	if err != nil {

@@ -29,12 +29,13 @@ type initialState struct {
 	annotate bool // end with the initial-events-end bookmark
 }
 
-// Watch implements storage.Interface. Start points follow the etcd3 store:
-// RV "" (or SendInitialEvents=false with "" or "0") starts after the
-// storage's current revision; RV "0" with SendInitialEvents unset first
-// sends the cache's state as ADDED; SendInitialEvents=true sends the state
-// at the start RV (consistent for "", the cache's for "0", exactly N for N)
-// and then the annotated bookmark; RV N delivers the events after N, from
+// Watch implements storage.Interface. Start points follow the etcd3 store
+// (storage.ParseWatchRequest decides them): SendInitialEvents=false with
+// RV "" or "0" starts after the storage's current revision; RV "" with
+// SendInitialEvents unset first sends the cache's state once it is
+// consistent, RV "0" its state as it is, as ADDED; SendInitialEvents=true
+// sends a consistent state not older than the RV and then, with bookmarks
+// allowed, the annotated bookmark; RV N delivers the events after N, from
 // the cache or, when older than its history, from etcd's. While the cache
 // is not ready (being initialised or re-initialised) or not trusted (being
 // relisted after a transformer change, a divergence or a failing storage
@@ -58,13 +59,14 @@ func (c *Cacher) watch(ctx context.Context, key string, opts storage.ListOptions
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
 		return nil, err
 	}
-	rv, err := c.cfg.Versioner.ParseResourceVersion(opts.ResourceVersion)
+	req, err := storage.ParseWatchRequest(opts, c.cfg.Versioner)
 	if err != nil {
 		return nil, err
 	}
+	eventsAfter := req.Start == storage.WatchAfterRev
 	notServable := c.waitServable(ctx)
 	_, ready := c.cache.RV()
-	if notServable != nil && (ctx.Err() != nil || (!eventsAfter(rv, opts) && !ready)) {
+	if notServable != nil && (ctx.Err() != nil || (!eventsAfter && !ready)) {
 		return nil, notServable
 	}
 	w := c.env.newWatcher(key, opts)
@@ -73,19 +75,19 @@ func (c *Cacher) watch(ctx context.Context, key string, opts storage.ListOptions
 		w.bookmarkAt = storage.DeadlineBookmarkTime(c.clk.wall.Now(), deadline)
 	}
 	switch {
-	case notServable != nil && eventsAfter(rv, opts):
+	case notServable != nil && eventsAfter:
 		// The cache is (re)initialising or revalidating: the events after
-		// rv come from etcd's history until the cache holds rv again.
-		w.plan = watchPlan{pos: rv, storageFirst: true}
+		// the RV come from etcd's history until the cache holds it again.
+		w.plan = watchPlan{pos: req.Rev, storageFirst: true}
 	case notServable != nil:
 		// The cache holds a state it does not trust (a divergence or a
 		// transformer change is being repaired by a relist): the storage
 		// sends the initial state, or says where "now" is.
-		if w.plan, err = c.planFromStorage(ctx, rv, opts); err != nil {
+		if w.plan, err = c.planFromStorage(ctx, req); err != nil {
 			return nil, err
 		}
 	default:
-		if w.plan, err = c.planWatch(ctx, w, rv, opts); err != nil {
+		if w.plan, err = c.planWatch(ctx, w, req); err != nil {
 			return nil, err
 		}
 	}
@@ -105,29 +107,20 @@ func (c *Cacher) watch(ctx context.Context, key string, opts storage.ListOptions
 	return w, nil
 }
 
-// eventsAfter reports whether a watch asks for the events after an
-// explicit RV, with no initial state: a watch etcd's history can serve.
-func eventsAfter(rv uint64, opts storage.ListOptions) bool {
-	return rv > 0 && (opts.SendInitialEvents == nil || !*opts.SendInitialEvents)
-}
-
-// planWatch resolves the start of a watch, with the etcd3 store's rules.
-func (c *Cacher) planWatch(ctx context.Context, w *watcher, rv uint64, opts storage.ListOptions) (watchPlan, error) {
-	sie := opts.SendInitialEvents
-	switch {
-	case sie != nil && *sie:
-		return c.planInitial(ctx, w, rv, true, true)
-	case sie == nil && opts.ResourceVersion == "":
-		return c.planInitial(ctx, w, 0, true, false)
-	case sie == nil && opts.ResourceVersion == "0":
-		return c.planInitial(ctx, w, 0, false, false)
-	case rv == 0:
+// planWatch resolves the start req asks for (the etcd3 store's rules,
+// see storage.ParseWatchRequest) from the cache.
+func (c *Cacher) planWatch(ctx context.Context, w *watcher, req storage.WatchRequest) (watchPlan, error) {
+	switch req.Start {
+	case storage.WatchWithState:
+		return c.planInitial(ctx, w, req.Rev, req.Consistent, req.Annotate)
+	case storage.WatchFromNow:
 		cur, err := c.store.GetCurrentResourceVersion(ctx)
 		if err != nil {
 			return watchPlan{}, err
 		}
 		return watchPlan{pos: cur}, nil
 	}
+	rv := req.Rev
 	// A client RV that etcd has compacted gets etcd's answer (410), even
 	// if the cache still holds the events after it.
 	if err := c.learnCompaction(ctx, rv, false); err != nil {
@@ -141,19 +134,18 @@ func (c *Cacher) planWatch(ctx context.Context, w *watcher, rv uint64, opts stor
 }
 
 // planFromStorage resolves, while the cache cannot be trusted, the start of
-// a watch that does not ask only for the events after an explicit RV (see
-// eventsAfter): the storage sends the initial state (at rv, 0: the
-// latest), or the watch starts after the storage's current revision.
-func (c *Cacher) planFromStorage(ctx context.Context, rv uint64, opts storage.ListOptions) (watchPlan, error) {
-	sie := opts.SendInitialEvents
-	if sie != nil && !*sie {
+// a watch that does not ask only for the events after an explicit RV
+// (storage.WatchAfterRev): the storage sends the initial state (not older
+// than req.Rev), or the watch starts after the storage's current revision.
+func (c *Cacher) planFromStorage(ctx context.Context, req storage.WatchRequest) (watchPlan, error) {
+	if req.Start == storage.WatchFromNow {
 		cur, err := c.store.GetCurrentResourceVersion(ctx)
 		if err != nil {
 			return watchPlan{}, err
 		}
 		return watchPlan{pos: cur, storageFirst: true}, nil
 	}
-	return watchPlan{pos: rv, storageInitial: true, storageAnnotate: sie != nil}, nil
+	return watchPlan{pos: req.Rev, storageInitial: true, storageAnnotate: req.Annotate}, nil
 }
 
 // planInitial takes the state a watch with initial events starts from: the

@@ -40,7 +40,13 @@ func toPredicate(p k8sstorage.SelectionPredicate) (lwstorage.SelectionPredicate,
 	return out, nil
 }
 
-// toListOptions converts Kubernetes list/watch options.
+// toListOptions converts Kubernetes list/watch options. It cannot be
+// storage.ListOptionsFrom: that translates a client's metav1.ListOptions
+// (selectors as strings, validated as the API validates them), while these
+// options arrive past the API layer, with parsed selectors, GetAttrs and
+// index fields that have no string form, and with combinations Kubernetes'
+// storage accepts (its watch tests send sendInitialEvents=true with
+// allowWatchBookmarks=false, which ListOptionsFrom refuses with 422).
 //
 // ProgressNotify: Kubernetes delivers storage progress notifications as
 // bookmarks whenever ProgressNotify is set, independently of

@@ -110,6 +110,10 @@ type GetOptions struct {
 type ListOptions struct {
 	// ResourceVersion is the RV the request starts from; see the package doc.
 	ResourceVersion string
+	// Revision, when not 0, is the RV as a parsed revision, for in-process
+	// callers that hold one: the request is that of ResourceVersion "N",
+	// which must then be "" (both set: ErrInvalidArgument).
+	Revision uint64
 	// ResourceVersionMatch is "", NotOlderThan or Exact (GetList only).
 	ResourceVersionMatch metav1.ResourceVersionMatch
 	// Predicate filters objects and carries Limit/Continue for lists and

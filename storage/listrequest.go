@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"math"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -29,7 +30,7 @@ type ListRequest struct {
 func ParseListRequest(opts ListOptions, keyPrefix string, v Versioner) (ListRequest, error) {
 	var r ListRequest
 	if opts.Recursive && opts.Predicate.Continue != "" {
-		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+		if (opts.ResourceVersion != "" && opts.ResourceVersion != "0") || opts.Revision > 0 {
 			return r, NewInvalidArgumentError("specifying resource version is not allowed when using continue", nil)
 		}
 		start, rv, err := DecodeContinue(opts.Predicate.Continue, keyPrefix)
@@ -44,7 +45,11 @@ func ParseListRequest(opts ListOptions, keyPrefix string, v Versioner) (ListRequ
 		}
 		return r, nil
 	}
-	if opts.ResourceVersion == "" {
+	rv, unset, err := requestRV(opts, v)
+	if err != nil {
+		return r, err
+	}
+	if unset {
 		switch opts.ResourceVersionMatch {
 		case "", metav1.ResourceVersionMatchNotOlderThan:
 			r.Consistent = true
@@ -53,10 +58,6 @@ func ParseListRequest(opts ListOptions, keyPrefix string, v Versioner) (ListRequ
 			return r, NewInvalidArgumentError("resourceVersionMatch=Exact needs a resourceVersion", nil)
 		}
 		return r, NewInvalidArgumentError(fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch), nil)
-	}
-	rv, err := v.ParseResourceVersion(opts.ResourceVersion)
-	if err != nil {
-		return r, err
 	}
 	switch opts.ResourceVersionMatch {
 	case metav1.ResourceVersionMatchNotOlderThan:
@@ -77,4 +78,20 @@ func ParseListRequest(opts ListOptions, keyPrefix string, v Versioner) (ListRequ
 		return r, NewInvalidArgumentError(fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch), nil)
 	}
 	return r, nil
+}
+
+// requestRV is the RV opts name, parsed: Revision when set, else
+// ResourceVersion. unset reports RV "" (and no Revision).
+func requestRV(opts ListOptions, v Versioner) (rv uint64, unset bool, err error) {
+	if opts.Revision == 0 {
+		rv, err = v.ParseResourceVersion(opts.ResourceVersion)
+		return rv, opts.ResourceVersion == "", err
+	}
+	if opts.ResourceVersion != "" {
+		return 0, false, NewInvalidArgumentError("both resourceVersion and Revision are set", nil)
+	}
+	if opts.Revision > math.MaxInt64 {
+		return 0, false, NewInvalidArgumentError(fmt.Sprintf("revision %d is out of range", opts.Revision), nil)
+	}
+	return opts.Revision, false, nil
 }

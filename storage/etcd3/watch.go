@@ -15,8 +15,9 @@ import (
 
 // Watch implements storage.Interface.
 //
-// Start points, as in Kubernetes: RV "" or "0" with SendInitialEvents
-// unset sends the current state as ADDED events, then the changes after it.
+// Start points (decided by storage.ParseWatchRequest), as in Kubernetes:
+// RV "" or "0" with SendInitialEvents unset sends the current state as
+// ADDED events, then the changes after it.
 // SendInitialEvents=false with RV "" or "0" starts after etcd's current
 // revision, read before Watch returns, so every later write is delivered.
 // SendInitialEvents=true sends the current state (which must not be older
@@ -39,7 +40,7 @@ func (s *Store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if err != nil {
 		return nil, err
 	}
-	rv, err := s.versioner.ParseResourceVersion(opts.ResourceVersion)
+	req, err := storage.ParseWatchRequest(opts, s.versioner)
 	if err != nil {
 		return nil, err
 	}
@@ -48,24 +49,22 @@ func (s *Store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	}
 	w := &watcher{
 		s: s, key: key, etcdKey: etcdKey, recursive: opts.Recursive, pred: opts.Predicate,
-		progress: opts.ProgressNotify, startRev: int64(rv), historyEnd: -1,
+		progress: opts.ProgressNotify, historyEnd: -1,
 		revisionEnds: opts.RevisionEndBookmarks && opts.Predicate.AllowWatchBookmarks,
 		result:       make(chan watch.Event, s.watchBuffer), done: make(chan struct{}),
 	}
-	sie := opts.SendInitialEvents
-	switch {
-	case sie != nil && *sie:
-		// Watch-list: the state not older than RV, then the bookmark.
-		w.initial, w.annotate, w.minRV, w.startRev = true, true, int64(rv), 0
-	case sie == nil && rv == 0:
-		// Legacy "" and "0": the current state, then its changes.
-		w.initial = true
-	case rv == 0:
+	switch req.Start {
+	case storage.WatchWithState:
+		// The latest state (not older than req.Rev), then its changes.
+		w.initial, w.annotate, w.minRV = true, req.Annotate, int64(req.Rev)
+	case storage.WatchFromNow:
 		cur, err := s.GetCurrentResourceVersion(ctx)
 		if err != nil {
 			return nil, err
 		}
 		w.startRev = int64(cur)
+	default:
+		w.startRev = int64(req.Rev)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	w.ctx, w.cancel = watchStreamContext(wctx), cancel
@@ -113,7 +112,7 @@ type watcher struct {
 	pred      storage.SelectionPredicate
 	progress  bool
 	initial   bool // send the state at startRev as ADDED events first
-	annotate  bool // SendInitialEvents=true: end the initial events with an annotated bookmark
+	annotate  bool // end the initial events with an annotated bookmark (storage.WatchRequest.Annotate)
 	// revisionEnds: follow every revision's events with an annotated bookmark
 	// (ListOptions.RevisionEndBookmarks with bookmarks allowed).
 	revisionEnds bool
@@ -121,8 +120,7 @@ type watcher struct {
 	// startRev is the RV the watch starts after; 0 until the initial list
 	// resolved it when the latest state was requested. Owned by run.
 	startRev int64
-	// minRV is, for SendInitialEvents=true, the RV the initial state must
-	// not be older than.
+	// minRV is the RV the initial state must not be older than (0: any).
 	minRV int64
 	// lastRV is the RV of the last event or bookmark sent. Owned by run.
 	lastRV int64

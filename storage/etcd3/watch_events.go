@@ -102,7 +102,7 @@ func (w *watcher) matches(etcdKey string, obj runtime.Object) (bool, error) {
 // sendInitial sends the state at startRev (latest when 0, then not older
 // than minRV) as ADDED events,
 // paging through etcd at one pinned revision, and sets startRev to that
-// revision. With SendInitialEvents it ends with the annotated bookmark.
+// revision. When asked (annotate) it ends with the annotated bookmark.
 func (w *watcher) sendInitial() bool {
 	var ops []clientv3.OpOption
 	if w.recursive {
@@ -150,7 +150,7 @@ func (w *watcher) sendInitial() bool {
 		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
 	w.startRev = rev
-	if w.annotate && w.pred.AllowWatchBookmarks {
+	if w.annotate {
 		return w.sendBookmark(rev, storage.InitialEventsAnnotationKey)
 	}
 	return true
