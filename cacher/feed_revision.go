@@ -56,9 +56,11 @@ func (c *Cacher) applyRevisionLocked(tx hubTx, b *revisionBatch) error {
 	clear(b.events)
 	b.events = b.events[:0]
 	c.cache.UpdateRV(b.rv)
+	// The metric follows the cache's RV before any watcher can see the
+	// revision's events, so whoever saw an event reads an RV at least as new.
+	c.cfg.Metrics.CacheResourceVersion(b.rv)
 	for _, ev := range evs {
 		c.cfg.Metrics.EventReceived(tx.dispatch(ev))
 	}
-	c.cfg.Metrics.CacheResourceVersion(b.rv)
 	return nil
 }
