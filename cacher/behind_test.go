@@ -72,8 +72,10 @@ func TestFallBehindCatchUpIsShared(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	opened := store.Counts().Sub(before).Watches
-	t.Logf("%d watchers %d events behind caught up in %v with %d storage watches", n, writes, took, opened)
+	used := store.Counts().Sub(before)
+	opened := used.Watches
+	t.Logf("%d watchers %d events behind caught up in %v with %d storage watches and %d list pages",
+		n, writes, took, opened, used.Lists)
 	if opened > 2 {
 		t.Fatalf("%d storage watches opened for the catch-up of %d watchers, want at most 2", opened, n)
 	}
