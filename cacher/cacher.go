@@ -65,6 +65,12 @@ type Cacher struct {
 	// gap is the shared history of the last relist (see feed_gap.go), nil
 	// before the first.
 	gap atomic.Pointer[gapHistory]
+	// behind is the newest shared read for watchers that fell out of the
+	// cache's history (see feed_behind.go), nil when none is offered;
+	// behindReads counts those still reading. Both guarded by behindMu.
+	behindMu    sync.Mutex
+	behind      *gapHistory
+	behindReads int
 	// catchUpSlots is a semaphore of MaxCatchUpStreams storage watches.
 	catchUpSlots chan struct{}
 	// progressWanted asks the progress loop for a progress request now.

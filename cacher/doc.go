@@ -10,7 +10,8 @@
 //     resumes a broken watch from the last RV and relists only when that RV
 //     was compacted (or a repair asks for it). After a relist, the watchers
 //     it left behind catch up through one shared read of etcd's history
-//     (feed_gap.go), not one storage watch each. It owns every goroutine the cacher starts
+//     (feed_gap.go), not one storage watch each; so do watchers that fell
+//     out of the cache's history on their own (feed_behind.go). It owns every goroutine the cacher starts
 //     (reflector, progress requester, bookmark timer, one per watcher) and
 //     returns after all of them have exited; every watch's result channel is
 //     closed by then.

@@ -35,6 +35,8 @@ func (c *Cacher) cacheHolds(rv uint64) bool {
 
 func (c *Cacher) sharedGap() *gapHistory { return c.gap.Load() }
 
+func (c *Cacher) sharedBehind(pos uint64) *gapHistory { return c.behindGap(pos) }
+
 func (c *Cacher) storageWatch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
 	return c.store.Watch(ctx, key, opts)
 }

@@ -82,6 +82,9 @@ type watcher struct {
 	// noGap is a shared history (see feed_gap.go) that could not serve the
 	// watcher: it does not try it again.
 	noGap *gapHistory
+	// sharedRead is the shared history chosen by shared, for the catch-up
+	// that chose it.
+	sharedRead *gapHistory
 
 	// ctx is the watch's context; release frees what startWatcher set up
 	// (called once, by finish).

@@ -21,10 +21,13 @@ func (w *watcher) catchUp(ctx context.Context) bool {
 	for ctx.Err() == nil {
 		evs, _, err := w.env.src.eventsSince(w.pos, w.env.catchUpBatch)
 		switch {
-		case errors.Is(err, storage.ErrGone) && w.sharedGap() != nil:
-			// Left behind by a relist: the shared read of the storage's
-			// history serves (see feed_gap.go).
-			if !w.catchUpFromGap(ctx, w.sharedGap()) {
+		case errors.Is(err, storage.ErrGone) && w.shared() != nil:
+			// Left behind by a relist (see feed_gap.go), or fell behind
+			// the cache's history (see feed_behind.go): a read of the
+			// storage's history shared with the others serves.
+			g := w.sharedRead
+			w.sharedRead = nil // not kept beyond this catch-up
+			if !w.catchUpFromGap(ctx, g) {
 				return false
 			}
 			continue
@@ -53,10 +56,37 @@ func (w *watcher) catchUp(ctx context.Context) bool {
 	return false
 }
 
+// shared chooses (in sharedRead) the shared read of history that can
+// replay the events after pos: the last relist's, else one for watchers
+// that fell behind (which it may start).
+func (w *watcher) shared() *gapHistory {
+	if w.plan.storageInitial {
+		// Its initial events come from the storage's state, which only
+		// its own storage watch sends.
+		w.sharedRead = nil
+		return nil
+	}
+	w.sharedRead = w.sharedGap()
+	if w.sharedRead == nil {
+		w.sharedRead = w.sharedBehind()
+	}
+	return w.sharedRead
+}
+
 // sharedGap returns the shared history of the last relist if it can
 // replay the events after pos for this watcher.
 func (w *watcher) sharedGap() *gapHistory {
 	g := w.env.src.sharedGap()
+	if g == nil || g == w.noGap || !g.covers(w.pos) {
+		return nil
+	}
+	return g
+}
+
+// sharedBehind returns the shared read for watchers that fell behind the
+// cache's history if it can replay the events after pos for this watcher.
+func (w *watcher) sharedBehind() *gapHistory {
+	g := w.env.src.sharedBehind(w.pos)
 	if g == nil || g == w.noGap || !g.covers(w.pos) {
 		return nil
 	}

@@ -27,6 +27,10 @@ type watchSource interface {
 	cacheHolds(rv uint64) bool
 	// sharedGap is the shared history of the last relist, nil if none.
 	sharedGap() *gapHistory
+	// sharedBehind is a shared read of the storage's history that can
+	// replay the events after pos, which fell out of the cache's history,
+	// started if need be; nil if none can.
+	sharedBehind(pos uint64) *gapHistory
 	// storageWatch opens a watch of the storage's history.
 	storageWatch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error)
 	// acquireSlot takes a catch-up stream slot, waiting at most timeout

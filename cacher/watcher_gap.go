@@ -12,6 +12,10 @@ import (
 // (true: the cache takes over) or g cannot serve the watcher any more
 // (true: the caller finds another source); false when the watch ended.
 func (w *watcher) catchUpFromGap(ctx context.Context, g *gapHistory) bool {
+	// A shared read may still be listing its first state.
+	if !w.waitGap(ctx, g, w.pos) {
+		return false
+	}
 	for ctx.Err() == nil {
 		if w.pos >= g.until || g.failed.Load() {
 			return true

@@ -22,9 +22,10 @@ type memHistory struct{ cache *watchcache.Cache }
 func (m memHistory) eventsSince(pos uint64, limit int) ([]*watchcache.Event, uint64, error) {
 	return m.cache.EventsSince(pos, limit)
 }
-func (m memHistory) cacheRV() uint64           { rv, _ := m.cache.RV(); return rv }
-func (m memHistory) cacheHolds(rv uint64) bool { return m.cache.Oldest() <= rv }
-func (m memHistory) sharedGap() *gapHistory    { return nil }
+func (m memHistory) cacheRV() uint64                 { rv, _ := m.cache.RV(); return rv }
+func (m memHistory) cacheHolds(rv uint64) bool       { return m.cache.Oldest() <= rv }
+func (m memHistory) sharedGap() *gapHistory          { return nil }
+func (m memHistory) sharedBehind(uint64) *gapHistory { return nil }
 func (m memHistory) storageWatch(context.Context, string, storage.ListOptions) (watch.Interface, error) {
 	return nil, errors.New("memHistory: no storage")
 }
