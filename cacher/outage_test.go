@@ -73,8 +73,13 @@ func TestCacherDuringEtcdOutage(t *testing.T) {
 	c := startCacher(t, store)
 	create(t, c, "ns", "a", nil)
 	rv := create(t, c, "ns", "b", nil)
-	p.Kill()
 	ctx := testCtx(t)
+	// The cache holds both objects before etcd goes away (a list not older
+	// than rv waits for the cache to reach it).
+	if l, err := listRV(ctx, c, strconv.FormatUint(rv, 10)); err != nil || len(l.Items) != 2 {
+		t.Fatalf("list at RV %d before the outage: %v", rv, err)
+	}
+	p.Kill()
 	calls := map[string]func() error{
 		"consistent list": func() error { _, err := listRV(ctx, c, ""); return err },
 		"consistent get": func() error {
