@@ -2,9 +2,7 @@ package cacher
 
 import (
 	"context"
-	"errors"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -204,18 +202,10 @@ func (c *Cacher) watcherListOptions(w *watcher) watchcache.ListOptions {
 	return q
 }
 
-// errorStatus converts err to the Status of a watch error event.
+// errorStatus is the Status of a watch error event for err: storage's
+// one mapping (storage.StatusOf), which FromStatus undoes on the
+// consumer's side.
 func errorStatus(err error) *metav1.Status {
-	var se *storage.Error
-	if errors.As(err, &se) {
-		st := se.Status()
-		return &st
-	}
-	var ae apierrors.APIStatus
-	if errors.As(err, &ae) {
-		st := ae.Status()
-		return &st
-	}
-	st := apierrors.NewInternalError(err).Status()
+	st := storage.StatusOf(err)
 	return &st
 }
