@@ -2,7 +2,10 @@ package server
 
 import (
 	"fmt"
+	"iter"
+	"maps"
 	"net/http"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,32 +74,27 @@ func (r *resource) checkStorable(u *unstructured.Unstructured) error {
 // stops counting at limit, so a hostile object costs at most limit levels
 // of recursion.
 func nestingDepth(v any, depth, limit int) int {
-	deepest := depth - 1
 	switch x := v.(type) {
 	case map[string]any:
-		deepest = depth
-		if depth >= limit {
-			return depth
-		}
-		for _, e := range x {
-			if d := nestingDepth(e, depth+1, limit); d > deepest {
-				deepest = d
-				if deepest >= limit {
-					return deepest
-				}
-			}
-		}
+		return deepestOf(maps.Values(x), depth, limit)
 	case []any:
-		deepest = depth
-		if depth >= limit {
-			return depth
-		}
-		for _, e := range x {
-			if d := nestingDepth(e, depth+1, limit); d > deepest {
-				deepest = d
-				if deepest >= limit {
-					return deepest
-				}
+		return deepestOf(slices.Values(x), depth, limit)
+	}
+	return depth - 1
+}
+
+// deepestOf is the nesting depth of an object or array at level depth
+// whose members are elems, counted as nestingDepth counts.
+func deepestOf(elems iter.Seq[any], depth, limit int) int {
+	deepest := depth
+	if depth >= limit {
+		return depth
+	}
+	for e := range elems {
+		if d := nestingDepth(e, depth+1, limit); d > deepest {
+			deepest = d
+			if deepest >= limit {
+				return deepest
 			}
 		}
 	}
