@@ -153,7 +153,9 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	l.mu.Unlock()
 	switch {
 	case err != nil:
-		l.refused("transport error")
+		if req.Context().Err() == nil { // not the run's end
+			l.refused("transport error")
+		}
 	case resp.StatusCode >= 300:
 		what := fmt.Sprintf("%d", resp.StatusCode)
 		if resp.Header.Get("Retry-After") == "" {
@@ -245,8 +247,8 @@ func (r *resumer) run(ctx context.Context) {
 	}
 }
 
-// read reads the stream until the first event (settling the watcher), an
-// error event (returned) or the stream's end (nil). Bookmarks move the RV
+// read reads the stream, settling the watcher at its first event, until
+// an error event (returned), the stream's end or ctx's (nil). Bookmarks move the RV
 // a retry resumes from, as the reflector's last sync RV.
 func (r *resumer) read(ctx context.Context, stream io.Reader) *metav1.Status {
 	br := bufio.NewReaderSize(stream, 64<<10)
@@ -278,8 +280,9 @@ func (r *resumer) read(ctx context.Context, stream io.Reader) *metav1.Status {
 			}
 			continue
 		}
+		// Resumed; the watch stays open, as a reflector's does, until the
+		// run ends.
 		r.settle(reasonResumed, "")
-		return nil
 	}
 	return nil
 }
