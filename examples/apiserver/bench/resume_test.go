@@ -90,6 +90,14 @@ type resumeSummary struct {
 // relists is how many watchers a client-go reflector would have relisted.
 func (s resumeSummary) relists() int { return s.ByReason[reasonGone] + s.ByReason[reasonError] }
 
+// first is a first-event time of s, "-" when no watcher resumed.
+func first(s resumeSummary, d time.Duration) string {
+	if s.ByReason[reasonResumed] == 0 {
+		return "-"
+	}
+	return secs(d)
+}
+
 func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 
 // summarize aggregates outcomes.
@@ -419,7 +427,7 @@ func printResume(w io.Writer, results []result) {
 			refused = append(refused, fmt.Sprintf("%s ×%d", k, s.Refusals[k]))
 		}
 		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d | %s | %s | %s | %s |\n", r.Kind, s.Watchers, s.ByReason[reasonResumed], s.Retried,
-			s.ByReason[reasonGone], s.ByReason[reasonError], s.ByReason[reasonSilent], secs(s.Ready), secs(s.FirstP50), secs(s.FirstMax),
+			s.ByReason[reasonGone], s.ByReason[reasonError], s.ByReason[reasonSilent], secs(s.Ready), first(s, s.FirstP50), first(s, s.FirstMax),
 			strings.Join(refused, ", "))
 	}
 	for _, r := range results {
