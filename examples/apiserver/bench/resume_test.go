@@ -211,6 +211,7 @@ func (r *resumer) run(ctx context.Context) {
 	defer r.finish()
 	for ctx.Err() == nil {
 		r.state.Store("opening the watch")
+		opened := time.Now()
 		stream, err := r.rc.Get().AbsPath(fmt.Sprintf(widgetsPath, r.ns)).Param("watch", "1").
 			Param("resourceVersion", r.rv).Param("allowWatchBookmarks", "true").Stream(ctx)
 		if err != nil {
@@ -232,10 +233,15 @@ func (r *resumer) run(ctx context.Context) {
 			return
 		}
 		r.state.Store("watching, no event yet")
-		st := r.read(ctx, stream)
+		st, lines := r.read(ctx, stream)
 		stream.Close()
 		switch {
 		case r.settled.Load() || ctx.Err() != nil:
+			return
+		case st == nil && lines == 0 && time.Since(opened) < time.Second:
+			// The reflector's handleWatch calls this a "very short
+			// watch", an error it relists after.
+			r.settle(reasonError, "very short watch (closed within 1 s, no event)")
 			return
 		case st == nil:
 			r.log.refused("stream closed")
@@ -256,29 +262,31 @@ func (r *resumer) run(ctx context.Context) {
 }
 
 // read reads the stream, settling the watcher at its first event, until
-// an error event (returned), the stream's end or ctx's (nil). Bookmarks move the RV
+// an error event (returned), the stream's end or ctx's (nil); lines is how
+// many events (bookmarks included) it read. Bookmarks move the RV
 // a retry resumes from, as the reflector's last sync RV.
-func (r *resumer) read(ctx context.Context, stream io.Reader) *metav1.Status {
+func (r *resumer) read(ctx context.Context, stream io.Reader) (_ *metav1.Status, lines int) {
 	br := bufio.NewReaderSize(stream, 64<<10)
 	for ctx.Err() == nil {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
-			return nil
+			return nil, lines
 		}
+		lines++
 		var ev struct {
 			Type   string          `json:"type"`
 			Object json.RawMessage `json:"object"`
 		}
 		if err := json.Unmarshal(line, &ev); err != nil {
-			return &metav1.Status{Code: 0, Reason: "UndecodableEvent", Message: err.Error()}
+			return &metav1.Status{Reason: "UndecodableEvent", Message: err.Error()}, lines
 		}
 		switch ev.Type {
 		case "ERROR":
 			var st metav1.Status
 			if err := json.Unmarshal(ev.Object, &st); err != nil {
-				return &metav1.Status{Reason: "UndecodableError", Message: err.Error()}
+				return &metav1.Status{Reason: "UndecodableError", Message: err.Error()}, lines
 			}
-			return &st
+			return &st, lines
 		case "BOOKMARK":
 			var obj struct {
 				Metadata metav1.ObjectMeta `json:"metadata"`
@@ -292,7 +300,7 @@ func (r *resumer) read(ctx context.Context, stream io.Reader) *metav1.Status {
 		// run ends.
 		r.settle(reasonResumed, "")
 	}
-	return nil
+	return nil, lines
 }
 
 // settle records the outcome once.
