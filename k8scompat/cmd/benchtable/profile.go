@@ -15,6 +15,9 @@ import (
 // unpaced 1,000-watcher fan-out, one line per run.
 const profileKey = "peer-cpuprofile-" + lwCache
 
+// showListwatch limits a pprof listing to listwatch's own functions.
+const showListwatch = "-show=^github.com/listwatch/"
+
 // profileTimeout bounds each go tool pprof call.
 const profileTimeout = 2 * time.Minute
 
@@ -29,13 +32,17 @@ func printProfile(w io.Writer, paths []string) error {
 		len(paths), paths)
 	for _, args := range [][]string{
 		{"-top", "-nodecount=15"},
-		{"-top", "-cum", "-nodecount=15", "-show=^github.com/listwatch/"},
+		{"-top", "-cum", "-nodecount=15", showListwatch},
 	} {
 		out, err := pprofTop(args, paths)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "go tool pprof %v:\n%s\n", args, out)
+		note := ""
+		if args[len(args)-1] == showListwatch {
+			note = " (listwatch's functions by cumulative share; with -show a function's flat also counts its hidden callees)"
+		}
+		fmt.Fprintf(w, "go tool pprof %v%s:\n%s\n", args, note, out)
 	}
 	return nil
 }
