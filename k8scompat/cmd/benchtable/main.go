@@ -82,6 +82,7 @@ type table struct {
 	config map[string][]string
 }
 
+// newTable is an empty table.
 func newTable() *table {
 	return &table{rows: map[string]*row{}, samples: map[sampleKey]float64{}, config: map[string][]string{}}
 }
@@ -207,7 +208,8 @@ func (t *table) print(w io.Writer) (store, cache geomean) {
 	fmt.Fprintf(w, "\ngeometric mean of listwatch/Kubernetes over the rates (/s): etcd3 store %s, cacher %s (above 1: listwatch faster);"+
 		" for ms, cpu-ns/event, B/obj, x-encoded and terminated a ratio below 1 favours listwatch\n", gs, gc)
 	if t.runs() > 1 {
-		fmt.Fprintf(w, "each value is the mean over %d runs; the runs are in the goals table\n", t.runs())
+		fmt.Fprintf(w, "each value is the mean over %d runs, each ratio the ratio of the means; each run's values are in the"+
+			" benchmark lines above, and the goals table gives each run's ratio\n", t.runs())
 	}
 	return gs, gc
 }
