@@ -128,6 +128,11 @@ type latencies struct {
 	all []time.Duration
 }
 
+// newLatencies has room for n latencies.
+func newLatencies(n int) *latencies {
+	return &latencies{all: make([]time.Duration, 0, n)}
+}
+
 func (l *latencies) add(d []time.Duration) {
 	l.mu.Lock()
 	l.all = append(l.all, d...)
@@ -186,7 +191,11 @@ func (r fanoutRun) run(b *testing.B, srv *embedtest.Server, store k8sstorage.Int
 		ResourceVersion: ""}, list); err != nil {
 		b.Fatal(err)
 	}
-	res := fanoutResult{fast: &latencies{}, all: &latencies{}}
+	// Sized for every delivery up front: grown by append, the two slices
+	// were copied over and over while the watchers finished, inside the
+	// measured window (runtime.memmove and latencies.add were 8% each of
+	// the CPU profile of the 1,000-watcher fan-out).
+	res := fanoutResult{fast: newLatencies((r.watchers - r.slow) * updates), all: newLatencies(r.watchers * updates)}
 	var delivered atomic.Int64
 	var terminated atomic.Int64
 	var wg sync.WaitGroup
