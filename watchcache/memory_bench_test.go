@@ -104,3 +104,41 @@ func BenchmarkMemoryEncoded(b *testing.B) {
 	b.ReportMetric(enc, "encoded-B/obj")
 	b.ReportMetric(perObj/enc, "x-encoded")
 }
+
+// BenchmarkCompact reports the cost of compacting one decoded object of
+// the benchmark workload (with distinct padding), once the compactor has
+// judged its places, next to decoding it.
+func BenchmarkCompact(b *testing.B) {
+	const n = 4096
+	objs, _ := decodedWorkload(b, n, true)
+	b.Run("Compact", func(b *testing.B) {
+		var c compactor
+		for _, o := range objs[:sampleSize*2] {
+			c.compact(o.DeepCopyObject())
+		}
+		copies := make([]k8sruntime.Object, n)
+		i := 0
+		for b.Loop() {
+			if i%n == 0 {
+				b.StopTimer()
+				for j := range copies {
+					copies[j] = objs[j].DeepCopyObject()
+				}
+				b.StartTimer()
+			}
+			c.compact(copies[i%n])
+			i++
+		}
+	})
+	b.Run("Decode", func(b *testing.B) {
+		data, err := k8sruntime.Encode(testapi.Codec, objs[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, _, err := testapi.Codec.Decode(data, nil, &testapi.Widget{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
