@@ -47,6 +47,9 @@ const (
 	// maxKeyedTables bounds the per-key value tables of one map place
 	// (annotation names); values under further keys share one table.
 	maxKeyedTables = 64
+	// maxShortString is the longest string packing counts as short (see
+	// pass.pack).
+	maxShortString = 128
 )
 
 // pass is the state of one object's rewrite.
@@ -168,24 +171,39 @@ func (p *pass) stringMap(n *node, dst *map[string]string) {
 }
 
 // pack copies the loose strings into one allocation when that takes less
-// memory than their own allocations.
+// memory than their own allocations: all of them, or only the short ones
+// (a long string wastes little of its own allocation, and could push the
+// shared one into a much larger size class), whichever saves more.
 func (p *pass) pack() {
-	if len(p.loose) < 2 {
+	best, saved := -1, 0
+	for _, limit := range [...]int{-1, maxShortString} {
+		total, apart := 0, 0
+		for _, s := range p.loose {
+			if limit < 0 || len(*s) <= limit {
+				total += len(*s)
+				apart += allocSize(len(*s))
+			}
+		}
+		if gain := apart - allocSize(total); gain > saved {
+			best, saved = limit, gain
+		}
+	}
+	if saved == 0 {
 		return
 	}
-	total, apart := 0, 0
+	total := 0
 	for _, s := range p.loose {
-		total += len(*s)
-		apart += allocSize(len(*s))
-	}
-	if allocSize(total) >= apart {
-		return
+		if best < 0 || len(*s) <= best {
+			total += len(*s)
+		}
 	}
 	buf := make([]byte, 0, total)
 	for _, s := range p.loose {
-		at := len(buf)
-		buf = append(buf, *s...)
-		*s = bytesString(buf[at:len(buf):len(buf)])
+		if best < 0 || len(*s) <= best {
+			at := len(buf)
+			buf = append(buf, *s...)
+			*s = bytesString(buf[at:len(buf):len(buf)])
+		}
 	}
 }
 

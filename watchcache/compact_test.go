@@ -203,3 +203,24 @@ func TestNoCompactionKeepsObjectsAsGiven(t *testing.T) {
 		t.Fatal("labels shared with NoCompaction")
 	}
 }
+
+func TestCompactPacksShortStringsApartFromLongOnes(t *testing.T) {
+	var c compactor
+	var last *shape
+	for i := range 2 * sampleSize {
+		last = makeShape(i)
+		// 760 bytes take a 768-byte allocation: with the short strings,
+		// 896.
+		last.Owner.Image = fmt.Sprintf("%06d", i) + strings.Repeat("x", 754)
+		c.compact(last)
+	}
+	name := uintptr(unsafe.Pointer(unsafe.StringData(last.Name)))
+	uid := uintptr(unsafe.Pointer(unsafe.StringData(last.Selector["uid"])))
+	long := uintptr(unsafe.Pointer(unsafe.StringData(last.Owner.Image)))
+	if uid < name || uid > name+64 {
+		t.Fatal("the short strings are not packed")
+	}
+	if long >= name && long < name+64 {
+		t.Fatal("the long string is packed with the short ones")
+	}
+}
