@@ -9,6 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/listwatch/internal/testapi"
 )
 
 // shape is an object type with every kind of place compaction handles or
@@ -222,5 +224,28 @@ func TestCompactPacksShortStringsApartFromLongOnes(t *testing.T) {
 	}
 	if long >= name && long < name+64 {
 		t.Fatal("the long string is packed with the short ones")
+	}
+}
+
+func TestApplySharesRepeatedAnnotations(t *testing.T) {
+	c, _ := newTestCache(t, nil)
+	if err := c.Replace(nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	pad := strings.Repeat("x", 800)
+	var objs []*testapi.Widget
+	for i := range 3 {
+		w := widget("ns", fmt.Sprint("w", i), uint64(2+i), nil)
+		w.Annotations = map[string]string{"pad": strings.Clone(pad), "seq": fmt.Sprint(i)}
+		mustApply(t, c, "add", w, uint64(2+i))
+		objs = append(objs, w)
+	}
+	if !sameString(objs[0].Annotations["pad"], objs[2].Annotations["pad"]) {
+		t.Fatal("a repeated annotation value is not shared")
+	}
+	el, _, _, _ := c.Get("/widgets/ns/w2")
+	obj, _ := el.Object()
+	if got := obj.(*testapi.Widget).Annotations; got["pad"] != pad || got["seq"] != "2" {
+		t.Fatalf("annotations: %v", got)
 	}
 }
