@@ -65,8 +65,22 @@ func peerWatcherCounts() []int {
 	return out
 }
 
-// padding makes a pod's encoding about 1 KiB.
+// padding makes a pod's encoding about 1 KiB. It is the same in every pod
+// unless K8SBENCH_PEER_DISTINCT=1 (see podPadding).
 var padding = strings.Repeat("x", 760)
+
+// distinctPadding makes each pod's padding differ from every other's, as
+// most of the content of real objects differs: a cache that shares equal
+// strings between objects saves nothing on it.
+var distinctPadding = envString("K8SBENCH_PEER_DISTINCT", "") == "1"
+
+// podPadding is pod i's padding.
+func podPadding(i int) string {
+	if distinctPadding {
+		return fmt.Sprintf("%06d", i) + padding[6:]
+	}
+	return padding
+}
 
 // sentAt is the annotation carrying the writer's clock at the put, in ns.
 const sentAt = "bench.listwatch.dev/sent"
@@ -78,7 +92,7 @@ func peerPod(i int, sent time.Time) *example.Pod {
 			Namespace:   fmt.Sprintf("ns-%d", i%50),
 			Name:        fmt.Sprintf("pod-%06d", i),
 			Labels:      map[string]string{"app": fmt.Sprintf("app-%d", i%20)},
-			Annotations: map[string]string{"pad": padding, sentAt: strconv.FormatInt(sent.UnixNano(), 10)},
+			Annotations: map[string]string{"pad": podPadding(i), sentAt: strconv.FormatInt(sent.UnixNano(), 10)},
 		},
 		Spec: example.PodSpec{NodeName: fmt.Sprintf("node-%d", i%100)},
 	}
