@@ -43,6 +43,10 @@ var peerConfig = sync.OnceFunc(func() {
 	if apiType == "" {
 		apiType = "application/json"
 	}
-	fmt.Printf("peer-runs: %d\npeer-listwatch-mode: %s\npeer-codec: %s\npeer-objects: %d\npeer-updates: %d\n",
-		peerRuns(), mode, apiType, peerObjects(), peerUpdates())
+	padding := "shared"
+	if distinctPadding {
+		padding = "distinct (K8SBENCH_PEER_DISTINCT=1)"
+	}
+	fmt.Printf("peer-runs: %d\npeer-listwatch-mode: %s\npeer-codec: %s\npeer-objects: %d\npeer-updates: %d\npeer-padding: %s\n",
+		peerRuns(), mode, apiType, peerObjects(), peerUpdates(), padding)
 })

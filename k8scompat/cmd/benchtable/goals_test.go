@@ -35,6 +35,7 @@ peer-listwatch-mode: default
 peer-codec: application/json
 peer-objects: 10000
 peer-updates: 2000
+peer-padding: shared
 BenchmarkPeerList/Objects=10000/Backend=listwatch-cacher/Run=1/RV=consistent-2  1  5 ns/op  4 ms/list
 BenchmarkPeerList/Objects=10000/Backend=k8s-cacher/Run=1/RV=consistent-2  1  5 ns/op  10 ms/list
 BenchmarkPeerList/Objects=10000/Backend=k8s-cacher/Run=2/RV=consistent-2  1  5 ns/op  10 ms/list
@@ -47,12 +48,12 @@ BenchmarkPeerList/Objects=50000/Backend=k8s-cacher/Run=2/RV=consistent-2  1  5 n
 BenchmarkPeerList/Objects=50000/Backend=listwatch-cacher/Run=2/RV=consistent-2  1  5 ns/op  2.5 ms/list
 BenchmarkPeerList/Objects=50000/Backend=listwatch-cacher/Run=3/RV=consistent-2  1  5 ns/op  1 ms/list
 BenchmarkPeerList/Objects=50000/Backend=k8s-cacher/Run=3/RV=consistent-2  1  5 ns/op  10 ms/list
-BenchmarkPeerMemory/Objects=10000/Backend=listwatch-cacher/Run=1-2  1  5 ns/op  1200 B/obj  1.2 x-encoded
-BenchmarkPeerMemory/Objects=10000/Backend=k8s-cacher/Run=1-2  1  5 ns/op  2500 B/obj  2.5 x-encoded
-BenchmarkPeerMemory/Objects=10000/Backend=k8s-cacher/Run=2-2  1  5 ns/op  2500 B/obj  2.5 x-encoded
-BenchmarkPeerMemory/Objects=10000/Backend=listwatch-cacher/Run=2-2  1  5 ns/op  1300 B/obj  1.3 x-encoded
-BenchmarkPeerMemory/Objects=10000/Backend=listwatch-cacher/Run=3-2  1  5 ns/op  1250 B/obj  1.25 x-encoded
-BenchmarkPeerMemory/Objects=10000/Backend=k8s-cacher/Run=3-2  1  5 ns/op  2500 B/obj  2.5 x-encoded`)
+BenchmarkPeerMemory/Objects=10000/Padding=distinct/Backend=listwatch-cacher/Run=1-2  1  5 ns/op  1200 B/obj  1.2 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=distinct/Backend=k8s-cacher/Run=1-2  1  5 ns/op  2500 B/obj  2.5 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=distinct/Backend=k8s-cacher/Run=2-2  1  5 ns/op  2500 B/obj  2.5 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=distinct/Backend=listwatch-cacher/Run=2-2  1  5 ns/op  1300 B/obj  1.3 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=distinct/Backend=listwatch-cacher/Run=3-2  1  5 ns/op  1250 B/obj  1.25 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=distinct/Backend=k8s-cacher/Run=3-2  1  5 ns/op  2500 B/obj  2.5 x-encoded`)
 	var out strings.Builder
 	tb.print(&out)
 	tb.printGoals(&out)
@@ -63,10 +64,11 @@ BenchmarkPeerMemory/Objects=10000/Backend=k8s-cacher/Run=3-2  1  5 ns/op  2500 B
 		"| goal | measure | target | run 1 | run 2 | run 3 | verdict |",
 		"| G2 | LIST 10,000 pods, consistent: listwatch's time / Kubernetes' | ≤ 0.50 | 0.40 (4.0 / 10.0 ms) | 0.60 (6.0 / 10.0 ms) | 0.20 (2.0 / 10.0 ms) | **MISSED** (2 of 3 met) |",
 		"| G2 | LIST 50,000 pods, consistent: listwatch's time / Kubernetes' | ≤ 0.25 | 0.20 (2.0 / 10.0 ms) | 0.25 (2.5 / 10.0 ms) | 0.10 (1.0 / 10.0 ms) | **MET** (3 of 3) |",
-		"| G1 | memory, 10,000 pods: listwatch's heap per object / encoded size | ≤ 1.30 | 1.20 (k8s 2.50) | 1.30 (k8s 2.50) | 1.25 (k8s 2.50) | **MET** (3 of 3) |",
+		"| G1 | memory, 10,000 pods, each with a padding of its own: listwatch's heap per object / encoded size"+
+			" (Kubernetes'; the same with the padding shared by all pods) | ≤ 1.30 | 1.20 (k8s 2.50) | 1.30 (k8s 2.50) | 1.25 (k8s 2.50) | **MET** (3 of 3) |",
 		"| G1 | LIST 10,000 pods, consistent: listwatch's time / Kubernetes' | ≤ 0.50 |",
 		"3 run(s), each measuring both caches",
-		"mode default; codec application/json; 10000 pods, 2000 updates",
+		"mode default; codec application/json; 10000 pods, 2000 updates per fan-out; padding of the lists' and fan-outs' pods shared (memory measures both)",
 		"| G3 | FANOUT 1,000 watchers", "not measured: add 1000 to K8SBENCH_PEER_WATCHERS",
 		"| G4 |", "make bench-scale-http", "| G5 |", "make bench-k8s")
 }
@@ -75,11 +77,41 @@ BenchmarkPeerMemory/Objects=10000/Backend=k8s-cacher/Run=3-2  1  5 ns/op  2500 B
 // its measures without a verdict.
 func TestGoalsEncodedModeNotJudged(t *testing.T) {
 	tb := parse(`peer-listwatch-mode: encoded (K8SBENCH_LW_ENCODED=1, cacher.Config.Codec)
-BenchmarkPeerMemory/Objects=10000/Backend=listwatch-cacher/Run=1-2  1  5 ns/op  1200 B/obj  1.2 x-encoded
-BenchmarkPeerMemory/Objects=10000/Backend=k8s-cacher/Run=1-2  1  5 ns/op  2500 B/obj  2.5 x-encoded`)
+BenchmarkPeerMemory/Objects=10000/Padding=distinct/Backend=listwatch-cacher/Run=1-2  1  5 ns/op  1200 B/obj  1.2 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=distinct/Backend=k8s-cacher/Run=1-2  1  5 ns/op  2500 B/obj  2.5 x-encoded`)
 	var out strings.Builder
 	tb.printGoals(&out)
 	mustContain(t, out.String(), "| 1.20 (k8s 2.50) | not judged: goal 1 is for the default mode; listwatch ran encoded")
+}
+
+// Goal 1's memory row is judged on the pods with a padding of their own,
+// which compaction cannot share, however well the shared padding does; the
+// shared figure stands beside it, and both are rows of the side-by-side
+// table. Without the distinct measure the row is not judged at all.
+func TestGoalsMemoryJudgedOnDistinctPadding(t *testing.T) {
+	tb := parse(`BenchmarkPeerMemory/Objects=10000/Padding=shared/Backend=listwatch-cacher/Run=1-2  1  5 ns/op  1100 B/obj  1.10 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=shared/Backend=k8s-cacher/Run=1-2  1  5 ns/op  2600 B/obj  2.60 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=distinct/Backend=listwatch-cacher/Run=1-2  1  5 ns/op  1900 B/obj  1.90 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=distinct/Backend=k8s-cacher/Run=1-2  1  5 ns/op  2700 B/obj  2.70 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=shared/Backend=k8s-cacher/Run=2-2  1  5 ns/op  2600 B/obj  2.60 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=shared/Backend=listwatch-cacher/Run=2-2  1  5 ns/op  1100 B/obj  1.10 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=distinct/Backend=k8s-cacher/Run=2-2  1  5 ns/op  2700 B/obj  2.70 x-encoded
+BenchmarkPeerMemory/Objects=10000/Padding=distinct/Backend=listwatch-cacher/Run=2-2  1  5 ns/op  1250 B/obj  1.25 x-encoded
+BenchmarkPeerMemory/Objects=50000/Padding=shared/Backend=listwatch-cacher/Run=1-2  1  5 ns/op  1100 B/obj  1.10 x-encoded
+BenchmarkPeerMemory/Objects=50000/Padding=shared/Backend=k8s-cacher/Run=1-2  1  5 ns/op  2600 B/obj  2.60 x-encoded`)
+	var out strings.Builder
+	tb.print(&out)
+	tb.printGoals(&out)
+	s := out.String()
+	mustContain(t, s,
+		"| PeerMemory/Objects=10000/Padding=distinct | x-encoded | - | - | - | 1.6 | 2.7 | 0.58 |",
+		"| PeerMemory/Objects=10000/Padding=shared | x-encoded | - | - | - | 1.1 | 2.6 | 0.42 |",
+		"| ≤ 1.30 | 1.90 (k8s 2.70); shared padding 1.10 (k8s 2.60) | 1.25 (k8s 2.70); shared padding 1.10 (k8s 2.60) | **MISSED** (1 of 2 met) |",
+		"| G1 | memory, 50,000 pods, each with a padding of its own",
+		"not measured: needs PeerMemory/Objects=50000/Padding=distinct")
+	if strings.Contains(s, "**MET**") {
+		t.Errorf("the shared padding alone must not meet goal 1:\n%s", s)
+	}
 }
 
 // A run in which a cache ended watches gives no fan-out ratio and does not
