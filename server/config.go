@@ -210,9 +210,8 @@ type Config struct {
 	MaxRequestBodyBytes int64
 	// SlowWatcherTimeout is the server's one slow-client policy for
 	// watches: a watch whose client takes nothing for that long while
-	// events wait for it (its queue of watchQueueLines encoded events stays
-	// full, or one write to its connection blocks) is ended without an
-	// ERROR event, as Kubernetes ends a watcher too slow for its cache;
+	// events wait for it (one write to its connection blocks that long) is
+	// ended without an ERROR event, as Kubernetes ends a watcher too slow for its cache;
 	// the client resumes from the last RV it decoded and loses nothing.
 	// A client that lags but keeps reading is never ended: the cacher
 	// serves it from its history. 0 means DefaultSlowWatcherTimeout (5 s).

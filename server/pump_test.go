@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,100 +19,120 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
-// stalledWriter is a ResponseWriter whose first Write blocks until
-// release is closed, like a client that stopped reading.
-type stalledWriter struct {
-	header  http.Header
-	release chan struct{}
-	lines   atomic.Int64
-	once    sync.Once
+// clientWriter is a ResponseWriter that honours write deadlines
+// (http.ResponseController.SetWriteDeadline) as a connection does: a
+// write its client has not taken by the deadline fails with
+// os.ErrDeadlineExceeded. take is the client: it returns when the client
+// has taken a line, or blocks until its argument (a channel closed at the
+// deadline, never closed without one) is closed.
+type clientWriter struct {
+	header http.Header
+	take   func(expired <-chan struct{}) bool
+	lines  atomic.Int64
+
+	mu       sync.Mutex
+	deadline time.Time
 }
 
-func (w *stalledWriter) Header() http.Header { return w.header }
-func (w *stalledWriter) WriteHeader(int)     {}
-func (w *stalledWriter) Flush()              {}
-func (w *stalledWriter) Write(b []byte) (int, error) {
-	w.once.Do(func() { <-w.release })
+func (w *clientWriter) Header() http.Header { return w.header }
+func (w *clientWriter) WriteHeader(int)     {}
+func (w *clientWriter) FlushError() error   { return nil }
+
+func (w *clientWriter) SetWriteDeadline(t time.Time) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.deadline = t
+	return nil
+}
+
+func (w *clientWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	dl := w.deadline
+	w.mu.Unlock()
+	expired := make(chan struct{})
+	if !dl.IsZero() {
+		t := time.AfterFunc(time.Until(dl), func() { close(expired) })
+		defer t.Stop()
+	}
+	if !w.take(expired) {
+		return 0, os.ErrDeadlineExceeded
+	}
 	w.lines.Add(1)
 	return len(b), nil
 }
 
-func testServer(tb testing.TB, buffer int, slow time.Duration) (*Server, *resource) {
+func testServer(tb testing.TB, slow time.Duration) (*Server, *resource) {
 	tb.Helper()
 	s := &Server{
-		cfg: Config{SlowWatcherTimeout: slow, WriteTimeout: time.Minute}, watchQueue: buffer,
+		cfg: Config{SlowWatcherTimeout: slow, WriteTimeout: time.Minute},
 		log: slog.New(slog.DiscardHandler), enc: &eventEncoder{}, closing: make(chan struct{}),
 	}
 	return s, &resource{Resource: Resource{Group: group, Version: "v1", Kind: "Widget", Plural: "widgets"},
 		gvString: "demo.listwatch.dev/v1", wire: newWireFormats("demo.listwatch.dev/v1", "Widget")}
 }
 
-func TestSlowWatcherIsEndedWithBoundedBuffer(t *testing.T) {
-	s, r := testServer(t, 2, 50*time.Millisecond)
-	src := watch.NewFakeWithChanSize(100, false)
-	for i := range 50 {
+// fakeWatch is a storage watch holding n ADDED events.
+func fakeWatch(n int) *watch.FakeWatcher {
+	src := watch.NewFakeWithChanSize(n, false)
+	for i := range n {
 		src.Add(testapi.MakeUnstructured("ns", fmt.Sprintf("w%d", i), nil))
 	}
-	w := &stalledWriter{header: http.Header{}, release: make(chan struct{})}
+	return src
+}
+
+// TestStalledWriteEndsWatch: a client that takes nothing while events
+// wait is ended after SlowWatcherTimeout by its write deadline, and the
+// storage watch is released; the request's goroutine is the only one the
+// watch has, so nothing else is left to stop.
+func TestStalledWriteEndsWatch(t *testing.T) {
+	const slow = 50 * time.Millisecond
+	s, r := testServer(t, slow)
+	src := fakeWatch(50)
+	w := &clientWriter{header: http.Header{}, take: func(expired <-chan struct{}) bool {
+		<-expired
+		return false
+	}}
+	start := time.Now()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		s.pump(context.Background(), w, http.NewResponseController(w), src, r)
 	}()
-	// The reader gives up on its own and releases the storage watch while
-	// the connection is still stalled.
-	require.Eventually(t, src.IsStopped, 5*time.Second, 5*time.Millisecond)
-	close(w.release)
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("pump did not end after the overflow")
+	case <-time.After(10 * time.Second):
+		t.Fatal("pump did not end its stalled watch")
 	}
-	// At most the stalled event, the buffer and the event being queued.
-	require.LessOrEqual(t, w.lines.Load(), int64(1+2+1))
+	require.GreaterOrEqual(t, time.Since(start), slow*9/10)
+	require.True(t, src.IsStopped(), "the storage watch is released")
+	require.Zero(t, w.lines.Load())
 }
 
 func TestFastWatcherGetsEverything(t *testing.T) {
-	s, r := testServer(t, 2, time.Minute)
-	src := watch.NewFakeWithChanSize(100, false)
-	for i := range 50 {
-		src.Add(testapi.MakeUnstructured("ns", fmt.Sprintf("w%d", i), nil))
-	}
+	s, r := testServer(t, time.Minute)
+	src := fakeWatch(50)
 	src.Stop()
-	w := &stalledWriter{header: http.Header{}, release: make(chan struct{})}
-	close(w.release)
+	w := &clientWriter{header: http.Header{}, take: func(<-chan struct{}) bool { return true }}
 	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
 	require.Equal(t, int64(50), w.lines.Load())
 }
 
-// tricklingWriter is a ResponseWriter that takes each write slowly, like
-// a client that keeps reading but slower than events come.
-type tricklingWriter struct {
-	header http.Header
-	lines  atomic.Int64
-}
-
-func (w *tricklingWriter) Header() http.Header { return w.header }
-func (w *tricklingWriter) WriteHeader(int)     {}
-func (w *tricklingWriter) Flush()              {}
-func (w *tricklingWriter) Write(b []byte) (int, error) {
-	time.Sleep(10 * time.Millisecond) // the client's pace, not synchronisation
-	w.lines.Add(1)
-	return len(b), nil
-}
-
 // TestSlowButReadingWatcherIsNotEnded: a client that takes a line every
-// 10 ms is never ended by a 40 ms SlowWatcherTimeout, although writing a
-// full queue of 10 lines takes it 100 ms: the policy is about a client
-// taking nothing, not about a queue staying full.
+// 10 ms is never ended by a 40 ms SlowWatcherTimeout, although writing
+// the 40 events waiting for it takes it 400 ms: the deadline moves on
+// with each line taken, the policy is about a client taking nothing.
 func TestSlowButReadingWatcherIsNotEnded(t *testing.T) {
-	s, r := testServer(t, 10, 40*time.Millisecond)
-	src := watch.NewFakeWithChanSize(100, false)
-	for i := range 40 {
-		src.Add(testapi.MakeUnstructured("ns", fmt.Sprintf("w%d", i), nil))
-	}
+	s, r := testServer(t, 40*time.Millisecond)
+	src := fakeWatch(40)
 	src.Stop()
-	w := &tricklingWriter{header: http.Header{}}
+	w := &clientWriter{header: http.Header{}, take: func(expired <-chan struct{}) bool {
+		select {
+		case <-time.After(10 * time.Millisecond): // the client's pace, not synchronisation
+			return true
+		case <-expired:
+			return false
+		}
+	}}
 	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
 	require.Equal(t, int64(40), w.lines.Load())
 }
@@ -120,7 +141,7 @@ func TestSlowButReadingWatcherIsNotEnded(t *testing.T) {
 // (storage.EncodedObject) share one line per event type, made once; an
 // unwrapped object is encoded per call.
 func TestEventEncoderSharesLines(t *testing.T) {
-	_, r := testServer(t, 1, time.Second)
+	_, r := testServer(t, time.Second)
 	e := &eventEncoder{}
 	obj := testapi.MakeUnstructured("ns", "a", nil)
 	shared := storage.NewEncodings("", nil)
@@ -163,7 +184,7 @@ func TestEventEncoderSharesLines(t *testing.T) {
 // object's JSON in the resource's format (a cacher with CacheCodec) gets
 // its line from those bytes, not from encoding the object.
 func TestEventEncoderUsesCachedJSON(t *testing.T) {
-	_, r := testServer(t, 1, time.Second)
+	_, r := testServer(t, time.Second)
 	codec := CacheCodec(r.Resource)
 	obj := testapi.MakeUnstructured("ns", "a", nil)
 	// Bytes that differ from obj's encoding show where the line came from.
@@ -183,7 +204,7 @@ func TestEventEncoderUsesCachedJSON(t *testing.T) {
 }
 
 func TestBookmarkEncoding(t *testing.T) {
-	_, r := testServer(t, 1, time.Second)
+	_, r := testServer(t, time.Second)
 	bm := &unstructured.Unstructured{}
 	bm.SetResourceVersion("42")
 	bm.SetAnnotations(map[string]string{"k8s.io/initial-events-end": "true"})
