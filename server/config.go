@@ -196,6 +196,13 @@ type Config struct {
 	// the RLIMIT_NOFILE soft limit minus a reserve of a quarter of it (at
 	// least 256, at most half of it); negative means no limit.
 	MaxConnections int
+	// HTTP2MaxStreamsPerConnection bounds the requests (watches among
+	// them) one HTTP/2 connection carries at once, as kube-apiserver's
+	// --http2-max-streams-per-connection does. Serve speaks HTTP/2 over
+	// TLS (ALPN "h2") and over cleartext (h2c, with prior knowledge) as
+	// well as HTTP/1.1; over HTTP/2 many watches share one connection and
+	// each costs only its request's goroutine. 0 means Go's default (250).
+	HTTP2MaxStreamsPerConnection int
 	// ReadyChecks are checks /readyz (and /healthz) run besides its own:
 	// ping, etcd (a quorum read through the first resource's storage), each
 	// resource's storage readiness and shutdown. A check named as a

@@ -127,6 +127,10 @@
 // server holds no queue of its own: a watch is served by its request's
 // goroutine alone, which takes events from the storage watch, encodes and
 // writes them, flushing once per batch of what was already waiting.
+// Over HTTP/2 (Serve speaks it over TLS and, as h2c, over cleartext) many
+// watches share one connection and that goroutine is all a watch costs;
+// over HTTP/1.1 each watch holds a connection, and net/http adds a
+// background reader goroutine per connection: two per watch.
 //
 // # Security and limits
 //
