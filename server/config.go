@@ -201,7 +201,8 @@ type Config struct {
 	// --http2-max-streams-per-connection does. Serve speaks HTTP/2 over
 	// TLS (ALPN "h2") and over cleartext (h2c, with prior knowledge) as
 	// well as HTTP/1.1; over HTTP/2 many watches share one connection and
-	// each costs only its request's goroutine. 0 means Go's default (250).
+	// each costs only its request's goroutine. 0 means net/http's default
+	// (250 in Go 1.26).
 	HTTP2MaxStreamsPerConnection int
 	// ReadyChecks are checks /readyz (and /healthz) run besides its own:
 	// ping, etcd (a quorum read through the first resource's storage), each
