@@ -146,6 +146,9 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 		var ok bool
 		select {
 		case ev, ok = <-events:
+		case <-dl.expiring():
+			dl.lift(rc) // nothing waits for the client
+			continue
 		case <-ctx.Done():
 			return
 		case <-s.closing:
@@ -207,21 +210,4 @@ func (s *Server) endSlowWatch(r *resource) {
 	s.log.Info("ending slow watch: its client took nothing for SlowWatcherTimeout while events waited",
 		"resource", r.Plural, "timeout", s.cfg.SlowWatcherTimeout)
 	s.metrics.terminatedWatch(r.Plural)
-}
-
-// deadline keeps a connection's write deadline between 0.9 and 1 times
-// timeout ahead of every write, moving it at most every timeout/10 (moving
-// it costs a timer update per call).
-type deadline struct {
-	timeout time.Duration
-	next    time.Time // when to move it again
-}
-
-func (d *deadline) extend(rc *http.ResponseController) {
-	now := time.Now()
-	if now.Before(d.next) {
-		return
-	}
-	_ = rc.SetWriteDeadline(now.Add(d.timeout))
-	d.next = now.Add(d.timeout / 10)
 }

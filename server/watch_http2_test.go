@@ -139,3 +139,25 @@ func serverGoroutines() int {
 	}
 	return count
 }
+
+// TestIdleHTTP2WatchOutlivesSlowWatcherTimeout: an HTTP/2 watch that waits
+// for events longer than SlowWatcherTimeout after a write stays open (an
+// HTTP/2 write deadline resets its stream when it fires, written to or
+// not, so the watch lifts it while idle).
+func TestIdleHTTP2WatchOutlivesSlowWatcherTimeout(t *testing.T) {
+	const slow = 100 * time.Millisecond
+	f, _ := newCacherFixture(t, func(c *Config) { c.SlowWatcherTimeout = slow })
+	base := "http://" + serveOn(t, f.srv)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	resp := getH2(t, ctx, h2cClient(t), base+apiBase+"/namespaces/ns/widgets?watch=true")
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	for _, name := range []string{"a", "b"} {
+		f.create("ns", name, nil, "")
+		var ev wireEvent
+		require.NoError(t, dec.Decode(&ev), "before %s", name)
+		require.Equal(t, name, ev.object(t).GetName())
+		time.Sleep(3 * slow) // idle past the write deadline: the passing time is what is tested
+	}
+}
