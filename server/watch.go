@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -156,10 +155,12 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 		}
 		more, err := s.writeBatch(w, rc, dl, events, ev, ok, r, encode)
 		if err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) {
+			if dl.passed(err) {
 				s.endSlowWatch(r)
+			} else {
+				s.log.Debug("watch ended: its client went away", "resource", r.Plural, "err", err)
 			}
-			return // else the client went away
+			return
 		}
 		if !more {
 			return

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"errors"
 	"net/http"
+	"os"
 	"time"
 )
 
@@ -15,6 +17,7 @@ import (
 type deadline struct {
 	timeout time.Duration
 	next    time.Time // when to move it again; zero while lifted
+	at      time.Time // the deadline; zero while lifted
 	// expire fires 3/4 of timeout after the deadline was last moved, before
 	// the deadline itself; nil until the first write.
 	expire *time.Timer
@@ -27,7 +30,8 @@ func (d *deadline) extend(rc *http.ResponseController) {
 	if now.Before(d.next) {
 		return
 	}
-	_ = rc.SetWriteDeadline(now.Add(d.timeout))
+	d.at = now.Add(d.timeout)
+	_ = rc.SetWriteDeadline(d.at)
 	d.next = now.Add(d.timeout / 10)
 	if d.expire == nil {
 		d.expire = time.NewTimer(d.timeout * 3 / 4)
@@ -49,5 +53,13 @@ func (d *deadline) expiring() <-chan time.Time {
 // lift removes the deadline; the next write sets it again.
 func (d *deadline) lift(rc *http.ResponseController) {
 	_ = rc.SetWriteDeadline(time.Time{})
-	d.next = time.Time{}
+	d.next, d.at = time.Time{}, time.Time{}
+}
+
+// passed reports whether a write failing now failed for the deadline:
+// over HTTP/2 a write whose frame still waits for the connection's
+// goroutine when the deadline resets the stream fails with "stream
+// closed", which does not say so.
+func (d *deadline) passed(err error) bool {
+	return errors.Is(err, os.ErrDeadlineExceeded) || (!d.at.IsZero() && !time.Now().Before(d.at))
 }

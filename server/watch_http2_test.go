@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/internal/testapi"
 )
 
 // h2cClient speaks only HTTP/2 over cleartext (prior knowledge), so all
@@ -160,4 +162,35 @@ func TestIdleHTTP2WatchOutlivesSlowWatcherTimeout(t *testing.T) {
 		require.Equal(t, name, ev.object(t).GetName())
 		time.Sleep(3 * slow) // idle past the write deadline: the passing time is what is tested
 	}
+}
+
+// TestStalledHTTP2WatchIsEnded: over HTTP/2, a watch whose client stops
+// reading (its stream's flow-control window stays full) is ended after
+// SlowWatcherTimeout and counted as a slow watch, although HTTP/2 reports
+// the reset stream's failed write without the deadline.
+func TestStalledHTTP2WatchIsEnded(t *testing.T) {
+	const slow = 300 * time.Millisecond
+	reg := prometheus.NewRegistry()
+	f, _ := newCacherFixture(t, func(c *Config) {
+		c.SlowWatcherTimeout = slow
+		c.Metrics = reg
+	})
+	base := "http://" + serveOn(t, f.srv)
+	p := &http.Protocols{}
+	p.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: p, HTTP2: &http.HTTP2Config{MaxReceiveBufferPerStream: 64 << 10}}
+	t.Cleanup(tr.CloseIdleConnections)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	resp := getH2(t, ctx, &http.Client{Transport: tr}, base+apiBase+"/namespaces/ns/widgets?watch=true")
+	defer resp.Body.Close() // never read
+	pad := strings.Repeat("x", 200<<10)
+	for i := range 2 { // more than the stream's window
+		u := testapi.MakeUnstructured("ns", fmt.Sprintf("big-%d", i), nil)
+		u.Object["spec"] = map[string]any{"data": pad}
+		require.NoError(t, f.widgets.Create(ctx, "/widgets/ns/"+u.GetName(), u, nil, 0))
+	}
+	require.Eventually(t, func() bool { return f.srv.activeWatches.Load() == 0 }, 10*time.Second, 10*time.Millisecond)
+	metrics := string(f.do(http.MethodGet, "/metrics", "", nil).body)
+	require.Contains(t, metrics, `listwatch_server_slow_watchers_ended_total{resource="widgets"} 1`)
 }
