@@ -115,8 +115,8 @@
 //
 // One policy, one knob: a watch whose client takes nothing for
 // Config.SlowWatcherTimeout (5 s) while events wait for it (a write to
-// its connection blocks that long: each write has that deadline)
-// is ended without an ERROR event, its storage watch released, logged and
+// its connection blocks that long; a watchdog timer then sets the write
+// deadline in the past) is ended without an ERROR event, its storage watch released, logged and
 // counted in listwatch_server_slow_watchers_ended_total, as Kubernetes ends a
 // watcher too slow for its cache; a client that takes anything, however
 // slowly, starts the time again. The client resumes

@@ -20,18 +20,24 @@ import (
 )
 
 // clientWriter is a ResponseWriter that honours write deadlines
-// (http.ResponseController.SetWriteDeadline) as a connection does: a
-// write its client has not taken by the deadline fails with
-// os.ErrDeadlineExceeded. take is the client: it returns when the client
-// has taken a line, or blocks until its argument (a channel closed at the
-// deadline, never closed without one) is closed.
+// (http.ResponseController.SetWriteDeadline) as a connection does: once
+// a deadline passes, the write waiting and every later one fail with
+// os.ErrDeadlineExceeded. take is the client: it returns true when the
+// client has taken a line, or false once its argument (closed when a
+// deadline passes) is closed.
 type clientWriter struct {
-	header http.Header
-	take   func(expired <-chan struct{}) bool
-	lines  atomic.Int64
+	header  http.Header
+	take    func(expired <-chan struct{}) bool
+	lines   atomic.Int64
+	expired chan struct{}
+	once    sync.Once
 
-	mu       sync.Mutex
-	deadline time.Time
+	mu    sync.Mutex
+	timer *time.Timer // guarded by mu
+}
+
+func newClientWriter(take func(expired <-chan struct{}) bool) *clientWriter {
+	return &clientWriter{header: http.Header{}, take: take, expired: make(chan struct{})}
 }
 
 func (w *clientWriter) Header() http.Header { return w.header }
@@ -41,20 +47,17 @@ func (w *clientWriter) FlushError() error   { return nil }
 func (w *clientWriter) SetWriteDeadline(t time.Time) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.deadline = t
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	if !t.IsZero() {
+		w.timer = time.AfterFunc(time.Until(t), func() { w.once.Do(func() { close(w.expired) }) })
+	}
 	return nil
 }
 
 func (w *clientWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	dl := w.deadline
-	w.mu.Unlock()
-	expired := make(chan struct{})
-	if !dl.IsZero() {
-		t := time.AfterFunc(time.Until(dl), func() { close(expired) })
-		defer t.Stop()
-	}
-	if !w.take(expired) {
+	if !w.take(w.expired) {
 		return 0, os.ErrDeadlineExceeded
 	}
 	w.lines.Add(1)
@@ -81,17 +84,17 @@ func fakeWatch(n int) *watch.FakeWatcher {
 }
 
 // TestStalledWriteEndsWatch: a client that takes nothing while events
-// wait is ended after SlowWatcherTimeout by its write deadline, and the
-// storage watch is released; the request's goroutine is the only one the
+// wait is ended after SlowWatcherTimeout (the watchdog sets its write
+// deadline in the past), and the storage watch is released; the request's goroutine is the only one the
 // watch has, so nothing else is left to stop.
 func TestStalledWriteEndsWatch(t *testing.T) {
 	const slow = 50 * time.Millisecond
 	s, r := testServer(t, slow)
 	src := fakeWatch(50)
-	w := &clientWriter{header: http.Header{}, take: func(expired <-chan struct{}) bool {
+	w := newClientWriter(func(expired <-chan struct{}) bool {
 		<-expired
 		return false
-	}}
+	})
 	start := time.Now()
 	done := make(chan struct{})
 	go func() {
@@ -112,7 +115,7 @@ func TestFastWatcherGetsEverything(t *testing.T) {
 	s, r := testServer(t, time.Minute)
 	src := fakeWatch(50)
 	src.Stop()
-	w := &clientWriter{header: http.Header{}, take: func(<-chan struct{}) bool { return true }}
+	w := newClientWriter(func(<-chan struct{}) bool { return true })
 	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
 	require.Equal(t, int64(50), w.lines.Load())
 }
@@ -125,14 +128,14 @@ func TestSlowButReadingWatcherIsNotEnded(t *testing.T) {
 	s, r := testServer(t, 40*time.Millisecond)
 	src := fakeWatch(40)
 	src.Stop()
-	w := &clientWriter{header: http.Header{}, take: func(expired <-chan struct{}) bool {
+	w := newClientWriter(func(expired <-chan struct{}) bool {
 		select {
 		case <-time.After(10 * time.Millisecond): // the client's pace, not synchronisation
 			return true
 		case <-expired:
 			return false
 		}
-	}}
+	})
 	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
 	require.Equal(t, int64(40), w.lines.Load())
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,9 +29,8 @@ const maxBatchLines = 256
 // events that follow wait in the storage watch: lag is the storage's to
 // absorb (the cacher serves a lagging watcher from its history), and the
 // server adds no buffer of its own. The one slow-client policy is
-// Config.SlowWatcherTimeout: every write has a deadline of that long
-// (moved on as each line is taken), so a client that takes nothing for
-// that long while an event waits for it ends the stream without an
+// Config.SlowWatcherTimeout: a client that takes nothing for that long
+// while a write waits for it (see watchdog) ends the stream without an
 // ERROR event; the client resumes from the last RV it decoded, so nothing
 // is lost.
 //
@@ -139,23 +139,21 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 	r *resource, encode func(watch.Event) ([]byte, error)) {
 	defer src.Stop()
 	events := src.ResultChan()
-	dl := &deadline{timeout: s.cfg.SlowWatcherTimeout}
+	wd := &watchdog{timeout: s.cfg.SlowWatcherTimeout, rc: rc}
+	defer wd.stop()
 	for {
 		var ev watch.Event
 		var ok bool
 		select {
 		case ev, ok = <-events:
-		case <-dl.expiring():
-			dl.lift(rc) // nothing waits for the client
-			continue
 		case <-ctx.Done():
 			return
 		case <-s.closing:
 			return
 		}
-		more, err := s.writeBatch(w, rc, dl, events, ev, ok, r, encode)
+		more, err := s.writeBatch(w, rc, wd, events, ev, ok, r, encode)
 		if err != nil {
-			if dl.passed(err) {
+			if wd.stop() || errors.Is(err, os.ErrDeadlineExceeded) {
 				s.endSlowWatch(r)
 			} else {
 				s.log.Debug("watch ended: its client went away", "resource", r.Plural, "err", err)
@@ -171,7 +169,7 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 // writeBatch writes ev (ok false: src ended) and every event already
 // waiting in events, up to maxBatchLines, then flushes. more is false when
 // the stream is over: src ended or an ERROR event was written.
-func (s *Server) writeBatch(w http.ResponseWriter, rc *http.ResponseController, dl *deadline, events <-chan watch.Event,
+func (s *Server) writeBatch(w http.ResponseWriter, rc *http.ResponseController, wd *watchdog, events <-chan watch.Event,
 	ev watch.Event, ok bool, r *resource, encode func(watch.Event) ([]byte, error)) (more bool, err error) {
 	more = true
 	for n := 0; ; n++ {
@@ -184,7 +182,7 @@ func (s *Server) writeBatch(w http.ResponseWriter, rc *http.ResponseController, 
 			s.log.Error("watch event cannot be encoded", "resource", r.Plural, "err", err)
 			line, ev.Type = errorLine(apierrors.NewInternalError(err), r), watch.Error
 		}
-		dl.extend(rc)
+		wd.arm()
 		if _, err := w.Write(line); err != nil {
 			return false, err
 		}
@@ -202,8 +200,10 @@ func (s *Server) writeBatch(w http.ResponseWriter, rc *http.ResponseController, 
 		}
 		break
 	}
-	dl.extend(rc)
-	return more, rc.Flush()
+	wd.arm()
+	err = rc.Flush()
+	wd.disarm()
+	return more, err
 }
 
 // endSlowWatch logs and counts a watch ended by the slow-client policy.
@@ -211,4 +211,21 @@ func (s *Server) endSlowWatch(r *resource) {
 	s.log.Info("ending slow watch: its client took nothing for SlowWatcherTimeout while events waited",
 		"resource", r.Plural, "timeout", s.cfg.SlowWatcherTimeout)
 	s.metrics.terminatedWatch(r.Plural)
+}
+
+// deadline keeps a connection's write deadline between 0.9 and 1 times
+// timeout ahead of every write, moving it at most every timeout/10 (moving
+// it costs a timer update per call).
+type deadline struct {
+	timeout time.Duration
+	next    time.Time // when to move it again
+}
+
+func (d *deadline) extend(rc *http.ResponseController) {
+	now := time.Now()
+	if now.Before(d.next) {
+		return
+	}
+	_ = rc.SetWriteDeadline(now.Add(d.timeout))
+	d.next = now.Add(d.timeout / 10)
 }

@@ -1,65 +1,73 @@
 package server
 
 import (
-	"errors"
 	"net/http"
-	"os"
+	"sync"
 	"time"
 )
 
-// deadline is a watch's write deadline, SlowWatcherTimeout (timeout) long.
-// While the watch writes, it stays between 0.9 and 1 times timeout ahead
-// of every write, moved at most every timeout/10 (moving it costs a timer
-// update, over HTTP/2 also a message to the connection's goroutine). While
-// the watch waits for events it is lifted: over HTTP/2 a write deadline
-// is a timer that resets the stream when it fires, written to or not, so
-// a deadline left in place would end every watch idle for timeout.
-type deadline struct {
+// watchdog ends a watch whose client takes nothing for timeout
+// (SlowWatcherTimeout) while a write waits for it. It is armed while the
+// watch writes, moved on as lines are taken (at most every timeout/10),
+// and disarmed once a batch is flushed; when it fires it sets the
+// connection's write deadline in the past, which fails the write that
+// waits (over HTTP/2, resets the stream). No write deadline is set
+// otherwise: writing an event costs two timer updates, not a message to
+// an HTTP/2 connection's goroutine per deadline, and an idle watch has no
+// deadline that could fire (an HTTP/2 deadline resets its stream when it
+// passes, written to or not).
+type watchdog struct {
 	timeout time.Duration
-	next    time.Time // when to move it again; zero while lifted
-	at      time.Time // the deadline; zero while lifted
-	// expire fires 3/4 of timeout after the deadline was last moved, before
-	// the deadline itself; nil until the first write.
-	expire *time.Timer
+	rc      *http.ResponseController
+	next    time.Time   // when to move it on again; zero while disarmed
+	timer   *time.Timer // nil until the first write
+
+	mu    sync.Mutex
+	fired bool // guarded by mu
+	done  bool // guarded by mu: the watch has ended, rc is no longer its
 }
 
-// extend moves the deadline timeout ahead, unless it moved within
+// arm starts the timeout, or moves it on unless it moved within
 // timeout/10.
-func (d *deadline) extend(rc *http.ResponseController) {
+func (d *watchdog) arm() {
 	now := time.Now()
 	if now.Before(d.next) {
 		return
 	}
-	d.at = now.Add(d.timeout)
-	_ = rc.SetWriteDeadline(d.at)
 	d.next = now.Add(d.timeout / 10)
-	if d.expire == nil {
-		d.expire = time.NewTimer(d.timeout * 3 / 4)
-	} else {
-		d.expire.Reset(d.timeout * 3 / 4)
+	if d.timer == nil {
+		d.timer = time.AfterFunc(d.timeout, d.fire)
+		return
 	}
+	d.timer.Reset(d.timeout)
 }
 
-// expiring returns a channel that receives when the deadline is near and
-// should be lifted if nothing is being written; nil (never ready) before
-// the first write.
-func (d *deadline) expiring() <-chan time.Time {
-	if d.expire == nil {
-		return nil
+// disarm stops the timeout: nothing waits for the client.
+func (d *watchdog) disarm() {
+	if d.timer != nil {
+		d.timer.Stop()
 	}
-	return d.expire.C
+	d.next = time.Time{}
 }
 
-// lift removes the deadline; the next write sets it again.
-func (d *deadline) lift(rc *http.ResponseController) {
-	_ = rc.SetWriteDeadline(time.Time{})
-	d.next, d.at = time.Time{}, time.Time{}
+func (d *watchdog) fire() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done {
+		return
+	}
+	d.fired = true
+	_ = d.rc.SetWriteDeadline(time.Now().Add(-time.Second))
 }
 
-// passed reports whether a write failing now failed for the deadline:
-// over HTTP/2 a write whose frame still waits for the connection's
-// goroutine when the deadline resets the stream fails with "stream
-// closed", which does not say so.
-func (d *deadline) passed(err error) bool {
-	return errors.Is(err, os.ErrDeadlineExceeded) || (!d.at.IsZero() && !time.Now().Before(d.at))
+// stop ends the watchdog for good, before the request's response is
+// finished, and reports whether it fired.
+func (d *watchdog) stop() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.done = true
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	return d.fired
 }
