@@ -36,7 +36,7 @@ bench-scale:
 
 SCALE_HTTP_OBJECTS  ?= 10000
 SCALE_HTTP_WATCHERS ?= 100000
-SCALE_HTTP_STREAMS  ?= 1000
+SCALE_HTTP_STREAMS  ?= 100
 SCALE_HTTP_WRITES   ?= 10
 SCALE_HTTP_PERKEY   ?= false
 ## bench-scale-http: the HTTP server over a cacher of SCALE_HTTP_OBJECTS objects with SCALE_HTTP_WATCHERS HTTP watches of one namespace over h2c, SCALE_HTTP_STREAMS per connection (clients in a child process): the server's heap, stack and goroutines per watch, then p50/p99/max delivery of each of SCALE_HTTP_WRITES writes to all of them (SCALE_HTTP_PERKEY=true: each watch on one key)
