@@ -35,6 +35,7 @@ var (
 	scaleHTTPStreams  = flag.Int("scale.httpstreams", 100, "BenchmarkScaleHTTP: watches per HTTP/2 connection (the server's HTTP2MaxStreamsPerConnection)")
 	scaleHTTPWrites   = flag.Int("scale.httpwrites", 10, "BenchmarkScaleHTTP: writes whose delivery is timed, one at a time")
 	scaleHTTPProfile  = flag.String("scale.httpcpuprofile", "", "BenchmarkScaleHTTP: write the server process's CPU profile while the writes are made to this file")
+	scaleHTTPHeap     = flag.String("scale.httpmemprofile", "", "BenchmarkScaleHTTP: write the server process's heap profile, once the watches settled, to this file")
 	scaleHTTPPerKey   = flag.Bool("scale.httpperkey", false, "BenchmarkScaleHTTP: each watch on one object of its own (fieldSelector), not all on one namespace")
 )
 
@@ -314,6 +315,16 @@ func BenchmarkScaleHTTP(b *testing.B) {
 			}
 		}
 		after := liveHeap()
+		if *scaleHTTPHeap != "" {
+			f, err := os.Create(*scaleHTTPHeap)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
 		perWatcher := float64(int64(after)-int64(before)) / float64(w)
 		stackPer := float64(int64(stackInUse())-int64(stacks)) / float64(w)
 		goroutinesPer := float64(goruntime.NumGoroutine()-goroutines) / float64(w)
