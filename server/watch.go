@@ -36,8 +36,9 @@ const maxBatchLines = 256
 //
 // The stream also ends, cleanly, at timeoutSeconds (capped by
 // MaxWatchTimeout; a random time between half of it and all of it when
-// the client gives none), when the client goes away, when the storage watch ends
-// (after its ERROR event, if any), and when the Server is closed.
+// the client gives none), when the client goes away, when the storage
+// watch ends (after its ERROR event, if any), and when the Server is
+// closed.
 func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, p *request.ListParams) {
 	select {
 	case <-s.closing:
@@ -77,8 +78,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 	}
 	s.activeWatches.Add(1)
 	defer s.activeWatches.Add(-1)
-	rc := startStream(w)
-	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	rc := startStream(w) // no write deadline is set unless the watchdog ends the watch
 	if encode != nil {
 		s.pumpEncoded(ctx, w, rc, src, t.res, encode)
 		return
