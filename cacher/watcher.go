@@ -59,6 +59,9 @@ type watcher struct {
 	// result is full (the event then goes to input, which wakes the
 	// goroutine) and when the watcher leaves live dispatch.
 	direct bool
+	// held are the live events dispatch holds for the watcher while the
+	// feed batches (see registry.hold); dispatcher-owned.
+	held []*watchcache.Event
 
 	// result carries events to the client; closed by finish.
 	result chan watch.Event
