@@ -13,14 +13,14 @@ import (
 // hub is the cacher's live dispatch. It owns the dispatch lock (mu), the
 // registry of the watchers in live dispatch (with its key, index and shard
 // indexes and bookmark groups), the set of open watches, and the fields of
-// each watcher that dispatch writes (seq, slot, direct, lagFrom, parked,
+// each watcher that dispatch writes (seq, slot, direct, handoff, held, lagFrom, parked,
 // parkTimer): offering events, lagging a watcher out of live dispatch,
 // parking and waking it, bookmarks. It is the only code that takes mu.
 //
 // Two kinds of callers use it. The feed (the only writer of the cache)
 // changes the cache and dispatches the change atomically inside commit,
 // through a hubTx. A watcher calls the handful of methods that move it in
-// and out of live dispatch (open, join, goDirect, park, wakeAsync,
+// and out of live dispatch (open, join, park, wakeAsync,
 // queueBookmark, leave). Lock order: mu, then the cache's internal lock.
 type hub struct {
 	mu      sync.Mutex
@@ -159,16 +159,6 @@ func (h *hub) join(w *watcher, caughtUp func() bool) bool {
 	return true
 }
 
-// goDirect lets dispatch deliver straight to w's result again once nothing
-// is queued (see watcher.direct).
-func (h *hub) goDirect(w *watcher) {
-	h.lock()
-	if h.reg.has(w) && w.input.empty() {
-		w.direct = true
-	}
-	h.mu.Unlock()
-}
-
 // park parks w if it is idle in live dispatch: registered, nothing queued,
 // not lagged, ctx not ended; it then enters direct mode, and its deadline
 // bookmark, if any, wakes it (true: the calling goroutine must exit
@@ -182,7 +172,7 @@ func (h *hub) park(ctx context.Context, w *watcher) bool {
 	if !h.reg.has(w) || ctx.Err() != nil || len(w.lagged) != 0 || !w.input.empty() {
 		return false
 	}
-	w.direct = true
+	w.setDirect(true)
 	w.parked = true
 	if !w.bookmarkAt.IsZero() {
 		// The callback wakes w from a goroutine of its own: a fake clock

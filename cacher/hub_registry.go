@@ -126,7 +126,7 @@ func (r *registry) slotFor(w *watcher) slot {
 }
 
 func (r *registry) add(w *watcher) {
-	w.direct = w.input.empty()
+	w.setDirect(w.input.empty())
 	w.slot = r.slotFor(w)
 	r.all[w] = struct{}{}
 	if w.progressNotify && w.bookmarks {
@@ -160,7 +160,7 @@ func (r *registry) has(w *watcher) bool {
 }
 
 func (r *registry) remove(w *watcher) {
-	w.direct = false
+	w.setDirect(false)
 	if _, ok := r.all[w]; !ok {
 		return
 	}
