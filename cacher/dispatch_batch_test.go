@@ -160,3 +160,43 @@ func TestDispatchBatchLagsAtTheEventThatDoesNotFit(t *testing.T) {
 		t.Fatalf("%d events still held", len(w.held))
 	}
 }
+
+// Encoded watchers (WatchEncoded) that dispatch delivers a change to share
+// one wrapper of its object, also when a batch hands several over.
+func TestDispatchSharesEncodedWrappers(t *testing.T) {
+	f := newBatchFixture(t)
+	var ws []*watcher
+	for range 3 {
+		w := f.c.env.newWatcher("/widgets", storage.ListOptions{Recursive: true,
+			Predicate: storage.SelectionPredicate{GetAttrs: testapi.GetAttrs}})
+		w.encoded = true
+		f.c.hub.reg.add(w)
+		ws = append(ws, w)
+	}
+	f.apply()
+	f.c.hub.batch(true)
+	f.apply()
+	f.apply()
+	f.c.hub.batch(false)
+	var got [][]watch.Event
+	for _, w := range ws {
+		got = append(got, drainEvents(t, w))
+	}
+	for i := range 3 {
+		first, ok := got[0][i].Object.(*storage.EncodedObject)
+		if !ok {
+			t.Fatalf("event %d is a %T, want *storage.EncodedObject", i, got[0][i].Object)
+		}
+		for j := 1; j < len(ws); j++ {
+			if got[j][i].Object != first {
+				t.Fatalf("watchers 0 and %d got different wrappers of event %d", j, i)
+			}
+		}
+		if i > 0 && got[0][i-1].Object == first {
+			t.Fatalf("events %d and %d share a wrapper", i-1, i)
+		}
+	}
+	if n := len(f.c.hub.reg.wrappers.evs); n != 0 {
+		t.Fatalf("%d wrappers kept after the round", n)
+	}
+}

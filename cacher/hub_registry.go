@@ -78,6 +78,9 @@ type registry struct {
 	holding    []*watcher
 	heldEvents int
 	held       atomic.Bool
+	// wrappers are the round's shared wrappers of encoded watchers'
+	// objects (see sharedWrappers).
+	wrappers sharedWrappers
 }
 
 func newRegistry(cfg Config) *registry {
@@ -230,6 +233,7 @@ func (r *registry) dispatch(ev *watchcache.Event) int {
 		r.heldEvents++
 		r.held.Store(true)
 	}
+	defer r.wrappers.reset()
 	n := 0
 	visitOne := func(w *watcher) {
 		if w.seq == r.seq {
@@ -311,6 +315,7 @@ func (r *registry) flush() {
 	r.holding = r.holding[:0]
 	r.heldEvents = 0
 	r.held.Store(false)
+	r.wrappers.reset()
 }
 
 // lag takes w out of live dispatch: it has every event up to from queued

@@ -178,7 +178,7 @@ func (w *watcher) deliverNow(ev *watchcache.Event) bool {
 	if w.handled(ev.RV, ev.Key()) {
 		return true
 	}
-	out, ok := w.convert(ev)
+	out, ok := w.convertWith(ev, &w.env.hub.reg.wrappers)
 	if ok && (out.Type == watch.Error || !w.trySend(out, ev.RV)) {
 		// An error (an object that cannot be decoded) ends the watch,
 		// which the watcher's goroutine does (see deliver).
