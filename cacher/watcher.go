@@ -59,7 +59,10 @@ type watcher struct {
 	// and clears it when result is full (the event then goes to input,
 	// which wakes the goroutine) and when the watcher leaves live
 	// dispatch.
-	direct  bool
+	direct bool
+	// handoff is who delivers, as the goroutine and dispatch pass
+	// delivery between them without the goroutine taking hub.mu (see
+	// watcher_handoff.go).
 	handoff atomic.Int32
 	// held are the live events dispatch holds for the watcher while the
 	// feed batches (see registry.hold); dispatcher-owned.
