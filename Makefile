@@ -35,10 +35,13 @@ bench-scale:
 	$(GO) test -run '^$$' -bench 'Scale$$' -benchtime 1x -timeout 60m ./bench -args -scale.objects=$(SCALE_OBJECTS) -scale.watchers=$(SCALE_WATCHERS) -scale.encoded=$(SCALE_ENCODED) -scale.rejoin=$(SCALE_REJOIN)
 
 SCALE_HTTP_OBJECTS  ?= 10000
-SCALE_HTTP_WATCHERS ?= 18000
-## bench-scale-http: the HTTP server over a cacher of SCALE_HTTP_OBJECTS objects with SCALE_HTTP_WATCHERS idle HTTP watches, each on one key (clients in a child process): the server's heap, stack and goroutines per watch, one event's latency to its one watcher
+SCALE_HTTP_WATCHERS ?= 100000
+SCALE_HTTP_STREAMS  ?= 100
+SCALE_HTTP_WRITES   ?= 10
+SCALE_HTTP_PERKEY   ?= false
+## bench-scale-http: the HTTP server over a cacher of SCALE_HTTP_OBJECTS objects with SCALE_HTTP_WATCHERS HTTP watches of one namespace over h2c, SCALE_HTTP_STREAMS per connection (clients in a child process): the server's heap, stack and goroutines per watch, then p50/p99/max delivery of each of SCALE_HTTP_WRITES writes to all of them (SCALE_HTTP_PERKEY=true: each watch on one key)
 bench-scale-http:
-	$(GO) test -run '^$$' -bench ScaleHTTP -benchtime 1x -timeout 60m ./bench -args -scale.httpobjects=$(SCALE_HTTP_OBJECTS) -scale.httpwatchers=$(SCALE_HTTP_WATCHERS)
+	$(GO) test -run '^$$' -bench ScaleHTTP -benchtime 1x -timeout 60m ./bench -args -scale.httpobjects=$(SCALE_HTTP_OBJECTS) -scale.httpwatchers=$(SCALE_HTTP_WATCHERS) -scale.httpstreams=$(SCALE_HTTP_STREAMS) -scale.httpwrites=$(SCALE_HTTP_WRITES) -scale.httpperkey=$(SCALE_HTTP_PERKEY)
 K8SBENCHTIME ?= 500ms
 
 ## test-k8scompat: Kubernetes' own storage suite (k8s.io/apiserver v0.37.2) against listwatch, in the separate module k8scompat/
@@ -56,13 +59,14 @@ APISERVER_PROFILE  ?=
 bench-apiserver:
 	cd examples/apiserver && $(GO) test -run '^$$' -bench Apiserver -benchtime 1x -timeout 60m ./bench -args -apiserver.objects=$(APISERVER_OBJECTS) -apiserver.watchers=$(APISERVER_WATCHERS) -apiserver.cpuprofile=$(APISERVER_PROFILE)
 
-## bench-k8s: Kubernetes' own storage benchmarks on listwatch and on Kubernetes' etcd3 store and cacher, side by side
+## bench-k8s: Kubernetes' own storage benchmarks on listwatch and on Kubernetes' etcd3 store and cacher, side by side, ending with issue 25's goal 5 verdict
 bench-k8s:
-	cd k8scompat && $(GO) test -run '^$$' -bench 'WriteThroughput|StoreList' -benchtime $(K8SBENCHTIME) -timeout 60m ./bench | $(GO) run ./cmd/benchtable
+	set -o pipefail; cd k8scompat && $(GO) test -run '^$$' -bench 'WriteThroughput|StoreList' -benchtime $(K8SBENCHTIME) -timeout 60m ./bench | $(GO) run ./cmd/benchtable
 
-## bench-peer: listwatch's cacher and Kubernetes' cacher on the same workload in one run (fan-out, slow watchers, memory, lists, idle watchers), side by side
+K8SBENCH_PEER_RUNS ?= 3
+## bench-peer: listwatch's cacher and Kubernetes' cacher on the same workload in one process (fan-out, slow watchers, memory, lists, idle watchers), K8SBENCH_PEER_RUNS runs of each (3 unless set; the caches' order alternating), side by side; then issue 25's goals with each run's ratio and verdict, and the CPU profile summary of listwatch's 1,000-watcher fan-out (K8SBENCH_PEER_CPUPROFILE=dir keeps the profiles there); knobs in k8scompat/bench/doc.go
 bench-peer:
-	cd k8scompat && $(GO) test -run '^$$' -bench Peer -benchtime 1x -timeout 60m ./bench | $(GO) run ./cmd/benchtable
+	set -o pipefail; cd k8scompat && K8SBENCH_PEER_RUNS=$(K8SBENCH_PEER_RUNS) $(GO) test -run '^$$' -bench Peer -benchtime 1x -timeout 60m ./bench | $(GO) run ./cmd/benchtable
 
 ## bench: the benchmark tables (see README); one table per benchmark, one column per metric
 bench:

@@ -217,11 +217,14 @@ func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, pre
 	return nil
 }
 
-// GuaranteedUpdate implements storage.Interface; it writes to the storage.
-// Unlike Delete it does not start from the cache's copy: tryUpdate is
-// owed the object's current TTL, which only a read of etcd tells.
+// GuaranteedUpdate implements storage.Interface; it writes to the storage,
+// starting from the cache's copy of the object (see suggestion). The
+// storage tells tryUpdate a suggestion's TTL as 0 and its compare-and-swap
+// fails when the key has a lease, so tryUpdate runs again on the stored
+// state with the key's real TTL.
 func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
+	cachedExistingObject = c.suggestion(key, cachedExistingObject)
 	if err := c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject); err != nil {
 		return err
 	}
@@ -229,11 +232,13 @@ func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, destination r
 	return nil
 }
 
-// suggestion returns the object a delete of key starts from:
-// the cache's copy when it holds the key (and its content can be trusted),
-// else the caller's. The storage checks it with its compare-and-swap and
-// reads afresh only when it is stale, so a write whose object the cache
-// holds up to date costs one etcd round trip instead of two.
+// suggestion returns the object an update or delete of key starts from:
+// a deep copy of the cache's copy when it holds the key (and its content
+// can be trusted), else the caller's. The copy is the storage's to mutate
+// (tryUpdate may change its input); cached objects are shared. The storage
+// checks it with its compare-and-swap and reads afresh only when it is
+// stale, so a write whose object the cache holds up to date costs one etcd
+// round trip instead of two.
 func (c *Cacher) suggestion(key string, given runtime.Object) runtime.Object {
 	if _, ready := c.cache.RV(); !ready || !c.trusted() {
 		return given
@@ -243,7 +248,7 @@ func (c *Cacher) suggestion(key string, given runtime.Object) runtime.Object {
 		return given
 	}
 	if obj, err := el.Object(); err == nil {
-		return obj
+		return obj.DeepCopyObject()
 	}
 	return given
 }

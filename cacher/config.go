@@ -81,6 +81,10 @@ type Config struct {
 	// decoding per object read that no other reader holds at the time.
 	// Its objects must round-trip exactly, resourceVersion included.
 	Codec watchcache.Codec
+	// NoCompaction keeps decoded objects as the storage decoded them (see
+	// watchcache.Config.NoCompaction); by default the cache shares their
+	// repeated strings and maps and packs the rest.
+	NoCompaction bool
 	// ListPageSize is how many keys one page of the cacher's own list (the
 	// first, and every relist) reads from the storage; all pages are read
 	// at the first page's revision (0: DefaultListPageSize).
@@ -193,7 +197,7 @@ func (c Config) cacheConfig() watchcache.Config {
 	return watchcache.Config{KeyFunc: c.KeyFunc, GetAttrs: c.GetAttrs, Versioner: c.Versioner,
 		IndexLabels: c.IndexLabels, IndexFields: c.IndexFields, Window: c.HistoryWindow,
 		MinCapacity: c.HistoryMinCapacity, MaxCapacity: c.HistoryMaxCapacity,
-		MaxSnapshots: c.MaxSnapshots, Clock: c.Clock, Codec: c.Codec}
+		MaxSnapshots: c.MaxSnapshots, Clock: c.Clock, Codec: c.Codec, NoCompaction: c.NoCompaction}
 }
 
 func defaultKeyFunc(prefix string) func(runtime.Object) (string, error) {

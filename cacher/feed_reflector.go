@@ -151,6 +151,7 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 		return false, err
 	}
 	defer w.Stop()
+	defer c.hub.batch(false)
 	poke := c.clk.wall.NewTicker(50 * time.Millisecond)
 	defer poke.Stop()
 	c.wantProgress()
@@ -185,6 +186,9 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 				}
 				*pending = nil
 			}
+			// While more events wait, the hub holds deliveries to hand
+			// them over together (see hub.batching).
+			c.hub.batch(len(w.ResultChan()) > 0)
 			next, err := c.handleStorageEvent(ev, rv, &batch)
 			if err != nil {
 				return progressed, err

@@ -1,6 +1,8 @@
 package cacher
 
 import (
+	"sync/atomic"
+
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/watchcache"
@@ -64,6 +66,21 @@ type registry struct {
 	seq           uint64                             // dispatch round, to visit a watcher once per event
 	visited       uint64                             // watchers visited by dispatch, in total (cost measure)
 	metrics       Metrics
+
+	// hold (set by the hub's commit while the feed is batching) makes
+	// dispatch hold each delivery in the watcher's held list instead of
+	// offering it; flush offers them, each watcher's in order, so that
+	// its client is woken once for all of them. holding lists the
+	// watchers with held events, heldEvents counts the events dispatched
+	// since the last flush, and held reports (for a check without mu)
+	// whether anything is held.
+	hold       bool
+	holding    []*watcher
+	heldEvents int
+	held       atomic.Bool
+	// wrappers are the round's shared wrappers of encoded watchers'
+	// objects (see sharedWrappers).
+	wrappers sharedWrappers
 }
 
 func newRegistry(cfg Config) *registry {
@@ -112,7 +129,7 @@ func (r *registry) slotFor(w *watcher) slot {
 }
 
 func (r *registry) add(w *watcher) {
-	w.direct = w.input.empty()
+	w.setDirect(w.input.empty())
 	w.slot = r.slotFor(w)
 	r.all[w] = struct{}{}
 	if w.progressNotify && w.bookmarks {
@@ -146,7 +163,7 @@ func (r *registry) has(w *watcher) bool {
 }
 
 func (r *registry) remove(w *watcher) {
-	w.direct = false
+	w.setDirect(false)
 	if _, ok := r.all[w]; !ok {
 		return
 	}
@@ -212,6 +229,11 @@ func (r *registry) dispatch(ev *watchcache.Event) int {
 		return 0
 	}
 	r.seq++
+	if r.hold {
+		r.heldEvents++
+		r.held.Store(true)
+	}
+	defer r.wrappers.reset()
 	n := 0
 	visitOne := func(w *watcher) {
 		if w.seq == r.seq {
@@ -220,6 +242,14 @@ func (r *registry) dispatch(ev *watchcache.Event) int {
 		w.seq = r.seq
 		r.visited++
 		if !w.interested(ev) {
+			return
+		}
+		if r.hold {
+			if len(w.held) == 0 {
+				r.holding = append(r.holding, w)
+			}
+			w.held = append(w.held, ev)
+			n++
 			return
 		}
 		if w.offer(ev) {
@@ -260,6 +290,32 @@ func (r *registry) dispatch(ev *watchcache.Event) int {
 		}
 	}
 	return n
+}
+
+// flush offers the held deliveries (see hold), each watcher's in the order
+// dispatched; a watcher whose queue fills leaves live dispatch at the
+// event that did not fit, and the rest of its held events are dropped (it
+// catches up on them from the cache).
+func (r *registry) flush() {
+	if len(r.holding) == 0 {
+		r.heldEvents = 0
+		return
+	}
+	for _, w := range r.holding {
+		for _, ev := range w.held {
+			if !w.offer(ev) {
+				r.lag(w, ev.RV-1)
+				break
+			}
+		}
+		clear(w.held)
+		w.held = w.held[:0]
+	}
+	clear(r.holding)
+	r.holding = r.holding[:0]
+	r.heldEvents = 0
+	r.held.Store(false)
+	r.wrappers.reset()
 }
 
 // lag takes w out of live dispatch: it has every event up to from queued

@@ -21,8 +21,8 @@ import (
 // the delivery state and sends on result, which it closes when it exits,
 // except while direct is set: then the hub's dispatch (under hub.mu) owns
 // them and sends on result itself, without blocking. Otherwise the hub
-// writes only input, lagged, lagFrom, seq, slot, direct, parked and
-// parkTimer. Only the cacher's Watch creates watchers; their clients call
+// writes only input, lagged, lagFrom, seq, slot, direct, handoff, held,
+// parked and parkTimer. Only the cacher's Watch creates watchers; their clients call
 // ResultChan and Stop.
 type watcher struct {
 	env       *watcherEnv
@@ -54,11 +54,19 @@ type watcher struct {
 	slot    slot   // dispatcher-owned index position
 	// direct (guarded by hub.mu) lets the dispatcher deliver live events
 	// straight to result, saving the goroutine hop per event while the
-	// client keeps up. The goroutine sets it, holding hub.mu, when it is
-	// in live dispatch with nothing queued; the dispatcher clears it when
-	// result is full (the event then goes to input, which wakes the
-	// goroutine) and when the watcher leaves live dispatch.
+	// client keeps up. The dispatcher sets it when the goroutine offered
+	// delivery back with nothing queued (handoff, see watcher_handoff.go)
+	// and clears it when result is full (the event then goes to input,
+	// which wakes the goroutine) and when the watcher leaves live
+	// dispatch.
 	direct bool
+	// handoff is who delivers, as the goroutine and dispatch pass
+	// delivery between them without the goroutine taking hub.mu (see
+	// watcher_handoff.go).
+	handoff atomic.Int32
+	// held are the live events dispatch holds for the watcher while the
+	// feed batches (see registry.hold); dispatcher-owned.
+	held []*watchcache.Event
 
 	// result carries events to the client; closed by finish.
 	result chan watch.Event
@@ -143,11 +151,14 @@ func (w *watcher) matches(el *watchcache.Element) bool {
 // straight to result in direct mode, else to its input queue; false means
 // the queue is full.
 func (w *watcher) offer(ev *watchcache.Event) bool {
+	if !w.direct {
+		w.takeOffer()
+	}
 	if w.direct {
 		if w.deliverNow(ev) {
 			return true
 		}
-		w.direct = false
+		w.setDirect(false)
 	}
 	if !w.input.push(ev) {
 		return false
@@ -170,7 +181,7 @@ func (w *watcher) deliverNow(ev *watchcache.Event) bool {
 	if w.handled(ev.RV, ev.Key()) {
 		return true
 	}
-	out, ok := w.convert(ev)
+	out, ok := w.convertWith(ev, &w.env.hub.reg.wrappers)
 	if ok && (out.Type == watch.Error || !w.trySend(out, ev.RV)) {
 		// An error (an object that cannot be decoded) ends the watch,
 		// which the watcher's goroutine does (see deliver).
@@ -239,6 +250,14 @@ func (w *watcher) live(ctx context.Context) liveEnd {
 			w.bookmarkAt = time.Time{}
 			w.env.hub.queueBookmark(w, w.env.src.cacheRV)
 		case <-w.input.ready:
+			if !w.reclaim() {
+				// Dispatch delivers directly: a stale token, or parkLoop
+				// asking the goroutine to park.
+				if w.parkIfAsked(ctx) {
+					return liveParked
+				}
+				continue
+			}
 			batch = w.input.takeAll(batch)
 			if len(batch) == 0 {
 				// A stale token (what it announced was taken already), or
@@ -246,6 +265,7 @@ func (w *watcher) live(ctx context.Context) liveEnd {
 				if w.parkIfAsked(ctx) {
 					return liveParked
 				}
+				w.offerDirect()
 				continue
 			}
 			w.busy.Store(true)
@@ -254,7 +274,7 @@ func (w *watcher) live(ctx context.Context) liveEnd {
 					return liveEnded
 				}
 			}
-			w.env.hub.goDirect(w)
+			w.offerDirect()
 		case <-w.lagged:
 			if !w.drain(ctx, batch) {
 				return liveEnded

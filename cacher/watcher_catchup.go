@@ -43,6 +43,10 @@ func (w *watcher) catchUp(ctx context.Context) bool {
 			return false
 		case w.allHandled(evs):
 			if w.tryJoin() {
+				// Live: the catch-up slot Watch may have taken for it
+				// (it caught up from a shared read or the cache) is free.
+				w.env.src.releaseSlot(w.plan.slotHeld)
+				w.plan.slotHeld = false
 				return true
 			}
 			continue

@@ -57,7 +57,11 @@ func (w *watcher) markHandled(rv uint64, key string) {
 
 // convert derives the event this watcher sees from the change: a change
 // that makes an object (stop) match its predicate is an ADDED (DELETED).
-func (w *watcher) convert(ev *watchcache.Event) (watch.Event, bool) {
+func (w *watcher) convert(ev *watchcache.Event) (watch.Event, bool) { return w.convertWith(ev, nil) }
+
+// convertWith is convert; an encoded watcher takes the wrapper of the
+// change's current object from shared (nil: one of its own).
+func (w *watcher) convertWith(ev *watchcache.Event, shared *sharedWrappers) (watch.Event, bool) {
 	if !w.inScope(ev.Key()) {
 		return watch.Event{}, false
 	}
@@ -89,7 +93,7 @@ func (w *watcher) convert(ev *watchcache.Event) (watch.Event, bool) {
 			return watch.Event{}, false
 		}
 	}
-	return watch.Event{Type: typ, Object: w.carry(ev, el, obj)}, true
+	return watch.Event{Type: typ, Object: w.carry(ev, el, obj, shared)}, true
 }
 
 func (w *watcher) send(ctx context.Context, ev watch.Event, rv uint64) bool {
@@ -135,7 +139,7 @@ func (w *watcher) sendInitial(ctx context.Context) bool {
 			w.fail(ctx, err, "decode")
 			return false
 		}
-		if !w.send(ctx, watch.Event{Type: watch.Added, Object: w.carry(nil, el, obj)}, 0) {
+		if !w.send(ctx, watch.Event{Type: watch.Added, Object: w.carry(nil, el, obj, nil)}, 0) {
 			return false
 		}
 	}

@@ -196,6 +196,14 @@ type Config struct {
 	// the RLIMIT_NOFILE soft limit minus a reserve of a quarter of it (at
 	// least 256, at most half of it); negative means no limit.
 	MaxConnections int
+	// HTTP2MaxStreamsPerConnection bounds the requests (watches among
+	// them) one HTTP/2 connection carries at once, as kube-apiserver's
+	// --http2-max-streams-per-connection does. Serve speaks HTTP/2 over
+	// TLS (ALPN "h2") and over cleartext (h2c, with prior knowledge) as
+	// well as HTTP/1.1; over HTTP/2 many watches share one connection and
+	// each costs only its request's goroutine. 0 means net/http's default
+	// (250 in Go 1.26).
+	HTTP2MaxStreamsPerConnection int
 	// ReadyChecks are checks /readyz (and /healthz) run besides its own:
 	// ping, etcd (a quorum read through the first resource's storage), each
 	// resource's storage readiness and shutdown. A check named as a
@@ -210,9 +218,8 @@ type Config struct {
 	MaxRequestBodyBytes int64
 	// SlowWatcherTimeout is the server's one slow-client policy for
 	// watches: a watch whose client takes nothing for that long while
-	// events wait for it (its queue of watchQueueLines encoded events stays
-	// full, or one write to its connection blocks) is ended without an
-	// ERROR event, as Kubernetes ends a watcher too slow for its cache;
+	// events wait for it (one write to its connection blocks that long) is
+	// ended without an ERROR event, as Kubernetes ends a watcher too slow for its cache;
 	// the client resumes from the last RV it decoded and loses nothing.
 	// A client that lags but keeps reading is never ended: the cacher
 	// serves it from its history. 0 means DefaultSlowWatcherTimeout (5 s).

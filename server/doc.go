@@ -114,16 +114,23 @@
 // # Slow watch clients
 //
 // One policy, one knob: a watch whose client takes nothing for
-// Config.SlowWatcherTimeout (5 s) while events wait for it (its queue of
-// 1,024 encoded events stays full, or one write to its connection blocks)
-// is ended without an ERROR event, its storage watch released, logged and
+// Config.SlowWatcherTimeout (5 s) while events wait for it (a write to
+// its connection blocks that long; a watchdog timer then sets the write
+// deadline in the past) is ended without an ERROR event, its storage watch released, logged and
 // counted in listwatch_server_slow_watchers_ended_total, as Kubernetes ends a
 // watcher too slow for its cache; a client that takes anything, however
 // slowly, starts the time again. The client resumes
 // from the last RV it decoded and loses nothing (or gets 410 and relists
 // if that RV has left the history). Everything short of that is lag, and
 // lag is the storage's: the cacher never ends a watch, a watcher that
-// falls behind its live queue catches up from the cache's history.
+// falls behind its live queue catches up from the cache's history. The
+// server holds no queue of its own: a watch is served by its request's
+// goroutine alone, which takes events from the storage watch, encodes and
+// writes them, flushing once per batch of what was already waiting.
+// Over HTTP/2 (Serve speaks it over TLS and, as h2c, over cleartext) many
+// watches share one connection and that goroutine is all a watch costs;
+// over HTTP/1.1 each watch holds a connection, and net/http adds a
+// background reader goroutine per connection: two per watch.
 //
 // # Security and limits
 //
@@ -187,7 +194,7 @@
 //	server/auth        users, Authenticator (tokens, client certificates), Attributes and Authorizer, UserFrom, SelfSignedCertificate
 //	server/crdschema   a resource's structural schema: CheckStructural, validation (NewValidator, Errors), fieldValidation (FieldProblems, pruning)
 //	server/request     a list or watch's query parameters (ParseList, ListParams) with Kubernetes' ListOptions validation
-//	server/wire        the bytes written: the reflection-free JSON encoder (AppendJSON), a watch's bounded queue of lines (LineQueue)
+//	server/wire        the bytes written: the reflection-free JSON encoder (AppendJSON)
 //
 // # Not implemented
 //

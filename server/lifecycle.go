@@ -36,7 +36,9 @@ func (s *Server) Close() {
 // set, and there with AllowAnonymous unless the Authorizer denies
 // anonymous writes. It holds at most MaxConnections connections open,
 // headers must arrive within ReadHeaderTimeout, and idle keep-alive
-// connections close after IdleTimeout.
+// connections close after IdleTimeout. It speaks HTTP/1.1 and HTTP/2 (by
+// ALPN over TLS, with prior knowledge over cleartext: h2c), see
+// Config.HTTP2MaxStreamsPerConnection.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	if err := s.checkExposure(ctx, l); err != nil {
 		_ = l.Close()
@@ -46,9 +48,12 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		l = newConnLimitListener(l, n, s.log)
 	}
 	if s.cfg.TLS != nil {
-		l = tls.NewListener(l, s.cfg.TLS)
+		l = tls.NewListener(l, s.serveTLSConfig())
 	}
+	protocols, http2 := s.httpProtocols()
 	hs := &http.Server{
+		Protocols:         protocols,
+		HTTP2:             http2,
 		Handler:           s,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,

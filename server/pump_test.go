@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,100 +19,123 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
-// stalledWriter is a ResponseWriter whose first Write blocks until
-// release is closed, like a client that stopped reading.
-type stalledWriter struct {
+// clientWriter is a ResponseWriter that honours write deadlines
+// (http.ResponseController.SetWriteDeadline) as a connection does: once
+// a deadline passes, the write waiting and every later one fail with
+// os.ErrDeadlineExceeded. take is the client: it returns true when the
+// client has taken a line, or false once its argument (closed when a
+// deadline passes) is closed.
+type clientWriter struct {
 	header  http.Header
-	release chan struct{}
+	take    func(expired <-chan struct{}) bool
 	lines   atomic.Int64
+	expired chan struct{}
 	once    sync.Once
+
+	mu    sync.Mutex
+	timer *time.Timer // guarded by mu
 }
 
-func (w *stalledWriter) Header() http.Header { return w.header }
-func (w *stalledWriter) WriteHeader(int)     {}
-func (w *stalledWriter) Flush()              {}
-func (w *stalledWriter) Write(b []byte) (int, error) {
-	w.once.Do(func() { <-w.release })
+func newClientWriter(take func(expired <-chan struct{}) bool) *clientWriter {
+	return &clientWriter{header: http.Header{}, take: take, expired: make(chan struct{})}
+}
+
+func (w *clientWriter) Header() http.Header { return w.header }
+func (w *clientWriter) WriteHeader(int)     {}
+func (w *clientWriter) FlushError() error   { return nil }
+
+func (w *clientWriter) SetWriteDeadline(t time.Time) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	if !t.IsZero() {
+		w.timer = time.AfterFunc(time.Until(t), func() { w.once.Do(func() { close(w.expired) }) })
+	}
+	return nil
+}
+
+func (w *clientWriter) Write(b []byte) (int, error) {
+	if !w.take(w.expired) {
+		return 0, os.ErrDeadlineExceeded
+	}
 	w.lines.Add(1)
 	return len(b), nil
 }
 
-func testServer(tb testing.TB, buffer int, slow time.Duration) (*Server, *resource) {
+func testServer(tb testing.TB, slow time.Duration) (*Server, *resource) {
 	tb.Helper()
 	s := &Server{
-		cfg: Config{SlowWatcherTimeout: slow, WriteTimeout: time.Minute}, watchQueue: buffer,
+		cfg: Config{SlowWatcherTimeout: slow, WriteTimeout: time.Minute},
 		log: slog.New(slog.DiscardHandler), enc: &eventEncoder{}, closing: make(chan struct{}),
 	}
 	return s, &resource{Resource: Resource{Group: group, Version: "v1", Kind: "Widget", Plural: "widgets"},
 		gvString: "demo.listwatch.dev/v1", wire: newWireFormats("demo.listwatch.dev/v1", "Widget")}
 }
 
-func TestSlowWatcherIsEndedWithBoundedBuffer(t *testing.T) {
-	s, r := testServer(t, 2, 50*time.Millisecond)
-	src := watch.NewFakeWithChanSize(100, false)
-	for i := range 50 {
+// fakeWatch is a storage watch holding n ADDED events.
+func fakeWatch(n int) *watch.FakeWatcher {
+	src := watch.NewFakeWithChanSize(n, false)
+	for i := range n {
 		src.Add(testapi.MakeUnstructured("ns", fmt.Sprintf("w%d", i), nil))
 	}
-	w := &stalledWriter{header: http.Header{}, release: make(chan struct{})}
+	return src
+}
+
+// TestStalledWriteEndsWatch: a client that takes nothing while events
+// wait is ended after SlowWatcherTimeout (the watchdog sets its write
+// deadline in the past), and the storage watch is released; the request's goroutine is the only one the
+// watch has, so nothing else is left to stop.
+func TestStalledWriteEndsWatch(t *testing.T) {
+	const slow = 50 * time.Millisecond
+	s, r := testServer(t, slow)
+	src := fakeWatch(50)
+	w := newClientWriter(func(expired <-chan struct{}) bool {
+		<-expired
+		return false
+	})
+	start := time.Now()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		s.pump(context.Background(), w, http.NewResponseController(w), src, r)
 	}()
-	// The reader gives up on its own and releases the storage watch while
-	// the connection is still stalled.
-	require.Eventually(t, src.IsStopped, 5*time.Second, 5*time.Millisecond)
-	close(w.release)
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("pump did not end after the overflow")
+	case <-time.After(10 * time.Second):
+		t.Fatal("pump did not end its stalled watch")
 	}
-	// At most the stalled event, the buffer and the event being queued.
-	require.LessOrEqual(t, w.lines.Load(), int64(1+2+1))
+	require.GreaterOrEqual(t, time.Since(start), slow*9/10)
+	require.True(t, src.IsStopped(), "the storage watch is released")
+	require.Zero(t, w.lines.Load())
 }
 
 func TestFastWatcherGetsEverything(t *testing.T) {
-	s, r := testServer(t, 2, time.Minute)
-	src := watch.NewFakeWithChanSize(100, false)
-	for i := range 50 {
-		src.Add(testapi.MakeUnstructured("ns", fmt.Sprintf("w%d", i), nil))
-	}
+	s, r := testServer(t, time.Minute)
+	src := fakeWatch(50)
 	src.Stop()
-	w := &stalledWriter{header: http.Header{}, release: make(chan struct{})}
-	close(w.release)
+	w := newClientWriter(func(<-chan struct{}) bool { return true })
 	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
 	require.Equal(t, int64(50), w.lines.Load())
 }
 
-// tricklingWriter is a ResponseWriter that takes each write slowly, like
-// a client that keeps reading but slower than events come.
-type tricklingWriter struct {
-	header http.Header
-	lines  atomic.Int64
-}
-
-func (w *tricklingWriter) Header() http.Header { return w.header }
-func (w *tricklingWriter) WriteHeader(int)     {}
-func (w *tricklingWriter) Flush()              {}
-func (w *tricklingWriter) Write(b []byte) (int, error) {
-	time.Sleep(10 * time.Millisecond) // the client's pace, not synchronisation
-	w.lines.Add(1)
-	return len(b), nil
-}
-
 // TestSlowButReadingWatcherIsNotEnded: a client that takes a line every
-// 10 ms is never ended by a 40 ms SlowWatcherTimeout, although writing a
-// full queue of 10 lines takes it 100 ms: the policy is about a client
-// taking nothing, not about a queue staying full.
+// 10 ms is never ended by a 40 ms SlowWatcherTimeout, although writing
+// the 40 events waiting for it takes it 400 ms: the deadline moves on
+// with each line taken, the policy is about a client taking nothing.
 func TestSlowButReadingWatcherIsNotEnded(t *testing.T) {
-	s, r := testServer(t, 10, 40*time.Millisecond)
-	src := watch.NewFakeWithChanSize(100, false)
-	for i := range 40 {
-		src.Add(testapi.MakeUnstructured("ns", fmt.Sprintf("w%d", i), nil))
-	}
+	s, r := testServer(t, 40*time.Millisecond)
+	src := fakeWatch(40)
 	src.Stop()
-	w := &tricklingWriter{header: http.Header{}}
+	w := newClientWriter(func(expired <-chan struct{}) bool {
+		select {
+		case <-time.After(10 * time.Millisecond): // the client's pace, not synchronisation
+			return true
+		case <-expired:
+			return false
+		}
+	})
 	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
 	require.Equal(t, int64(40), w.lines.Load())
 }
@@ -120,7 +144,7 @@ func TestSlowButReadingWatcherIsNotEnded(t *testing.T) {
 // (storage.EncodedObject) share one line per event type, made once; an
 // unwrapped object is encoded per call.
 func TestEventEncoderSharesLines(t *testing.T) {
-	_, r := testServer(t, 1, time.Second)
+	_, r := testServer(t, time.Second)
 	e := &eventEncoder{}
 	obj := testapi.MakeUnstructured("ns", "a", nil)
 	shared := storage.NewEncodings("", nil)
@@ -163,7 +187,7 @@ func TestEventEncoderSharesLines(t *testing.T) {
 // object's JSON in the resource's format (a cacher with CacheCodec) gets
 // its line from those bytes, not from encoding the object.
 func TestEventEncoderUsesCachedJSON(t *testing.T) {
-	_, r := testServer(t, 1, time.Second)
+	_, r := testServer(t, time.Second)
 	codec := CacheCodec(r.Resource)
 	obj := testapi.MakeUnstructured("ns", "a", nil)
 	// Bytes that differ from obj's encoding show where the line came from.
@@ -183,7 +207,7 @@ func TestEventEncoderUsesCachedJSON(t *testing.T) {
 }
 
 func TestBookmarkEncoding(t *testing.T) {
-	_, r := testServer(t, 1, time.Second)
+	_, r := testServer(t, time.Second)
 	bm := &unstructured.Unstructured{}
 	bm.SetResourceVersion("42")
 	bm.SetAnnotations(map[string]string{"k8s.io/initial-events-end": "true"})

@@ -36,9 +36,6 @@ type Server struct {
 	closing chan struct{}
 	// activeWatches counts the watch streams being served.
 	activeWatches atomic.Int64
-	// watchQueue bounds each watch's queue of encoded events; 0 means
-	// watchQueueLines (tests make it small).
-	watchQueue int
 }
 
 // resource is a registered Resource with derived values.

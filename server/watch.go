@@ -1,51 +1,44 @@
 package server
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/server/request"
-	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
 
-// watchQueueLines is how many encoded events an HTTP watch holds between
-// its storage watch and its connection. Lag beyond it is the storage's to
-// absorb (the cacher serves a lagging watcher from its history); a client
-// that takes nothing while it is full meets Config.SlowWatcherTimeout.
-const watchQueueLines = 1024
+// maxBatchLines is the most events a watch writes before it flushes,
+// so that a steady stream still reaches its client in bounded batches.
+const maxBatchLines = 256
 
 // serveWatch streams the events of t's collection.
 //
-// Each watch has two goroutines: the request's, which writes encoded
-// events to the connection, and a reader that takes events from the
+// A watch costs one goroutine, the request's: it takes the events of the
 // storage watch, encodes them (sharing each event's line with the other
-// watchers of the change, see eventEncoder) and queues the bytes in a
-// wire.LineQueue of at most watchQueueLines events. The one slow-client
-// policy is Config.SlowWatcherTimeout: when the client takes nothing for
-// that long while events wait for it (the queue stays full, or a write to
-// the connection blocks), the reader stops the storage watch and the
-// stream ends without an ERROR event: the client resumes from the last RV
-// it decoded, so nothing is lost and the connection never holds more than
-// watchQueueLines events. Events are flushed as soon as no further event
-// is already queued, so a burst goes out in few writes while a lone event
-// is flushed at once.
+// watchers of the change, see eventEncoder) and writes them; it writes
+// every event already waiting, then flushes once, so a burst goes out in
+// few writes while a lone event is flushed at once. While it writes, the
+// events that follow wait in the storage watch: lag is the storage's to
+// absorb (the cacher serves a lagging watcher from its history), and the
+// server adds no buffer of its own. The one slow-client policy is
+// Config.SlowWatcherTimeout: a client that takes nothing for that long
+// while a write waits for it (see watchdog) ends the stream without an
+// ERROR event; the client resumes from the last RV it decoded, so nothing
+// is lost.
 //
 // The stream also ends, cleanly, at timeoutSeconds (capped by
 // MaxWatchTimeout; a random time between half of it and all of it when
-// the client gives none), when the client goes away, when the storage watch ends
-// (after its ERROR event, if any), and when the Server is closed.
+// the client gives none), when the client goes away, when the storage
+// watch ends (after its ERROR event, if any), and when the Server is
+// closed.
 func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, p *request.ListParams) {
 	select {
 	case <-s.closing:
@@ -85,8 +78,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 	}
 	s.activeWatches.Add(1)
 	defer s.activeWatches.Add(-1)
-	rc := startStream(w)
-	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	rc := startStream(w) // no write deadline is set unless the watchdog ends the watch
 	if encode != nil {
 		s.pumpEncoded(ctx, w, rc, src, t.res, encode)
 		return
@@ -135,146 +127,90 @@ func startStream(w http.ResponseWriter) *http.ResponseController {
 	return rc
 }
 
-// pump runs the reader goroutine and writes what it queues until the
-// stream ends; it returns after the reader has returned.
+// pump writes the events of src as the server's JSON lines until the
+// stream ends.
 func (s *Server) pump(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, src watch.Interface, r *resource) {
 	s.pumpEncoded(ctx, w, rc, src, r, func(ev watch.Event) ([]byte, error) { return s.enc.line(ev, r) })
 }
 
-// pumpEncoded is pump with the events encoded by encode.
+// pumpEncoded is pump with the events encoded by encode. It runs on the
+// request's goroutine and stops src when it returns.
 func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, src watch.Interface,
 	r *resource, encode func(watch.Event) ([]byte, error)) {
-	queueLines := cmp.Or(s.watchQueue, watchQueueLines)
-	queue := wire.NewLineQueue(queueLines)
-	done := make(chan struct{})
-	readerDone := make(chan struct{})
-	progress := make(chan struct{}, 1) // a token after each line the client took
-	var overflow atomic.Bool
-	stop := sync.OnceFunc(src.Stop)
-	go func() {
-		defer close(readerDone)
-		defer queue.Close()
-		if s.readEvents(src, r, encode, queue, progress, done) {
-			overflow.Store(true)
-			stop() // release the storage watch now, not when the connection gives up
-			s.endSlowWatch(r, "its queue of "+strconv.Itoa(queueLines)+" events stayed full")
-		}
-	}()
-	defer func() {
-		close(done)
-		stop()
-		<-readerDone
-	}()
-	dl := &deadline{timeout: s.cfg.SlowWatcherTimeout}
-	var batch [][]byte
+	defer src.Stop()
+	events := src.ResultChan()
+	wd := &watchdog{timeout: s.cfg.SlowWatcherTimeout, rc: rc}
+	defer wd.stop()
 	for {
+		var ev watch.Event
+		var ok bool
 		select {
-		case <-queue.Ready():
-			var closed bool
-			batch, closed = queue.Take(batch)
-			if overflow.Load() {
-				return
-			}
-			if len(batch) > 0 {
-				if err := writeLines(w, rc, dl, batch, progress); err != nil {
-					if errors.Is(err, os.ErrDeadlineExceeded) {
-						s.endSlowWatch(r, "a write to its connection blocked")
-					}
-					return // else the client went away
-				}
-			}
-			clear(batch)
-			if closed {
-				return
-			}
+		case ev, ok = <-events:
 		case <-ctx.Done():
 			return
 		case <-s.closing:
 			return
 		}
-	}
-}
-
-// writeLines writes lines, then flushes, each write under dl
-// (SlowWatcherTimeout from the previous one) and followed by a token in
-// progress, so that a slow client that keeps reading a large batch is
-// not ended.
-func writeLines(w http.ResponseWriter, rc *http.ResponseController, dl *deadline, lines [][]byte, progress chan struct{}) error {
-	for _, line := range lines {
-		dl.extend(rc)
-		if _, err := w.Write(line); err != nil {
-			return err
-		}
-		select {
-		case progress <- struct{}{}:
-		default:
-		}
-	}
-	return rc.Flush()
-}
-
-// endSlowWatch logs and counts a watch ended by the slow-client policy.
-func (s *Server) endSlowWatch(r *resource, why string) {
-	s.log.Info("ending slow watch: its client took nothing for SlowWatcherTimeout", "resource", r.Plural,
-		"why", why, "timeout", s.cfg.SlowWatcherTimeout)
-	s.metrics.terminatedWatch(r.Plural)
-}
-
-// readEvents moves events from src to queue until src ends or done is
-// closed. It reports true when it gave up because queue stayed full while
-// the writer took nothing (no token in progress) for SlowWatcherTimeout.
-func (s *Server) readEvents(src watch.Interface, r *resource, encode func(watch.Event) ([]byte, error),
-	queue *wire.LineQueue, progress <-chan struct{}, done <-chan struct{}) (overflowed bool) {
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		var ev watch.Event
-		select {
-		case e, ok := <-src.ResultChan():
-			if !ok {
-				return false
+		more, err := s.writeBatch(w, rc, wd, events, ev, ok, r, encode)
+		if err != nil {
+			if wd.stop() || errors.Is(err, os.ErrDeadlineExceeded) {
+				s.endSlowWatch(r)
+			} else {
+				s.log.Debug("watch ended: its client went away", "resource", r.Plural, "err", err)
 			}
-			ev = e
-		case <-done:
-			return false
+			return
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+// writeBatch writes ev (ok false: src ended) and every event already
+// waiting in events, up to maxBatchLines, then flushes. more is false when
+// the stream is over: src ended or an ERROR event was written.
+func (s *Server) writeBatch(w http.ResponseWriter, rc *http.ResponseController, wd *watchdog, events <-chan watch.Event,
+	ev watch.Event, ok bool, r *resource, encode func(watch.Event) ([]byte, error)) (more bool, err error) {
+	more = true
+	for n := 0; ; n++ {
+		if !ok {
+			more = false
+			break
 		}
 		line, err := encode(ev)
 		if err != nil {
 			s.log.Error("watch event cannot be encoded", "resource", r.Plural, "err", err)
 			line, ev.Type = errorLine(apierrors.NewInternalError(err), r), watch.Error
 		}
-		if !queue.TryPush(line) {
-			if timer == nil {
-				timer = time.NewTimer(s.cfg.SlowWatcherTimeout)
-			} else {
-				timer.Reset(s.cfg.SlowWatcherTimeout)
-			}
-			select { // a token from before the queue filled is no news
-			case <-progress:
-			default:
-			}
-			for pushed := false; !pushed; {
-				select {
-				case <-queue.Freed():
-					pushed = queue.TryPush(line)
-				case <-progress:
-					timer.Reset(s.cfg.SlowWatcherTimeout)
-				case <-done:
-					return false
-				case <-timer.C:
-					return true
-				}
-			}
-			timer.Stop()
+		wd.arm()
+		if _, err := w.Write(line); err != nil {
+			return false, err
 		}
 		if ev.Type == watch.Error {
-			return false
+			more = false
+			break
 		}
+		if n+1 == maxBatchLines {
+			break
+		}
+		select {
+		case ev, ok = <-events:
+			continue
+		default:
+		}
+		break
 	}
+	wd.arm()
+	err = rc.Flush()
+	wd.disarm()
+	return more, err
+}
+
+// endSlowWatch logs and counts a watch ended by the slow-client policy.
+func (s *Server) endSlowWatch(r *resource) {
+	s.log.Info("ending slow watch: its client took nothing for SlowWatcherTimeout while events waited",
+		"resource", r.Plural, "timeout", s.cfg.SlowWatcherTimeout)
+	s.metrics.terminatedWatch(r.Plural)
 }
 
 // deadline keeps a connection's write deadline between 0.9 and 1 times

@@ -19,19 +19,35 @@ func loaded(b *testing.B, n int) *Cache {
 	return c
 }
 
+// BenchmarkApply applies updates of 1 KiB widgets (their padding their
+// own) to a cache of 10,000, with and without compaction of each object.
 func BenchmarkApply(b *testing.B) {
-	c := loaded(b, 10_000)
-	objs := make([]runtime.Object, 1000)
-	for i := range objs {
-		objs[i] = widget("bench", fmt.Sprintf("obj-%05d", i*7), 1, map[string]string{"app": "app-1"})
-	}
-	rv := uint64(1)
-	b.ReportAllocs()
-	for b.Loop() {
-		rv++
-		if _, err := c.Apply(watchType("mod"), objs[rv%1000], rv); err != nil {
-			b.Fatal(err)
-		}
+	for _, compact := range []bool{true, false} {
+		b.Run(fmt.Sprintf("Compaction=%t", compact), func(b *testing.B) {
+			c, _ := newTestCache(b, func(cfg *Config) { cfg.NoCompaction = !compact })
+			objs, _ := decodedWorkload(b, 10_000, true)
+			if err := c.Replace(objs, 1); err != nil {
+				b.Fatal(err)
+			}
+			// Each object is applied once: the cache keeps what it is given.
+			updates, _ := decodedWorkload(b, 1000, true)
+			rv := uint64(100_000)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if i == len(updates) {
+					b.StopTimer()
+					updates, _ = decodedWorkload(b, 1000, true)
+					i = 0
+					b.StartTimer()
+				}
+				rv++
+				if _, err := c.Apply(watchType("mod"), updates[i], rv); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }
 

@@ -48,8 +48,10 @@ type Cache struct {
 	changed chan struct{}
 	// stats
 	resizes int
-	// labels makes cached objects with equal labels share one map.
+	// labels makes encoded elements with equal labels share one set.
 	labels labelInterner
+	// compactor rewrites decoded objects as they enter (Config.NoCompaction).
+	compactor compactor
 }
 
 // New returns an empty, not yet ready cache.
@@ -81,11 +83,11 @@ func (c *Cache) element(obj runtime.Object, hot bool) (*Element, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watchcache: key of %T: %w", obj, err)
 	}
-	if c.dec == nil {
-		// The element keeps the object: share its labels and names before
-		// GetAttrs, which usually returns the object's own map. An encoded
-		// element shares its label set below instead.
-		c.labels.intern(obj)
+	if c.dec == nil && !c.cfg.NoCompaction {
+		// The element keeps the object: make it smaller before GetAttrs,
+		// which usually returns the object's own (now shared) labels map.
+		// An encoded element shares its label set below instead.
+		c.compactor.compact(obj)
 	}
 	l, f, err := c.cfg.GetAttrs(obj)
 	if err != nil {

@@ -32,9 +32,14 @@
 // sync.RWMutex guards the cache and no method calls out while holding it,
 // except the Filter function of List, which must not call the cache.
 // Objects handed out are shared with the cache and must be treated as
-// read-only. So must objects handed in: Apply and Replace keep them, and
-// give objects with equal labels one shared labels map (memory: a small map
-// is about 300 bytes per object).
+// read-only, as Kubernetes' cacher requires of its objects. So must objects
+// handed in: Apply and Replace keep them and, in a cache without a Codec,
+// first rewrite them in place to take less memory (Config.NoCompaction
+// turns this off): strings and map[string]string values that repeat at the
+// same place across objects (namespaces, label sets, node names, images)
+// become one shared copy, and an object's other strings share one
+// allocation when that is smaller. No one else may read an object handed in
+// before Apply or Replace returns.
 //
 //	c := watchcache.New(watchcache.Config{KeyFunc: keyOf})
 //	_ = c.Replace(objs, 10)

@@ -54,15 +54,15 @@ func TestEqualLabelsShareOneMap(t *testing.T) {
 func TestLabelTableIsBounded(t *testing.T) {
 	var in labelInterner
 	for i := range maxInternedLabelSets + 10 {
-		in.intern(widget("ns", "w", 1, map[string]string{"i": fmt.Sprint(i)}))
+		in.share(map[string]string{"i": fmt.Sprint(i)})
 	}
 	if n := len(in.sets); n > maxInternedLabelSets {
 		t.Fatalf("%d label sets kept", n)
 	}
 }
 
-func TestInternConcurrently(t *testing.T) {
-	var in labelInterner
+func TestCompactConcurrently(t *testing.T) {
+	var in compactor
 	var wg sync.WaitGroup
 	objs := make([]*testapi.Widget, 200)
 	for i := range objs {
@@ -71,7 +71,7 @@ func TestInternConcurrently(t *testing.T) {
 	for g := range 4 {
 		wg.Go(func() {
 			for i := g; i < len(objs); i += 4 {
-				in.intern(objs[i])
+				in.compact(objs[i])
 			}
 		})
 	}
@@ -84,13 +84,13 @@ func TestInternConcurrently(t *testing.T) {
 }
 
 func TestNamesAreCanonical(t *testing.T) {
-	var in labelInterner
+	var in compactor
 	a := widget(strings.Clone("ns"), "a", 1, nil)
 	b := widget(strings.Clone("ns"), "b", 1, nil)
 	a.APIVersion, a.Kind = strings.Clone("demo/v1"), strings.Clone("Widget")
 	b.APIVersion, b.Kind = strings.Clone("demo/v1"), strings.Clone("Widget")
-	in.intern(a)
-	in.intern(b)
+	in.compact(a)
+	in.compact(b)
 	same := func(x, y string) bool { return x == y && unsafe.StringData(x) == unsafe.StringData(y) }
 	if !same(a.Namespace, b.Namespace) || !same(a.APIVersion, b.APIVersion) || !same(a.Kind, b.Kind) {
 		t.Fatalf("names not shared: %q %q %q", a.Namespace, a.APIVersion, a.Kind)

@@ -21,8 +21,10 @@ func liveHeap() int64 {
 
 // decodedWorkload returns n objects shaped as the benchmark workload's
 // (two labels, a node name, padded to about 1 KiB of JSON), decoded from
-// their JSON as the etcd3 store would, and their mean encoded size.
-func decodedWorkload(b *testing.B, n int) ([]k8sruntime.Object, float64) {
+// their JSON as the etcd3 store would, and their mean encoded size. With
+// distinct, each object's padding differs from every other's (as most
+// content of real objects differs); otherwise every object has the same.
+func decodedWorkload(b *testing.B, n int, distinct bool) ([]k8sruntime.Object, float64) {
 	objs := make([]k8sruntime.Object, n)
 	enc := 0
 	for i := range objs {
@@ -30,7 +32,11 @@ func decodedWorkload(b *testing.B, n int) ([]k8sruntime.Object, float64) {
 			"app": fmt.Sprintf("app-%d", i%10), "tier": fmt.Sprintf("tier-%d", (i/10)%10)})
 		w.Spec.NodeName = fmt.Sprintf("node-%d", i%100)
 		w.ResourceVersion = fmt.Sprint(100 + i)
-		w.Annotations = map[string]string{"bench.listwatch.dev/pad": strings.Repeat("x", 820)}
+		pad := strings.Repeat("x", 820)
+		if distinct {
+			pad = fmt.Sprintf("%08d", i) + pad[8:]
+		}
+		w.Annotations = map[string]string{"bench.listwatch.dev/pad": pad}
 		data, err := k8sruntime.Encode(testapi.Codec, w)
 		if err != nil {
 			b.Fatal(err)
@@ -45,28 +51,35 @@ func decodedWorkload(b *testing.B, n int) ([]k8sruntime.Object, float64) {
 
 // BenchmarkMemory reports the heap per object of the decoded objects alone
 // (objects-B/obj) and what a cache holding them adds (cache-B/obj; negative
-// when the cache's sharing of labels and names saves more than its own
-// structures cost), next to the encoded size.
+// when the cache's compaction saves more than its own structures cost),
+// next to the encoded size, with and without compaction, for objects whose
+// padding is the same or differs.
 func BenchmarkMemory(b *testing.B) {
 	const n = 20_000
-	var objB, cacheB, enc float64
-	for b.Loop() {
-		before := liveHeap()
-		objs, e := decodedWorkload(b, n)
-		mid := liveHeap()
-		c, _ := newTestCache(b, nil)
-		if err := c.Replace(objs, 1); err != nil {
-			b.Fatal(err)
+	for _, pad := range []string{"same", "distinct"} {
+		for _, compact := range []bool{true, false} {
+			b.Run(fmt.Sprintf("Padding=%s/Compaction=%t", pad, compact), func(b *testing.B) {
+				var objB, cacheB, enc float64
+				for b.Loop() {
+					before := liveHeap()
+					objs, e := decodedWorkload(b, n, pad == "distinct")
+					mid := liveHeap()
+					c, _ := newTestCache(b, func(cfg *Config) { cfg.NoCompaction = !compact })
+					if err := c.Replace(objs, 1); err != nil {
+						b.Fatal(err)
+					}
+					after := liveHeap()
+					runtime.KeepAlive(objs)
+					runtime.KeepAlive(c)
+					objB, cacheB, enc = float64(mid-before)/n, float64(after-mid)/n, e
+				}
+				b.ReportMetric(objB, "objects-B/obj")
+				b.ReportMetric(cacheB, "cache-B/obj")
+				b.ReportMetric(enc, "encoded-B/obj")
+				b.ReportMetric((objB+cacheB)/enc, "x-encoded")
+			})
 		}
-		after := liveHeap()
-		runtime.KeepAlive(objs)
-		runtime.KeepAlive(c)
-		objB, cacheB, enc = float64(mid-before)/n, float64(after-mid)/n, e
 	}
-	b.ReportMetric(objB, "objects-B/obj")
-	b.ReportMetric(cacheB, "cache-B/obj")
-	b.ReportMetric(enc, "encoded-B/obj")
-	b.ReportMetric((objB+cacheB)/enc, "x-encoded")
 }
 
 // BenchmarkMemoryEncoded reports the heap per object of a cache that keeps
@@ -77,7 +90,7 @@ func BenchmarkMemoryEncoded(b *testing.B) {
 	var perObj, enc float64
 	for b.Loop() {
 		before := liveHeap()
-		objs, e := decodedWorkload(b, n)
+		objs, e := decodedWorkload(b, n, false)
 		c, _ := newTestCache(b, func(cfg *Config) { cfg.Codec = RuntimeCodec{Codec: testapi.Codec, New: testapi.NewWidget} })
 		if err := c.Replace(objs, 1); err != nil {
 			b.Fatal(err)
@@ -90,4 +103,42 @@ func BenchmarkMemoryEncoded(b *testing.B) {
 	b.ReportMetric(perObj, "cache-B/obj")
 	b.ReportMetric(enc, "encoded-B/obj")
 	b.ReportMetric(perObj/enc, "x-encoded")
+}
+
+// BenchmarkCompact reports the cost of compacting one decoded object of
+// the benchmark workload (with distinct padding), once the compactor has
+// judged its places, next to decoding it.
+func BenchmarkCompact(b *testing.B) {
+	const n = 4096
+	objs, _ := decodedWorkload(b, n, true)
+	b.Run("Compact", func(b *testing.B) {
+		var c compactor
+		for _, o := range objs[:sampleSize*2] {
+			c.compact(o.DeepCopyObject())
+		}
+		copies := make([]k8sruntime.Object, n)
+		i := 0
+		for b.Loop() {
+			if i%n == 0 {
+				b.StopTimer()
+				for j := range copies {
+					copies[j] = objs[j].DeepCopyObject()
+				}
+				b.StartTimer()
+			}
+			c.compact(copies[i%n])
+			i++
+		}
+	})
+	b.Run("Decode", func(b *testing.B) {
+		data, err := k8sruntime.Encode(testapi.Codec, objs[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, _, err := testapi.Codec.Decode(data, nil, &testapi.Widget{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

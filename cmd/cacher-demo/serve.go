@@ -32,6 +32,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"read-only requests (watches excepted) served at once; past it 429 with Retry-After (0: no limit)")
 	maxMutating := fs.Int("max-mutating-requests-inflight", server.DefaultMaxMutatingRequestsInFlight,
 		"mutating requests served at once; past it 429 with Retry-After (0: no limit)")
+	h2Streams := fs.Int("http2-max-streams-per-connection", 0,
+		"requests (watches among them) one HTTP/2 connection carries at once (0: net/http's default, 250)")
 	var sec secureFlags
 	sec.register(fs)
 	var logs logFlags
@@ -39,8 +41,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *requestTimeout <= 0 || *slowWatcher <= 0 || *maxInflight < 0 || *maxMutating < 0 {
-		return fmt.Errorf("%w: --request-timeout and --slow-watcher-timeout must be positive, the in-flight limits 0 or more", errUsage)
+	if *requestTimeout <= 0 || *slowWatcher <= 0 || *maxInflight < 0 || *maxMutating < 0 || *h2Streams < 0 {
+		return fmt.Errorf("%w: --request-timeout and --slow-watcher-timeout must be positive, the in-flight limits and --http2-max-streams-per-connection 0 or more", errUsage)
 	}
 	logger, err := logs.logger(stderr)
 	if err != nil {
@@ -61,6 +63,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		c.SlowWatcherTimeout = *slowWatcher
 		c.MaxRequestsInFlight = unlimitedIfZero(*maxInflight)
 		c.MaxMutatingRequestsInFlight = unlimitedIfZero(*maxMutating)
+		c.HTTP2MaxStreamsPerConnection = *h2Streams
 		c.ReadyChecks = append(c.ReadyChecks, etcdReadyCheck(&etcdClient))
 	}
 	etcdTLS, err := sec.etcdTLS()

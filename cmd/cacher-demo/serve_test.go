@@ -72,7 +72,8 @@ func TestServeLogs(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		err := run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "-v", "2", "--log-format", "json",
-			"--request-timeout", "5s", "--slow-watcher-timeout", "3s", "--max-requests-inflight", "0"}, pw, &stderr)
+			"--request-timeout", "5s", "--slow-watcher-timeout", "3s", "--max-requests-inflight", "0",
+			"--http2-max-streams-per-connection", "1000"}, pw, &stderr)
 		pw.Close()
 		done <- err
 	}()

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -64,9 +66,15 @@ var backends = []backend{
 	{name: "k8s-cacher", cached: true, new: newK8sCacher},
 }
 
+// benchLog is the logger of listwatch's stores and caches in the
+// benchmarks: warnings and errors on stderr, without the informational
+// lines ("cacher: listed ...") that slog.Default would print among the
+// benchmark results that cmd/benchtable echoes.
+var benchLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
 func lwStore(b *testing.B, srv *embedtest.Server) *etcd3.Store {
 	s, err := etcd3.New(etcd3.Config{Client: srv.Client, Codec: codec, NewFunc: newPod, NewListFunc: newPodList,
-		ResourcePrefix: "/pods"})
+		ResourcePrefix: "/pods", Logger: benchLog})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,10 +98,14 @@ func newListwatchEtcd3(b *testing.B, srv *embedtest.Server) k8sstorage.Interface
 // (cacher.Config.Codec), asked for with K8SBENCH_LW_ENCODED=1.
 func lwEncoded() bool { return envString("K8SBENCH_LW_ENCODED", "") == "1" }
 
+// lwNoCompaction reports whether listwatch's cacher keeps decoded objects
+// as decoded (cacher.Config.NoCompaction), asked for with K8SBENCH_LW_NOCOMPACT=1.
+func lwNoCompaction() bool { return envString("K8SBENCH_LW_NOCOMPACT", "") == "1" }
+
 func newListwatchCacher(b *testing.B, srv *embedtest.Server) k8sstorage.Interface {
 	cfg := cacher.Config{Storage: lwStore(b, srv), ResourcePrefix: "/pods",
 		NewFunc: newPod, NewListFunc: newPodList, GetAttrs: podAttrs,
-		IndexFields: []string{"spec.nodeName", "metadata.namespace"}}
+		IndexFields: []string{"spec.nodeName", "metadata.namespace"}, NoCompaction: lwNoCompaction(), Logger: benchLog}
 	if lwEncoded() {
 		cfg.Codec = watchcache.RuntimeCodec{Codec: codec, New: newPod, Versioner: lwstorage.APIObjectVersioner{}}
 	}

@@ -40,17 +40,20 @@ func peerIdleWatcherCounts() []int {
 // watcher's receipt with all W registered.
 func BenchmarkPeerIdleWatchers(b *testing.B) {
 	klog.SetLogger(logr.Discard())
+	peerConfig()
 	objects := peerObjects()
 	for _, watchers := range peerIdleWatcherCounts() {
-		for _, be := range peerBackends() {
-			b.Run(fmt.Sprintf("Watchers=%d/Backend=%s", watchers, be.name), func(b *testing.B) {
-				srv := embedtest.Start(b)
-				primePods(b, srv, objects)
-				store := be.new(b, srv)
-				for range b.N {
-					idleWatchers(b, srv, store, objects, watchers)
-				}
-			})
+		for run := 1; run <= peerRuns(); run++ {
+			for _, be := range peerOrder(run) {
+				b.Run(peerName(fmt.Sprintf("Watchers=%d", watchers), be.name, run), func(b *testing.B) {
+					srv := embedtest.Start(b)
+					primePods(b, srv, objects)
+					store := be.new(b, srv)
+					for range b.N {
+						idleWatchers(b, srv, store, objects, watchers)
+					}
+				})
+			}
 		}
 	}
 }

@@ -35,7 +35,9 @@ import (
 // puts of encoded pods (neither store's write path is involved). The codec
 // is JSON, or protobuf with KUBE_TEST_API_TYPE=application/vnd.kubernetes.protobuf.
 // Sizes: K8SBENCH_PEER_OBJECTS (10000), K8SBENCH_PEER_UPDATES (2000),
-// K8SBENCH_PEER_WATCHERS (comma list, "10,100,1000").
+// K8SBENCH_PEER_WATCHERS (comma list, "10,100,1000"); K8SBENCH_PEER_RUNS
+// repeats each scenario with the caches' order alternating (peer_runs_test.go).
+// The knobs are listed in doc.go.
 //
 //	go test -run '^$' -bench Peer -benchtime 1x ./bench | go run ./cmd/benchtable
 
@@ -63,20 +65,41 @@ func peerWatcherCounts() []int {
 	return out
 }
 
-// padding makes a pod's encoding about 1 KiB.
+// padding makes a pod's encoding about 1 KiB. It is the same in every pod
+// unless K8SBENCH_PEER_DISTINCT=1 (see podPadding).
 var padding = strings.Repeat("x", 760)
+
+// distinctPadding makes each pod's padding differ from every other's, as
+// most of the content of real objects differs: a cache that shares equal
+// strings between objects saves nothing on it. It applies to the workload
+// of every scenario but BenchmarkPeerMemory, which measures both paddings.
+var distinctPadding = envString("K8SBENCH_PEER_DISTINCT", "") == "1"
+
+// podPadding is pod i's padding: the shared one, or one of its own if
+// distinct.
+func podPadding(i int, distinct bool) string {
+	if distinct {
+		return fmt.Sprintf("%06d", i) + padding[6:]
+	}
+	return padding
+}
 
 // sentAt is the annotation carrying the writer's clock at the put, in ns.
 const sentAt = "bench.listwatch.dev/sent"
 
-func peerPod(i int, sent time.Time) *example.Pod {
+// peerPod is pod i of the workload, sent at sent, padded as
+// K8SBENCH_PEER_DISTINCT says.
+func peerPod(i int, sent time.Time) *example.Pod { return paddedPod(i, sent, distinctPadding) }
+
+// paddedPod is pod i sent at sent, with a padding of its own if distinct.
+func paddedPod(i int, sent time.Time, distinct bool) *example.Pod {
 	return &example.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "example.apiserver.k8s.io/v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   fmt.Sprintf("ns-%d", i%50),
 			Name:        fmt.Sprintf("pod-%06d", i),
 			Labels:      map[string]string{"app": fmt.Sprintf("app-%d", i%20)},
-			Annotations: map[string]string{"pad": padding, sentAt: strconv.FormatInt(sent.UnixNano(), 10)},
+			Annotations: map[string]string{"pad": podPadding(i, distinct), sentAt: strconv.FormatInt(sent.UnixNano(), 10)},
 		},
 		Spec: example.PodSpec{NodeName: fmt.Sprintf("node-%d", i%100)},
 	}
@@ -92,8 +115,16 @@ func encodePod(b *testing.B, p *example.Pod) []byte {
 	return data
 }
 
-// primePods puts n pods straight into etcd and returns their mean encoded size.
+// primePods puts the workload's n pods straight into etcd and returns
+// their mean encoded size.
 func primePods(b *testing.B, srv *embedtest.Server, n int) float64 {
+	b.Helper()
+	return primePadded(b, srv, n, distinctPadding)
+}
+
+// primePadded puts n pods straight into etcd, each with a padding of its
+// own if distinct, and returns their mean encoded size.
+func primePadded(b *testing.B, srv *embedtest.Server, n int, distinct bool) float64 {
 	b.Helper()
 	ctx := context.Background()
 	total := 0
@@ -108,7 +139,7 @@ func primePods(b *testing.B, srv *embedtest.Server, n int) float64 {
 		ops = ops[:0]
 	}
 	for i := range n {
-		p := peerPod(i, time.Now())
+		p := paddedPod(i, time.Now(), distinct)
 		data := encodePod(b, p)
 		total += len(data)
 		ops = append(ops, clientv3.OpPut(podKey(p), string(data)))
@@ -124,6 +155,11 @@ func primePods(b *testing.B, srv *embedtest.Server, n int) float64 {
 type latencies struct {
 	mu  sync.Mutex
 	all []time.Duration
+}
+
+// newLatencies has room for n latencies.
+func newLatencies(n int) *latencies {
+	return &latencies{all: make([]time.Duration, 0, n)}
 }
 
 func (l *latencies) add(d []time.Duration) {
@@ -149,6 +185,9 @@ type fanoutRun struct {
 	// rate paces the writer (puts per second); 0 writes as fast as etcd
 	// acknowledges.
 	rate int
+	// profile, if set, is the file the process's CPU profile is written to
+	// from the first put to the last delivery.
+	profile string
 }
 
 type fanoutResult struct {
@@ -157,6 +196,7 @@ type fanoutResult struct {
 	cpu        time.Duration // process CPU time (user+system) over the run
 	fast, all  *latencies
 	terminated int
+	profiled   bool // the CPU profile at fanoutRun.profile is complete
 }
 
 // cpuTime is the process's user plus system CPU time so far.
@@ -180,7 +220,11 @@ func (r fanoutRun) run(b *testing.B, srv *embedtest.Server, store k8sstorage.Int
 		ResourceVersion: ""}, list); err != nil {
 		b.Fatal(err)
 	}
-	res := fanoutResult{fast: &latencies{}, all: &latencies{}}
+	// Sized for every delivery up front: grown by append, the two slices
+	// were copied over and over while the watchers finished, inside the
+	// measured window (runtime.memmove and latencies.add were 8% each of
+	// the CPU profile of the 1,000-watcher fan-out).
+	res := fanoutResult{fast: newLatencies((r.watchers - r.slow) * updates), all: newLatencies(r.watchers * updates)}
 	var delivered atomic.Int64
 	var terminated atomic.Int64
 	var wg sync.WaitGroup
@@ -234,6 +278,10 @@ func (r fanoutRun) run(b *testing.B, srv *embedtest.Server, store k8sstorage.Int
 	payloads := make([][]byte, updates)
 	keys := make([]string, updates)
 	rng := rand.New(rand.NewPCG(1, 2))
+	stopProfile := func() bool { return false }
+	if r.profile != "" {
+		stopProfile = startCPUProfile(b, r.profile)
+	}
 	start, cpuStart := time.Now(), cpuTime()
 	for i := range updates {
 		if r.rate > 0 {
@@ -256,6 +304,7 @@ func (r fanoutRun) run(b *testing.B, srv *embedtest.Server, store k8sstorage.Int
 			delivered.Load(), int64(updates)*int64(r.watchers))
 	}
 	res.elapsed, res.cpu = time.Since(start), cpuTime()-cpuStart
+	res.profiled = stopProfile()
 	res.delivered = delivered.Load()
 	res.terminated = int(terminated.Load())
 	return res
@@ -263,27 +312,35 @@ func (r fanoutRun) run(b *testing.B, srv *embedtest.Server, store k8sstorage.Int
 
 // BenchmarkPeerFanout: W watchers of every pod; one writer updates
 // K8SBENCH_PEER_UPDATES pods, as fast as etcd acknowledges (Writer=max) or
-// paced at 200 puts/s (Writer=200/s). Reported: events delivered per second
-// over the run (first put to last delivery), the latency from put to
+// paced at 200 puts/s (Writer=200/s), for each W of K8SBENCH_PEER_WATCHERS;
+// then the wide fan-out (fanoutScenarios). Reported: events delivered per
+// second over the run (first put to last delivery), the latency from put to
 // receipt, the process CPU time per delivered event, and how many watches
-// the cache ended.
+// the cache ended. The unpaced runs with 1,000 watchers write a CPU profile
+// per cache and run (peer_profile_test.go).
 func BenchmarkPeerFanout(b *testing.B) {
 	klog.SetLogger(logr.Discard())
-	objects, updates := peerObjects(), peerUpdates()
-	for _, rate := range []int{0, 200} {
-		writer := "max"
-		if rate > 0 {
-			writer = fmt.Sprintf("%d_per_s", rate)
-		}
-		for _, watchers := range peerWatcherCounts() {
-			for _, be := range peerBackends() {
-				b.Run(fmt.Sprintf("Writer=%s/Watchers=%d/Backend=%s", writer, watchers, be.name), func(b *testing.B) {
+	peerConfig()
+	objects := peerObjects()
+	var written profiles
+	defer written.print()
+	for _, sc := range fanoutScenarios() {
+		for run := 1; run <= peerRuns(); run++ {
+			for _, be := range peerOrder(run) {
+				b.Run(peerName(sc.name, be.name, run), func(b *testing.B) {
 					srv := embedtest.Start(b)
 					primePods(b, srv, objects)
 					store := be.new(b, srv)
+					fr := fanoutRun{watchers: sc.watchers, rate: sc.rate}
+					if sc.rate == 0 && sc.watchers == profiledWatchers {
+						fr.profile = fanoutProfilePath(b, be.name, sc.watchers, run)
+					}
 					var res fanoutResult
 					for range b.N {
-						res = fanoutRun{watchers: watchers, rate: rate}.run(b, srv, store, objects, updates)
+						res = fr.run(b, srv, store, objects, sc.updates)
+					}
+					if res.profiled {
+						written.add(be.name, fr.profile)
 					}
 					b.ReportMetric(float64(res.delivered)/res.elapsed.Seconds(), "events/s")
 					b.ReportMetric(ms(res.all.quantile(0.5)), "p50-ms")
@@ -298,25 +355,63 @@ func BenchmarkPeerFanout(b *testing.B) {
 	}
 }
 
+// fanoutScenario is one fan-out workload of BenchmarkPeerFanout.
+type fanoutScenario struct {
+	name                    string
+	rate, watchers, updates int
+}
+
+// fanoutScenarios are the fan-outs to run: each of K8SBENCH_PEER_WATCHERS
+// unpaced and at 200 puts/s with K8SBENCH_PEER_UPDATES updates, then the
+// wide fan-out that issue 25's goal 3 names, K8SBENCH_PEER_WIDE_WATCHERS
+// (10000; 0 leaves it out) unpaced with K8SBENCH_PEER_WIDE_UPDATES (500)
+// updates, named Wide/Writer=max/Watchers=W/Updates=U (so that patterns
+// such as 'PeerFanout/Writer=max/Watchers=1000' leave it out), unless
+// K8SBENCH_PEER_WATCHERS already has that many watchers.
+func fanoutScenarios() []fanoutScenario {
+	var out []fanoutScenario
+	counts := peerWatcherCounts()
+	for _, rate := range []int{0, 200} {
+		writer := "max"
+		if rate > 0 {
+			writer = fmt.Sprintf("%d_per_s", rate)
+		}
+		for _, watchers := range counts {
+			out = append(out, fanoutScenario{name: fmt.Sprintf("Writer=%s/Watchers=%d", writer, watchers),
+				rate: rate, watchers: watchers, updates: peerUpdates()})
+		}
+	}
+	wide, err := strconv.Atoi(envString("K8SBENCH_PEER_WIDE_WATCHERS", "10000"))
+	if err != nil || wide <= 0 || slices.Contains(counts, wide) {
+		return out
+	}
+	updates := envInt("K8SBENCH_PEER_WIDE_UPDATES", 500)
+	return append(out, fanoutScenario{name: fmt.Sprintf("Wide/Writer=max/Watchers=%d/Updates=%d", wide, updates),
+		watchers: wide, updates: updates})
+}
+
 // BenchmarkPeerSlowWatchers: 100 watchers, of which Slow sleep 5 ms per
 // event; reports how many watches the cache ends and the fast watchers'
 // latency (compare Slow=10 with Slow=0).
 func BenchmarkPeerSlowWatchers(b *testing.B) {
 	klog.SetLogger(logr.Discard())
+	peerConfig()
 	objects, updates := peerObjects(), peerUpdates()
 	for _, slow := range []int{0, 10} {
-		for _, be := range peerBackends() {
-			b.Run(fmt.Sprintf("Slow=%d/Backend=%s", slow, be.name), func(b *testing.B) {
-				srv := embedtest.Start(b)
-				primePods(b, srv, objects)
-				store := be.new(b, srv)
-				var res fanoutResult
-				for range b.N {
-					res = fanoutRun{watchers: 100, slow: slow, slowDelay: 5 * time.Millisecond}.run(b, srv, store, objects, updates)
-				}
-				b.ReportMetric(float64(res.terminated), "terminated")
-				b.ReportMetric(ms(res.fast.quantile(0.99)), "fast-p99-ms")
-			})
+		for run := 1; run <= peerRuns(); run++ {
+			for _, be := range peerOrder(run) {
+				b.Run(peerName(fmt.Sprintf("Slow=%d", slow), be.name, run), func(b *testing.B) {
+					srv := embedtest.Start(b)
+					primePods(b, srv, objects)
+					store := be.new(b, srv)
+					var res fanoutResult
+					for range b.N {
+						res = fanoutRun{watchers: 100, slow: slow, slowDelay: 5 * time.Millisecond}.run(b, srv, store, objects, updates)
+					}
+					b.ReportMetric(float64(res.terminated), "terminated")
+					b.ReportMetric(ms(res.fast.quantile(0.99)), "fast-p99-ms")
+				})
+			}
 		}
 	}
 }
@@ -346,27 +441,44 @@ func settledHeap() uint64 {
 	return last
 }
 
+// memoryPaddings are the paddings BenchmarkPeerMemory measures, whatever
+// K8SBENCH_PEER_DISTINCT says: the workload's padding, equal in every pod,
+// which a cache that shares equal strings stores once, and a padding of
+// each pod's own, which it cannot share (issue 25's goal 1 is judged on
+// that one).
+var memoryPaddings = []struct {
+	name     string
+	distinct bool
+}{{"shared", false}, {"distinct", true}}
+
 // BenchmarkPeerMemory: the Go heap a cache holds for its objects (the heap
 // after it is ready minus the heap before it was built, both after GC),
-// per object and as a multiple of the mean encoded size.
+// per object and as a multiple of the mean encoded size, for pods whose
+// padding is the same in all (Padding=shared) and for pods each with a
+// padding of its own (Padding=distinct).
 func BenchmarkPeerMemory(b *testing.B) {
 	klog.SetLogger(logr.Discard())
+	peerConfig()
 	for _, objects := range []int{peerObjects(), 5 * peerObjects()} {
-		for _, be := range peerBackends() {
-			b.Run(fmt.Sprintf("Objects=%d/Backend=%s", objects, be.name), func(b *testing.B) {
-				srv := embedtest.Start(b)
-				encoded := primePods(b, srv, objects)
-				var perObject float64
-				for range b.N {
-					before := settledHeap()
-					store := be.new(b, srv)
-					after := heapInUse()
-					runtime.KeepAlive(store)
-					perObject = (float64(after) - float64(before)) / float64(objects)
+		for _, pad := range memoryPaddings {
+			for run := 1; run <= peerRuns(); run++ {
+				for _, be := range peerOrder(run) {
+					b.Run(peerName(fmt.Sprintf("Objects=%d/Padding=%s", objects, pad.name), be.name, run), func(b *testing.B) {
+						srv := embedtest.Start(b)
+						encoded := primePadded(b, srv, objects, pad.distinct)
+						var perObject float64
+						for range b.N {
+							before := settledHeap()
+							store := be.new(b, srv)
+							after := heapInUse()
+							runtime.KeepAlive(store)
+							perObject = (float64(after) - float64(before)) / float64(objects)
+						}
+						b.ReportMetric(perObject, "B/obj")
+						b.ReportMetric(perObject/encoded, "x-encoded")
+					})
 				}
-				b.ReportMetric(perObject, "B/obj")
-				b.ReportMetric(perObject/encoded, "x-encoded")
-			})
+			}
 		}
 	}
 }
@@ -377,32 +489,35 @@ func BenchmarkPeerMemory(b *testing.B) {
 // time (user+system, so GC and the embedded etcd included) per list.
 func BenchmarkPeerList(b *testing.B) {
 	klog.SetLogger(logr.Discard())
+	peerConfig()
 	for _, objects := range []int{peerObjects(), 5 * peerObjects()} {
-		for _, be := range peerBackends() {
-			b.Run(fmt.Sprintf("Objects=%d/Backend=%s", objects, be.name), func(b *testing.B) {
-				srv := embedtest.Start(b)
-				primePods(b, srv, objects)
-				store := be.new(b, srv)
-				ctx := context.Background()
-				for _, mode := range strings.Split(envString("K8SBENCH_PEER_LISTMODES", "RV=0,RV=consistent,Paged=500"), ",") {
-					b.Run(mode, func(b *testing.B) {
-						for range 3 {
-							listAll(b, ctx, store, mode, objects)
-						}
-						var times []time.Duration
-						lists, cpuStart := max(11, b.N), cpuTime()
-						for range lists {
-							start := time.Now()
-							listAll(b, ctx, store, mode, objects)
-							times = append(times, time.Since(start))
-						}
-						cpu := cpuTime() - cpuStart
-						slices.Sort(times)
-						b.ReportMetric(ms(times[len(times)/2]), "ms/list")
-						b.ReportMetric(ms(cpu)/float64(lists), "cpu-ms/list")
-					})
-				}
-			})
+		for run := 1; run <= peerRuns(); run++ {
+			for _, be := range peerOrder(run) {
+				b.Run(peerName(fmt.Sprintf("Objects=%d", objects), be.name, run), func(b *testing.B) {
+					srv := embedtest.Start(b)
+					primePods(b, srv, objects)
+					store := be.new(b, srv)
+					ctx := context.Background()
+					for _, mode := range strings.Split(envString("K8SBENCH_PEER_LISTMODES", "RV=0,RV=consistent,Paged=500"), ",") {
+						b.Run(mode, func(b *testing.B) {
+							for range 3 {
+								listAll(b, ctx, store, mode, objects)
+							}
+							var times []time.Duration
+							lists, cpuStart := max(11, b.N), cpuTime()
+							for range lists {
+								start := time.Now()
+								listAll(b, ctx, store, mode, objects)
+								times = append(times, time.Since(start))
+							}
+							cpu := cpuTime() - cpuStart
+							slices.Sort(times)
+							b.ReportMetric(ms(times[len(times)/2]), "ms/list")
+							b.ReportMetric(ms(cpu)/float64(lists), "cpu-ms/list")
+						})
+					}
+				})
+			}
 		}
 	}
 }

@@ -21,8 +21,14 @@ import (
 // may be stale) or from a fresh read. Whenever a precondition or tryUpdate
 // fails on a state that was not read fresh, the key is re-read and the
 // step retried; the error is returned only when it holds on the current
-// state. The write is a compare-and-swap on the mod revision; on conflict
-// the state returned by the failed transaction is used for the next round.
+// state. The write is a compare-and-swap on the mod revision and the lease
+// of the state tryUpdate saw; on conflict the state returned by the failed
+// transaction is used for the next round.
+//
+// A suggestion carries no lease: tryUpdate is told TTL 0 and the write
+// requires the key to have no lease. A key that has one fails that
+// compare, so tryUpdate runs again on the state etcd returned, with the
+// key's real TTL.
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
 	etcdKey, err := s.prepareKey(key)
@@ -111,8 +117,10 @@ func (u *updater) apply(st *objState, preconditions *storage.Preconditions, tryU
 	return out, ttl, nil
 }
 
-// write stores data with a CAS on st.rev. It reports done after a
-// successful write (destination filled), or the fresh state on conflict.
+// write stores data with a CAS on st.rev and st.lease (the lease tryUpdate
+// was told about: none for a suggestion, whose lease is not known). It
+// reports done after a successful write (destination filled), or the fresh
+// state on conflict.
 func (u *updater) write(st *objState, data []byte, ttl *uint64) (bool, *objState, error) {
 	s := u.s
 	stored, err := s.toStorage(u.ctx, u.etcdKey, data)
@@ -131,7 +139,8 @@ func (u *updater) write(st *objState, data []byte, ttl *uint64) (bool, *objState
 		opts = append(opts, clientv3.WithIgnoreLease())
 	}
 	resp, err := s.kv.Txn(u.ctx).
-		If(clientv3.Compare(clientv3.ModRevision(u.etcdKey), "=", st.rev)).
+		If(clientv3.Compare(clientv3.ModRevision(u.etcdKey), "=", st.rev),
+			clientv3.Compare(clientv3.LeaseValue(u.etcdKey), "=", st.lease)).
 		Then(clientv3.OpPut(u.etcdKey, string(stored), opts...)).
 		Else(clientv3.OpGet(u.etcdKey)).
 		Commit()

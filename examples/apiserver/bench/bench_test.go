@@ -24,13 +24,14 @@ import (
 )
 
 var (
-	flagObjects  = flag.Int("apiserver.objects", 10000, "widgets listed (and cached) per storage")
-	flagWatchers = flag.String("apiserver.watchers", "200,1000,5000", "comma-separated watcher counts of the fan-out runs")
-	flagDuration = flag.Duration("apiserver.duration", 5*time.Second, "how long the writer writes in each fan-out run")
-	flagStorages = flag.String("apiserver.storages", "kubernetes,listwatch", "comma-separated storages, in the order they run")
-	flagChild    = flag.Bool("apiserver.child", false, "run the one storage of -apiserver.storages and print its result as JSON (set by the parent)")
-	flagResume   = flag.Int("apiserver.resume", 100, "watchers open across the restart run (0: no restart run)")
-	flagProfile  = flag.String("apiserver.cpuprofile", "", "directory to write a CPU profile of each fan-out run to (<storage>-<watchers>.pprof; the child process: server, etcd and clients)")
+	flagObjects   = flag.Int("apiserver.objects", 10000, "widgets listed (and cached) per storage")
+	flagWatchers  = flag.String("apiserver.watchers", "200,1000,5000", "comma-separated watcher counts of the fan-out runs (empty: none)")
+	flagDuration  = flag.Duration("apiserver.duration", 5*time.Second, "how long the writer writes in each fan-out run")
+	flagStorages  = flag.String("apiserver.storages", "kubernetes,listwatch", "comma-separated storages, in the order they run")
+	flagChild     = flag.Bool("apiserver.child", false, "run the one storage of -apiserver.storages and print its result as JSON (set by the parent)")
+	flagResume    = flag.Int("apiserver.resume", 100, "watchers open across the restart run (0: no restart run)")
+	flagServerLog = flag.Bool("apiserver.serverlog", false, "write the servers' warnings and errors to stderr")
+	flagProfile   = flag.String("apiserver.cpuprofile", "", "directory to write a CPU profile of each fan-out run to (<storage>-<watchers>.pprof; the child process: server, etcd and clients)")
 )
 
 // fanObjects is how many widgets the writer updates round robin.
@@ -44,6 +45,8 @@ type result struct {
 	ListBytes                    int
 	HeapPerObject                float64
 	ResumeWatchers, ResumeRelist int
+	// Resume is how the watchers settled after the restart.
+	Resume resumeSummary
 }
 
 type fanResult struct {
@@ -147,6 +150,9 @@ func runStorage(b *testing.B, kind server.Storage) result {
 	putWidgets(b, etcd.Client, "fan", fanObjects)
 	waitCount(b, rc, "fan", fanObjects)
 	for _, f := range strings.Split(*flagWatchers, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue // no fan-out run
+		}
 		w, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || w <= 0 {
 			b.Fatalf("bad -apiserver.watchers %q", *flagWatchers)
@@ -156,9 +162,10 @@ func runStorage(b *testing.B, kind server.Storage) result {
 	_ = ctx
 	if *flagResume > 0 {
 		res.ResumeWatchers = *flagResume
-		res.ResumeRelist = restartResume(b, &srv, kind, etcd.Endpoints, *flagResume, func(ns string, k int) {
+		res.Resume = restartResume(b, &srv, kind, etcd.Endpoints, *flagResume, func(ns string, k int) {
 			putWidgets(b, etcd.Client, ns, k)
 		})
+		res.ResumeRelist = res.Resume.relists()
 	}
 	return res
 }
@@ -300,68 +307,6 @@ func fanOut(b *testing.B, srv *running, w int) fanResult {
 	}
 }
 
-// restartResume keeps n watchers of the fan namespace open, restarts the
-// server while etcd moves on (writes elsewhere while no server runs), lets
-// each watcher resume from the last resourceVersion it saw, and returns how
-// many were told 410 Gone (and would have to relist).
-func restartResume(b *testing.B, srv **running, kind server.Storage, endpoints []string, n int, write func(ns string, k int)) int {
-	b.Helper()
-	lat := &latencies{}
-	ctx, cancel := context.WithCancel(context.Background())
-	rc := (*srv).client(b)
-	ws, done := openWatchers(b, ctx, *srv, "fan", currentRV(b, rc, "fan"), n, lat)
-	// The clients disconnect (a server's graceful shutdown waits for open
-	// watches), the server stops, etcd moves on.
-	cancel()
-	done.Wait()
-	(*srv).stop()
-	write("elsewhere", 1000)
-	*srv = startServer(b, kind, endpoints)
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-	var wg sync.WaitGroup
-	resumed := make([]*watcher, len(ws))
-	for i, w := range ws {
-		if i%100 == 0 {
-			rc = (*srv).client(b)
-		}
-		resumed[i] = &watcher{}
-		wg.Add(1)
-		go func(r *watcher, rv string, rc *rest.RESTClient) {
-			defer wg.Done()
-			_ = r.run(ctx, rc, "fan", rv, lat, func() {})
-		}(resumed[i], w.lastRV.Load().(string), rc)
-	}
-	// One change to the fan namespace: every resumed watcher either gets
-	// it or has been told 410.
-	rc = (*srv).client(b)
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"%d"}}}`, sentAnno, time.Now().UnixNano())
-	if _, err := rc.Patch(types.MergePatchType).AbsPath(fmt.Sprintf(widgetsPath, "fan") + "/w-000000").Body([]byte(patch)).DoRaw(ctx); err != nil {
-		b.Fatal(err)
-	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		settled := 0
-		for _, r := range resumed {
-			if r.gone.Load() || r.events.Load() > 0 {
-				settled++
-			}
-		}
-		if settled == len(resumed) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond) // polling flags
-	}
-	relists := 0
-	for _, r := range resumed {
-		if r.gone.Load() || r.events.Load() == 0 {
-			relists++
-		}
-	}
-	cancel()
-	wg.Wait()
-	return relists
-}
-
 func printTable(w io.Writer, results []result) {
 	if len(results) == 0 {
 		return
@@ -380,6 +325,7 @@ func printTable(w io.Writer, results []result) {
 		fmt.Fprintf(w, "| %s | %s | %s | %d | %.0f B | %d of %d |\n", r.Kind, ms(r.ListZero), ms(r.ListConsistent), r.ListBytes,
 			r.HeapPerObject, r.ResumeRelist, r.ResumeWatchers)
 	}
+	printResume(w, results)
 	if len(results) == 2 {
 		k, l := results[0], results[1]
 		if k.Kind == server.StorageListwatch {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/examples/apiserver/apis/widgets"
@@ -51,7 +53,7 @@ func startServer(b *testing.B, kind server.Storage, endpoints []string) *running
 		b.Fatal(err)
 	}
 	s, err := server.New(server.Options{EtcdServers: endpoints, Listener: ln, CertDir: b.TempDir(), Storage: kind,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: serverLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,14 +97,29 @@ func startServer(b *testing.B, kind server.Storage, endpoints []string) *running
 	return r
 }
 
+// serverLogger is the servers' logger: discarding, unless
+// -apiserver.serverlog asks for warnings and errors on stderr.
+func serverLogger() *slog.Logger {
+	if *flagServerLog {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
 // client returns a client with a connection of its own, established: client-go shares
 // one transport (so one HTTP/2 connection, up to its stream limit) among
 // clients of equal configuration, which would put the writer's requests
 // behind the watchers' flow-controlled streams; a dial function of its own
 // keeps a client out of that cache.
 func (r *running) client(b *testing.B) *rest.RESTClient {
+	return r.clientWith(b, nil)
+}
+
+// clientWith is client with its transport wrapped by wrap (nil: none).
+func (r *running) clientWith(b *testing.B, wrap transport.WrapperFunc) *rest.RESTClient {
 	cfg := rest.CopyConfig(r.cfg)
 	cfg.Dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+	cfg.WrapTransport = wrap
 	rc, err := rest.UnversionedRESTClientFor(cfg)
 	if err != nil {
 		b.Fatal(err)

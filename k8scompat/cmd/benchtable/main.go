@@ -4,7 +4,14 @@
 // cacher vs Kubernetes cacher) with the ratios listwatch / Kubernetes, and
 // the geometric mean of each ratio column. The tabled metrics are rates
 // (writes/s, list-objs/s, watch-events/s), so a ratio above 1 means listwatch
-// is faster.
+// is faster. A benchmark measured in several runs (a /Run=N element in its
+// name, as the peer benchmarks have) gets the mean of its runs in that table.
+//
+// After it come issue 25's goals: for the peer benchmarks (make bench-peer)
+// a table of each goal with every run's measure and whether it is met
+// (goals.go), then the CPU profile summary of listwatch's fan-out
+// (profile.go); for Kubernetes' own benchmarks (make bench-k8s) the verdict
+// of goal 5 (storelist_goal.go).
 //
 //	go test -run '^$' -bench . ./bench | go run ./cmd/benchtable
 package main
@@ -29,7 +36,13 @@ const (
 	k8sCache = "k8s-cacher"
 )
 
-var backendRE = regexp.MustCompile(`/Backend=([^/\s]+)`)
+var (
+	backendRE = regexp.MustCompile(`/Backend=([^/\s]+)`)
+	runRE     = regexp.MustCompile(`/Run=([0-9]+)`)
+	// configRE matches the configuration lines the peer benchmarks print
+	// ("peer-runs: 3", "peer-cpuprofile-listwatch-cacher: /tmp/...").
+	configRE = regexp.MustCompile(`^(peer-[a-z0-9-]+):\s*(.*)$`)
+)
 
 // tabled are the metrics put in the table, each with whether higher is
 // better: the writes, the objects listed (list-calls/s only repeats
@@ -56,10 +69,22 @@ func (r *row) value(backend string) (float64, bool) {
 	return r.sum[backend] / float64(r.n[backend]), true
 }
 
-// table collects rows in first-seen order.
+// table collects rows in first-seen order, and each run's values for the
+// goals.
 type table struct {
 	rows  map[string]*row
 	order []string
+	// samples are the values by benchmark (backend and run taken out of the
+	// name), run, backend and metric.
+	samples map[sampleKey]float64
+	// config holds the peer benchmarks' configuration lines, by key, in
+	// order.
+	config map[string][]string
+}
+
+// newTable is an empty table.
+func newTable() *table {
+	return &table{rows: map[string]*row{}, samples: map[sampleKey]float64{}, config: map[string][]string{}}
 }
 
 func (t *table) add(bench, metric, backend string, v float64) {
@@ -74,8 +99,13 @@ func (t *table) add(bench, metric, backend string, v float64) {
 	r.n[backend]++
 }
 
-// parseLine adds the metrics of one benchmark result line.
+// parseLine adds the metrics of one benchmark result line, or records one
+// configuration line of the peer benchmarks.
 func (t *table) parseLine(line string) {
+	if m := configRE.FindStringSubmatch(line); m != nil {
+		t.config[m[1]] = append(t.config[m[1]], strings.TrimSpace(m[2]))
+		return
+	}
 	f := strings.Fields(line)
 	if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
 		return
@@ -91,6 +121,11 @@ func (t *table) parseLine(line string) {
 		return
 	}
 	name := strings.TrimPrefix(strings.Replace(full, m[0], "", 1), "Benchmark")
+	run := 1
+	if r := runRE.FindStringSubmatch(name); r != nil {
+		run, _ = strconv.Atoi(r[1])
+		name = strings.Replace(name, r[0], "", 1)
+	}
 	for i := 2; i+1 < len(f); i += 2 {
 		v, err := strconv.ParseFloat(f[i], 64)
 		if err != nil {
@@ -101,6 +136,7 @@ func (t *table) parseLine(line string) {
 			continue
 		}
 		t.add(name, unit, m[1], v)
+		t.samples[sampleKey{bench: name, run: run, backend: m[1], metric: unit}] = v
 	}
 }
 
@@ -134,14 +170,25 @@ func (g *geomean) add(v float64) {
 	}
 }
 
-func (g geomean) String() string {
+// value is the geometric mean, if any value was added.
+func (g geomean) value() (float64, bool) {
 	if g.n == 0 {
-		return "-"
+		return 0, false
 	}
-	return fmt.Sprintf("%.2f (n=%d)", math.Exp(g.logSum/float64(g.n)), g.n)
+	return math.Exp(g.logSum / float64(g.n)), true
 }
 
-func (t *table) print(w io.Writer) {
+func (g geomean) String() string {
+	v, ok := g.value()
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f (n=%d)", v, g.n)
+}
+
+// print writes the side-by-side table and returns the geometric means of
+// the rate ratios of the etcd3 stores and of the caches.
+func (t *table) print(w io.Writer) (store, cache geomean) {
 	keys := append([]string(nil), t.order...)
 	sort.SliceStable(keys, func(i, j int) bool { return t.rows[keys[i]].bench < t.rows[keys[j]].bench })
 	fmt.Fprintf(w, "| benchmark | metric | listwatch etcd3 | k8s etcd3 | ratio | listwatch cacher | k8s cacher | ratio |\n")
@@ -160,10 +207,15 @@ func (t *table) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\ngeometric mean of listwatch/Kubernetes over the rates (/s): etcd3 store %s, cacher %s (above 1: listwatch faster);"+
 		" for ms, cpu-ns/event, cpu-ms/list, B/obj, x-encoded and terminated a ratio below 1 favours listwatch\n", gs, gc)
+	if t.runs() > 1 {
+		fmt.Fprintf(w, "each value is the mean over %d runs, each ratio the ratio of the means; each run's values are in the"+
+			" benchmark lines above, and the goals table gives each run's ratio\n", t.runs())
+	}
+	return gs, gc
 }
 
 func main() {
-	t := &table{rows: map[string]*row{}}
+	t := newTable()
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -180,5 +232,20 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println()
-	t.print(os.Stdout)
+	_, cacheMean := t.print(os.Stdout)
+	if t.hasPeer() {
+		fmt.Println()
+		t.printGoals(os.Stdout)
+	}
+	if t.hasStoreList() {
+		fmt.Println()
+		t.printStoreListGoal(os.Stdout, cacheMean)
+	}
+	if paths := t.config[profileKey]; len(paths) > 0 {
+		fmt.Println()
+		if err := printProfile(os.Stdout, paths); err != nil {
+			fmt.Fprintln(os.Stderr, "benchtable: CPU profile summary:", err)
+			os.Exit(1)
+		}
+	}
 }

@@ -11,7 +11,7 @@ BenchmarkStoreList/Backend=k8s-etcd3/Indexed=false/RV=/Scope=Cluster/Paginate=0-
 BenchmarkStoreList/Backend=listwatch-cacher/Indexed=true/RV=/Scope=Cluster/Paginate=0-2  5  1 ns/op  50 list-objs/s
 BenchmarkStoreList/Backend=k8s-cacher/Indexed=true/RV=/Scope=Cluster/Paginate=0-2  5  1 ns/op  100 list-objs/s
 PASS`
-	tb := &table{rows: map[string]*row{}}
+	tb := newTable()
 	for _, l := range strings.Split(in, "\n") {
 		tb.parseLine(l)
 	}
@@ -37,7 +37,7 @@ PASS`
 func TestTablePeerNames(t *testing.T) {
 	in := `BenchmarkPeerFanout/Watchers=10/Backend=listwatch-cacher-2  1  5 ns/op  300 events/s  2 p99-ms
 BenchmarkPeerFanout/Watchers=10/Backend=k8s-cacher-2  1  5 ns/op  100 events/s  4 p99-ms`
-	tb := &table{rows: map[string]*row{}}
+	tb := newTable()
 	for _, l := range strings.Split(in, "\n") {
 		tb.parseLine(l)
 	}
