@@ -1,12 +1,6 @@
 package cacher
 
-import (
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/listwatch/listwatch/storage"
-	"github.com/listwatch/listwatch/watchcache"
-)
+import "github.com/listwatch/listwatch/storage"
 
 // listPlan is what a GetList resolves to, with the etcd3 store's rules.
 type listPlan struct {
@@ -22,17 +16,4 @@ func (c *Cacher) planList(prefix string, opts storage.ListOptions) (listPlan, er
 		return listPlan{}, err
 	}
 	return listPlan{consistent: r.Consistent, minRV: r.MinRV, exact: r.Exact, startKey: r.StartKey}, nil
-}
-
-// setItems stores the elements' objects as the items of listObj.
-func setItems(listObj runtime.Object, items []*watchcache.Element) error {
-	objs := make([]runtime.Object, len(items))
-	for i, el := range items {
-		obj, err := el.Object()
-		if err != nil {
-			return err
-		}
-		objs[i] = obj
-	}
-	return meta.SetList(listObj, objs)
 }

@@ -175,22 +175,13 @@ func (c *Cacher) listFromStorage(ctx context.Context, key string, opts storage.L
 // prefill, it lists the cache and runs prefill meanwhile, and when the
 // cache already held that revision the prefilled answer stands (filled):
 // it holds every write finished before the request, and the etcd round
-// trip costs no time of its own.
+// trip costs no time of its own. An exact read overlaps its compaction
+// check with the list in the same way (listExact).
 func (c *Cacher) listFromCache(ctx context.Context, plan listPlan, q watchcache.ListOptions,
 	prefill func(watchcache.ListResult) error) (watchcache.ListResult, bool, error) {
 	switch {
 	case plan.exact > 0:
-		if err := c.waitFresh(ctx, plan.exact, c.cfg.FreshWaitTimeout); err != nil {
-			return watchcache.ListResult{}, false, err
-		}
-		if err := c.learnCompaction(ctx, plan.exact, true); err != nil {
-			return watchcache.ListResult{}, false, err
-		}
-		res, err := c.cache.List(plan.exact, watchcache.Exact, q)
-		if errors.Is(err, storage.ErrGone) {
-			return res, false, errDelegate
-		}
-		return res, false, err
+		return c.listExact(ctx, plan.exact, q, prefill)
 	case plan.consistent:
 		type current struct {
 			rv  uint64
@@ -233,6 +224,37 @@ func (c *Cacher) listFromCache(ctx context.Context, plan listPlan, q watchcache.
 	}
 	res, err := c.cache.List(plan.minRV, watchcache.NotOlderThan, q)
 	return res, false, err
+}
+
+// listExact reads the cache's state at exactly rv. Whether etcd has
+// compacted rv is asked of the storage (learnCompaction) while the cache
+// lists and prefill runs: the answer stands only when rv is still above
+// the compacted revision once the storage has answered, and errDelegate
+// sends a compacted rv (or one the cache no longer holds) to the storage,
+// whose answer is then 410 Gone.
+func (c *Cacher) listExact(ctx context.Context, rv uint64, q watchcache.ListOptions,
+	prefill func(watchcache.ListResult) error) (watchcache.ListResult, bool, error) {
+	if err := c.waitFresh(ctx, rv, c.cfg.FreshWaitTimeout); err != nil {
+		return watchcache.ListResult{}, false, err
+	}
+	learned := make(chan error, 1)
+	go func() { learned <- c.learnCompaction(ctx, rv, true) }()
+	res, err := c.cache.List(rv, watchcache.Exact, q)
+	filled := false
+	if err == nil && prefill != nil {
+		if err = prefill(res); err != nil {
+			// The answer is an error unless rv turns out compacted.
+			res = watchcache.ListResult{}
+		}
+		filled = err == nil
+	}
+	if lerr := <-learned; lerr != nil {
+		return watchcache.ListResult{}, false, lerr
+	}
+	if rv < c.cache.Compacted() || errors.Is(err, storage.ErrGone) {
+		return watchcache.ListResult{}, false, errDelegate
+	}
+	return res, filled, err
 }
 
 func (c *Cacher) cacheQuery(prefix string, opts storage.ListOptions, plan listPlan) watchcache.ListOptions {

@@ -3,6 +3,7 @@ package etcd3
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -43,9 +44,10 @@ type compactionTracker struct {
 	rev       int64
 	checkedAt time.Time
 	stale     bool
-	// inflight is the probe under way, if any; probedFrom is when the last
-	// completed probe started, and staleAt when invalidate was last called.
-	inflight   *probeCall
+	// inflight are the probes under way, oldest first (at most
+	// maxProbesInFlight); probedFrom is when the newest completed probe
+	// started, and staleAt when invalidate was last called.
+	inflight   []*probeCall
 	probedFrom time.Time
 	staleAt    time.Time
 }
@@ -82,11 +84,20 @@ func (t *compactionTracker) current() int64 {
 	return rev
 }
 
+// maxProbesInFlight bounds the probes under way at once. A refresh needs
+// a probe that started after it was called: with a second probe allowed,
+// a refresh that arrives while one is under way starts its own at once
+// instead of first waiting for that one, which keeps its wait near one
+// round trip, while later arrivals still share the newest probe.
+const maxProbesInFlight = 2
+
 // refresh returns the compacted revision as etcd knows it now: from a
 // probe that started after refresh was called. Concurrent refreshes share
-// such a probe instead of each making their own (a probe that started
-// before a caller asked may predate a compaction that caller must see, so
-// it waits for it and then shares or starts the next one).
+// such a probe instead of each making their own: a refresh waits for the
+// newest probe under way if it started after the refresh was called, and
+// otherwise starts one (a probe that started earlier may predate a
+// compaction the caller must see), unless maxProbesInFlight are under way,
+// in which case it waits for the oldest and looks again.
 func (t *compactionTracker) refresh(ctx context.Context) (int64, error) {
 	asked := time.Now()
 	for {
@@ -96,27 +107,36 @@ func (t *compactionTracker) refresh(ctx context.Context) (int64, error) {
 			t.mu.Unlock()
 			return rev, nil
 		}
-		if c := t.inflight; c != nil {
+		var wait *probeCall
+		if n := len(t.inflight); n > 0 && !t.inflight[n-1].started.Before(asked) {
+			wait = t.inflight[n-1]
+		} else if n >= maxProbesInFlight {
+			wait = t.inflight[0]
+		}
+		if wait != nil {
 			t.mu.Unlock()
 			select {
-			case <-c.done:
+			case <-wait.done:
 			case <-ctx.Done():
 				return t.known(), ctx.Err()
 			}
 			continue // its result, or the next probe's, is checked above
 		}
 		c := &probeCall{started: time.Now(), done: make(chan struct{})}
-		t.inflight = c
+		t.inflight = append(t.inflight, c)
 		known := t.rev
 		t.mu.Unlock()
 
 		rev, err := t.probe(ctx, known)
 
 		t.mu.Lock()
-		t.inflight = nil
+		t.inflight = slices.DeleteFunc(t.inflight, func(p *probeCall) bool { return p == c })
 		if err == nil {
 			t.rev = max(t.rev, rev)
-			t.checkedAt, t.probedFrom = time.Now(), c.started
+			t.checkedAt = time.Now()
+			if c.started.After(t.probedFrom) {
+				t.probedFrom = c.started
+			}
 			if t.staleAt.Before(c.started) {
 				t.stale = false
 			}
