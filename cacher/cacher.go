@@ -130,10 +130,11 @@ func (c *Cacher) Run(ctx context.Context) error {
 	c.runMu.Unlock()
 
 	defer c.watchTransformer()()
+	bookmarks := c.hub.bookmarkLoop(c.clk.sched, c.cfg.BookmarkInterval, c.cache.RV) // its schedule starts now
 	var own sync.WaitGroup
 	own.Go(func() { c.reflect(ctx) })
 	own.Go(func() { c.progressLoop(ctx) })
-	own.Go(func() { c.hub.bookmarkLoop(ctx, c.clk.sched, c.cfg.BookmarkInterval, c.cache.RV) })
+	own.Go(func() { bookmarks(ctx) })
 	own.Go(func() { c.consistencyLoop(ctx) })
 	own.Go(func() { c.hub.parkLoop(ctx, c.clk.sched, c.cfg.IdleWatcherParkDelay) })
 	<-ctx.Done()
@@ -218,13 +219,20 @@ func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, pre
 }
 
 // GuaranteedUpdate implements storage.Interface; it writes to the storage,
-// starting from the cache's copy of the object (see suggestion). The
-// storage tells tryUpdate a suggestion's TTL as 0 and its compare-and-swap
-// fails when the key has a lease, so tryUpdate runs again on the stored
-// state with the key's real TTL.
+// starting from the cache's copy of the object (see suggestion) unless the
+// caller set preconditions. The storage tells tryUpdate a suggestion's TTL
+// as 0 and its compare-and-swap fails when the key has a lease, so
+// tryUpdate runs again on the stored state with the key's real TTL.
+//
+// With preconditions the update reads etcd first, as before: a cached copy
+// one write behind can pass a resourceVersion precondition that the stored
+// object fails, and tryUpdate must not run when the stored object fails
+// them (storagetest's UpdatePreconditionResourceVersionFails).
 func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
-	cachedExistingObject = c.suggestion(key, cachedExistingObject)
+	if preconditions == nil || (preconditions.UID == nil && preconditions.ResourceVersion == nil) {
+		cachedExistingObject = c.suggestion(key, cachedExistingObject)
+	}
 	if err := c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject); err != nil {
 		return err
 	}

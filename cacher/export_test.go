@@ -19,3 +19,10 @@ func DropEventsForTest(c *Cacher, drop func(watch.EventType, runtime.Object) boo
 // RelistForTest makes c's reflector list again, as a consistency repair or
 // a transformer change does.
 func RelistForTest(c *Cacher) { c.askRelist(errRelist) }
+
+// LiveWatchersForTest is how many watchers are in c's live dispatch.
+func LiveWatchersForTest(c *Cacher) int {
+	c.hub.lock()
+	defer c.hub.mu.Unlock()
+	return len(c.hub.reg.all)
+}

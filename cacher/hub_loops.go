@@ -20,38 +20,43 @@ const bookmarkSlots = 60
 // BookmarkInterval is short (tests).
 const minBookmarkStep = 10 * time.Millisecond
 
-// bookmarkLoop sends each live watcher that allows bookmarks one at the
-// cache RV (cacheRV, read in the commit) about every interval
-// (Config.BookmarkInterval), as Kubernetes does: the interval is cut into
-// steps (bookmarkSlots, fewer when the interval is shorter than
+// bookmarkLoop returns the loop that sends each live watcher that allows
+// bookmarks one at the cache RV (cacheRV, read in the commit) about every
+// interval (Config.BookmarkInterval), as Kubernetes does: the interval is
+// cut into steps (bookmarkSlots, fewer when the interval is shorter than
 // bookmarkSlots·minBookmarkStep) and each watcher belongs to one (picked at
 // random when it is created, see registry.bookmarkSlots). Steps are counted
-// on the clock, not by ticks, so that a late or missed tick only delays
-// its step.
-func (h *hub) bookmarkLoop(ctx context.Context, clk clock.WithTicker, interval time.Duration, cacheRV func() (uint64, bool)) {
+// on the clock from the call, not by ticks, so that a late or missed tick
+// only delays its step. Run calls it before the cache can become ready, so
+// that the schedule's start does not depend on when the loop's goroutine
+// is first scheduled (a fake clock stepped right after WaitReady counts
+// from here); the loop runs until ctx ends.
+func (h *hub) bookmarkLoop(clk clock.WithTicker, interval time.Duration, cacheRV func() (uint64, bool)) func(ctx context.Context) {
 	steps := int64(max(min(interval/minBookmarkStep, bookmarkSlots), 1))
 	step := interval / time.Duration(steps)
 	t := clk.NewTicker(step)
-	defer t.Stop()
 	start := clk.Now()
-	var done int64 // steps handled since start
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
-		due := int64(clk.Since(start) / step)
-		done = max(done, due-steps) // a whole round at most
-		_ = h.commit(func(tx hubTx) error {
-			rv, ready := cacheRV()
-			for ; done < due; done++ {
-				for slot := int(done % steps); ready && slot < bookmarkSlots; slot += int(steps) {
-					tx.bookmark(slot, rv)
-				}
+	return func(ctx context.Context) {
+		defer t.Stop()
+		var done int64 // steps handled since start
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C():
 			}
-			return nil
-		})
+			due := int64(clk.Since(start) / step)
+			done = max(done, due-steps) // a whole round at most
+			_ = h.commit(func(tx hubTx) error {
+				rv, ready := cacheRV()
+				for ; done < due; done++ {
+					for slot := int(done % steps); ready && slot < bookmarkSlots; slot += int(steps) {
+						tx.bookmark(slot, rv)
+					}
+				}
+				return nil
+			})
+		}
 	}
 }
 
