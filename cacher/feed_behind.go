@@ -11,8 +11,10 @@ import (
 // One catch-up for the watchers that fell behind. A watcher that lagged
 // (a slow client) until its position left the cache's history cannot
 // replay from the cache; rather than one storage watch each, the first of
-// them starts a shared read from its position (from) up to the cache's
-// current revision (until): the state at from, listed at that exact
+// them starts a shared read from the oldest position among the watchers
+// out of live dispatch (from; they lag at different positions, and the
+// first to ask need not be the furthest behind) up to the cache's current
+// revision (until): the state at from, listed at that exact
 // revision in pages, and the storage's history after it, read through one
 // storage watch (feedGap), both applied to a cache of their own. Later
 // watchers whose position is within [from, until) replay it too, filtered
