@@ -11,8 +11,10 @@ import (
 // One catch-up for the watchers that fell behind. A watcher that lagged
 // (a slow client) until its position left the cache's history cannot
 // replay from the cache; rather than one storage watch each, the first of
-// them starts a shared read from its position (from) up to the cache's
-// current revision (until): the state at from, listed at that exact
+// them starts a shared read from the oldest position among the watchers
+// out of live dispatch (from; they lag at different positions, and the
+// first to ask need not be the furthest behind) up to the cache's current
+// revision (until): the state at from, listed at that exact
 // revision in pages, and the storage's history after it, read through one
 // storage watch (feedGap), both applied to a cache of their own. Later
 // watchers whose position is within [from, until) replay it too, filtered
@@ -32,24 +34,37 @@ const maxBehindEvents = 100_000
 // behindGap returns the shared read that can replay the events after pos
 // for a watcher that fell out of the cache's history, starting one if
 // none can; nil when none can be (the cache cannot take over after it, a
-// read failed recently, or too many are in flight).
+// read failed recently, or too many are in flight). A read it starts
+// begins at the oldest position among the watchers out of live dispatch
+// (see hub.oldestLagging), not at pos: watchers lag at different
+// positions, and the first to ask is not always the furthest behind.
 func (c *Cacher) behindGap(pos uint64) *gapHistory {
-	c.behindMu.Lock()
-	g := c.behind
-	if g != nil && (g.covers(pos) || g.failed.Load()) {
-		c.behindMu.Unlock()
-		if g.failed.Load() {
-			return nil // recently failed: do not hammer the storage
-		}
+	if g, ok := c.offeredBehind(pos); ok {
 		return g
 	}
+	// The hub's lock is not taken under behindMu: read the positions first.
 	until := c.cacheRV()
+	floor := max(c.cache.Compacted(), 1)
+	if until > maxBehindEvents {
+		floor = max(floor, until-maxBehindEvents)
+	}
+	from := pos
+	if oldest, ok := c.hub.oldestLagging(floor); ok {
+		from = min(from, oldest)
+	}
+	c.behindMu.Lock()
+	if g, ok := c.offeredBehindLocked(pos); ok {
+		c.behindMu.Unlock()
+		return g
+	}
+	until = c.cacheRV()
 	if c.behindReads >= maxBehindReads || !c.cacheHolds(until) || pos == 0 || pos >= until || pos < c.cache.Compacted() {
 		c.behindMu.Unlock()
 		return nil
 	}
+	from = max(from, c.cache.Compacted())
 	cfg := c.cfg.cacheConfig()
-	cfg.MinCapacity = int(min(until-pos+1, maxBehindEvents))
+	cfg.MinCapacity = int(min(until-from+1, maxBehindEvents))
 	cfg.MaxCapacity, cfg.MaxSnapshots, cfg.Window = maxBehindEvents, 1, gapTimeout+gapRetention
 	cache, err := watchcache.New(cfg)
 	if err != nil {
@@ -57,7 +72,7 @@ func (c *Cacher) behindGap(pos uint64) *gapHistory {
 		c.log.Warn("cacher: no shared catch-up for watchers that fell behind", "prefix", c.prefix, "err", err)
 		return nil
 	}
-	g = &gapHistory{cache: cache, from: pos, until: until}
+	g := &gapHistory{cache: cache, from: from, until: until}
 	c.behind = g
 	c.behindReads++
 	c.behindMu.Unlock()
@@ -65,6 +80,29 @@ func (c *Cacher) behindGap(pos uint64) *gapHistory {
 		return nil
 	}
 	return g
+}
+
+// offeredBehind returns the offered shared read if it can serve pos (ok,
+// g) or it failed recently (ok, nil: do not hammer the storage); !ok when
+// a read must be started.
+func (c *Cacher) offeredBehind(pos uint64) (*gapHistory, bool) {
+	c.behindMu.Lock()
+	defer c.behindMu.Unlock()
+	return c.offeredBehindLocked(pos)
+}
+
+// offeredBehindLocked is offeredBehind with behindMu held.
+func (c *Cacher) offeredBehindLocked(pos uint64) (*gapHistory, bool) {
+	g := c.behind
+	switch {
+	case g == nil:
+		return nil, false
+	case g.failed.Load():
+		return nil, true
+	case g.covers(pos):
+		return g, true
+	}
+	return nil, false
 }
 
 // startBehind starts reading the state at g.from and the history after

@@ -331,6 +331,24 @@ func (r *registry) lag(w *watcher, from uint64) {
 	r.metrics.WatcherLagged()
 }
 
+// oldestLagging returns the oldest position, at or after floor, at which an
+// open watcher left live dispatch and has not joined it again (see
+// registry.lag); false when there is none. Such a watcher has handled
+// every event up to it and catches up from there or later.
+func (h *hub) oldestLagging(floor uint64) (uint64, bool) {
+	h.lock()
+	defer h.mu.Unlock()
+	var oldest uint64
+	found := false
+	for w := range h.open {
+		if w.lagFrom < floor || h.reg.has(w) || (found && w.lagFrom >= oldest) {
+			continue
+		}
+		oldest, found = w.lagFrom, true
+	}
+	return oldest, found
+}
+
 // lagAll takes every live watcher out of live dispatch at from (the cache
 // was replaced after from).
 func (r *registry) lagAll(from uint64) {
