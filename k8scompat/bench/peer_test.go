@@ -485,8 +485,11 @@ func BenchmarkPeerMemory(b *testing.B) {
 
 // BenchmarkPeerList: lists of every pod at RV "0" and consistent (RV ""),
 // and a consistent list walked in pages of 500; the median time of a full
-// list over at least 11 lists (after 3 warm-up lists), and the process CPU
-// time (user+system, so GC and the embedded etcd included) per list.
+// list over at least 11 lists (after 3 warm-up lists), the process CPU
+// time (user+system, so GC and the embedded etcd included) per list, and
+// the GC's share (gcSample.report). It logs each list's time; with
+// K8SBENCH_PEER_LISTPROFILE=dir it writes the CPU profile of the timed
+// lists of each measurement to dir.
 func BenchmarkPeerList(b *testing.B) {
 	klog.SetLogger(logr.Discard())
 	peerConfig()
@@ -504,13 +507,23 @@ func BenchmarkPeerList(b *testing.B) {
 								listAll(b, ctx, store, mode, objects)
 							}
 							var times []time.Duration
-							lists, cpuStart := max(11, b.N), cpuTime()
+							var each []float64
+							var gcs []bool
+							lists := max(11, b.N)
+							if path := listProfilePath(b, b.Name()); path != "" {
+								defer startCPUProfile(b, path)()
+							}
+							gcStart, cpuStart := readGC(), cpuTime()
 							for range lists {
+								before := readGC()
 								start := time.Now()
 								listAll(b, ctx, store, mode, objects)
 								times = append(times, time.Since(start))
+								each, gcs = append(each, ms(times[len(times)-1])), append(gcs, before.gcDuring())
 							}
 							cpu := cpuTime() - cpuStart
+							gcStart.report(b, lists)
+							b.Logf("ms per list (* a GC cycle ended during it):%s", listTimes(each, gcs))
 							slices.Sort(times)
 							b.ReportMetric(ms(times[len(times)/2]), "ms/list")
 							b.ReportMetric(ms(cpu)/float64(lists), "cpu-ms/list")
