@@ -175,3 +175,47 @@ func TestCopySharedReportsItemType(t *testing.T) {
 		t.Fatalf("got %v, want errItemType", err)
 	}
 }
+
+// aheadOf returns items allocated ahead for a list of n widgets, already
+// allocated, and their first element's address.
+func aheadOf(n int) (*itemsAhead, *testapi.Widget) {
+	a := &itemsAhead{typ: reflect.TypeFor[[]testapi.Widget](), n: n, slack: n / aheadSlack, done: make(chan reflect.Value, 1)}
+	items := make([]testapi.Widget, n+a.slack)
+	a.done <- reflect.ValueOf(items)
+	return a, &items[0]
+}
+
+// The items allocated ahead fill the list when the walk finds about the
+// number expected, more or fewer within the slack; otherwise the list gets
+// items of its own, and either way holds every object in order.
+func TestSetItemsUsesItemsAhead(t *testing.T) {
+	const expected = 3 * fillChunk
+	for _, tc := range []struct {
+		found int
+		use   bool
+	}{{expected, true}, {expected - expected/aheadSlack, true}, {expected + expected/aheadSlack, true},
+		{expected + expected/aheadSlack + 1, false}, {expected / 2, false}} {
+		t.Run(fmt.Sprintf("found=%d", tc.found), func(t *testing.T) {
+			ahead, first := aheadOf(expected)
+			els := fillElements(tc.found, widgetAt)
+			list := &testapi.WidgetList{}
+			if err := setItemsAhead(list, els, ahead); err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != tc.found {
+				t.Fatalf("got %d items, want %d", len(list.Items), tc.found)
+			}
+			if used := &list.Items[0] == first; used != tc.use {
+				t.Fatalf("used the items allocated ahead: %v, want %v", used, tc.use)
+			}
+			for i := range list.Items {
+				if want := fmt.Sprintf("w-%06d", i); list.Items[i].Name != want {
+					t.Fatalf("item %d is %q, want %q", i, list.Items[i].Name, want)
+				}
+			}
+			if _, again := ahead.take(reflect.TypeFor[[]testapi.Widget](), tc.found); again {
+				t.Fatal("the items allocated ahead were handed out twice")
+			}
+		})
+	}
+}
