@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"runtime/metrics"
 	"strings"
 	"testing"
@@ -22,6 +24,21 @@ func listProfilePath(b *testing.B, name string) string {
 		return ""
 	}
 	return filepath.Join(dir, strings.NewReplacer("/", "-", "=", "").Replace(name)+".pprof")
+}
+
+// writeHeapProfile writes the heap profile (after a GC) to path, so that
+// what the GC must mark while the lists run can be read from it.
+func writeHeapProfile(b *testing.B, path string) {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Logf("no heap profile: %v", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Logf("heap profile %s: %v", path, err)
+	}
 }
 
 // gcSample reads the runtime's count of completed GC cycles and its

@@ -489,7 +489,7 @@ func BenchmarkPeerMemory(b *testing.B) {
 // time (user+system, so GC and the embedded etcd included) per list, and
 // the GC's share (gcSample.report). It logs each list's time; with
 // K8SBENCH_PEER_LISTPROFILE=dir it writes the CPU profile of the timed
-// lists of each measurement to dir.
+// lists of each measurement to dir, and the heap profile before them.
 func BenchmarkPeerList(b *testing.B) {
 	klog.SetLogger(logr.Discard())
 	peerConfig()
@@ -511,6 +511,7 @@ func BenchmarkPeerList(b *testing.B) {
 							var gcs []bool
 							lists := max(11, b.N)
 							if path := listProfilePath(b, b.Name()); path != "" {
+								writeHeapProfile(b, strings.TrimSuffix(path, ".pprof")+".heap")
 								defer startCPUProfile(b, path)()
 							}
 							gcStart, cpuStart := readGC(), cpuTime()
