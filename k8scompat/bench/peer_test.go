@@ -487,7 +487,8 @@ func BenchmarkPeerMemory(b *testing.B) {
 // and a consistent list walked in pages of 500; the median time of a full
 // list over at least 11 lists (after 3 warm-up lists), the process CPU
 // time (user+system, so GC and the embedded etcd included) per list, and
-// the GC's share (gcSample.report). It logs each list's time; with
+// the GC's share (gcSample.report), and the minor page faults per list
+// (memory the list's items got fresh from the kernel). It logs each list's time; with
 // K8SBENCH_PEER_LISTPROFILE=dir it writes the CPU profile of the timed
 // lists of each measurement to dir, and the heap profile before them.
 func BenchmarkPeerList(b *testing.B) {
@@ -514,7 +515,7 @@ func BenchmarkPeerList(b *testing.B) {
 								writeHeapProfile(b, strings.TrimSuffix(path, ".pprof")+".heap")
 								defer startCPUProfile(b, path)()
 							}
-							gcStart, cpuStart := readGC(), cpuTime()
+							gcStart, cpuStart, faultStart := readGC(), cpuTime(), minorFaults()
 							for range lists {
 								before := readGC()
 								start := time.Now()
@@ -524,6 +525,7 @@ func BenchmarkPeerList(b *testing.B) {
 							}
 							cpu := cpuTime() - cpuStart
 							gcStart.report(b, lists)
+							b.ReportMetric(float64(minorFaults()-faultStart)/float64(lists), "faults/list")
 							b.Logf("ms per list (* a GC cycle ended during it):%s", listTimes(each, gcs))
 							slices.Sort(times)
 							b.ReportMetric(ms(times[len(times)/2]), "ms/list")
