@@ -38,12 +38,6 @@ var errItemType = errors.New("cacher: list item type differs from the cached obj
 // runtime.Objects or RawExtensions, a convertible type) goes through
 // meta.SetList.
 func setItems(listObj apiruntime.Object, items []*watchcache.Element) error {
-	return setItemsAhead(listObj, items, nil)
-}
-
-// setItemsAhead is setItems using the items ahead allocated when they fit
-// (see allocAhead); ahead may be nil.
-func setItemsAhead(listObj apiruntime.Object, items []*watchcache.Element, ahead *itemsAhead) error {
 	ptr, err := meta.GetItemsPtr(listObj)
 	if err != nil {
 		return err
@@ -52,10 +46,7 @@ func setItemsAhead(listObj apiruntime.Object, items []*watchcache.Element, ahead
 	if slice.Kind() != reflect.Slice || slice.Type().Elem().Kind() != reflect.Struct {
 		return setItemsGeneric(listObj, items)
 	}
-	out, ok := ahead.take(slice.Type(), len(items))
-	if !ok {
-		out = reflect.MakeSlice(slice.Type(), len(items), len(items))
-	}
+	out := reflect.MakeSlice(slice.Type(), len(items), len(items))
 	switch err := copyItems(out, items); {
 	case errors.Is(err, errItemType):
 		return setItemsGeneric(listObj, items)

@@ -85,8 +85,7 @@ func setZero(dst runtime.Object) error {
 // ready, are served by the storage.
 func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
 	prefix := listPrefix(key, opts.Recursive)
-	ahead := c.allocAhead(listObj, prefix, opts)
-	fill := func(res watchcache.ListResult) error { return c.fillList(listObj, prefix, opts, res, ahead) }
+	fill := func(res watchcache.ListResult) error { return c.fillList(listObj, prefix, opts, res) }
 	res, filled, err := c.listCached(ctx, key, prefix, opts, fill)
 	if errors.Is(err, errDelegate) {
 		return c.listFromStorage(ctx, key, opts, listObj)
@@ -270,10 +269,9 @@ func (c *Cacher) cacheQuery(prefix string, opts storage.ListOptions, plan listPl
 	return q
 }
 
-// fillList writes a cache page into listObj with its RV and continue
-// token, into the items ahead allocated if they fit (ahead may be nil).
-func (c *Cacher) fillList(listObj runtime.Object, prefix string, opts storage.ListOptions, res watchcache.ListResult, ahead *itemsAhead) error {
-	if err := setItemsAhead(listObj, res.Items, ahead); err != nil {
+// fillList writes a cache page into listObj with its RV and continue token.
+func (c *Cacher) fillList(listObj runtime.Object, prefix string, opts storage.ListOptions, res watchcache.ListResult) error {
+	if err := setItems(listObj, res.Items); err != nil {
 		return err
 	}
 	next, remaining, err := c.listMeta(prefix, opts, res)
