@@ -17,7 +17,9 @@ import (
 // copy). No lookup, no predicate, no locking, no revision wait. Parts=2
 // copies the two halves on two goroutines. The source pods are allocated
 // one by one, as a cache's are, and stay live, so the GC sees a heap of a
-// cache's shape. It reports the median time of one list (ms/list, as
+// cache's shape (of a cache that does not compact its objects: its GC
+// costs more than listwatch's, so the allocating variants are an upper
+// bound on the floor, Reuse a lower one). It reports the median time of one list (ms/list, as
 // BenchmarkPeerList does) beside the mean (ns/op, GC included). Reuse
 // copies into the same slice every time: the copy alone, with no
 // allocation, zeroing or garbage (no cache can do that for its callers).
