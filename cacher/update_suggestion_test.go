@@ -260,3 +260,33 @@ func TestUpdateMutatingInputLeavesCacheAlone(t *testing.T) {
 		t.Errorf("cache's object changed by tryUpdate: labels %v, replicas %d", got.Labels, got.Spec.Replicas)
 	}
 }
+
+// An update through the cacher whose result is the object the cache holds
+// up to date (a re-applied patch) is settled by one read-only transaction
+// comparing etcd's revision and value: no read, tryUpdate once, no new
+// revision.
+func TestNoopUpdateFromCacheIsOneTxn(t *testing.T) {
+	c, reqs := countedCacher(t)
+	rv := createCached(t, c, "ns", "a", 0)
+
+	calls := 0
+	reapply := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		calls++
+		w := in.(*testapi.Widget)
+		w.Labels["app"] = "x" // already so
+		return w, nil, nil
+	}
+	gets0, txns0 := reqs.counts()
+	out := &testapi.Widget{}
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, reapply, nil); err != nil {
+		t.Fatal(err)
+	}
+	gets, txns := reqs.counts()
+	if gets-gets0 != 0 || txns-txns0 != 1 || calls != 1 {
+		t.Errorf("no-op update sent %d reads and %d transactions, ran tryUpdate %d times; want 0, 1, 1",
+			gets-gets0, txns-txns0, calls)
+	}
+	if got := rvOf(t, out); got != rv || out.Labels["app"] != "x" {
+		t.Errorf("update returned rv %d labels %v, want the stored object at rv %d", got, out.Labels, rv)
+	}
+}

@@ -23,7 +23,10 @@ import (
 // step retried; the error is returned only when it holds on the current
 // state. The write is a compare-and-swap on the mod revision and the lease
 // of the state tryUpdate saw; on conflict the state returned by the failed
-// transaction is used for the next round.
+// transaction is used for the next round. A result that encodes to the
+// bytes of a suggestion is confirmed with a read-only transaction that
+// compares the stored revision, lease and value (see confirmUnchanged)
+// rather than read back and decoded.
 //
 // A suggestion carries no lease: tryUpdate is told TTL 0 and the write
 // requires the key to have no lease. A key that has one fails that
@@ -63,15 +66,16 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 			return err
 		}
 		if !st.stale && st.rev != 0 && bytes.Equal(data, st.data) {
-			if !current {
-				// The suggestion may be stale: confirm against etcd.
-				if st, err = u.read(); err != nil {
-					return err
-				}
-				current = true
-				continue
+			if current {
+				return s.decodeInto(etcdKey, st.data, destination, st.rev)
 			}
-			return s.decodeInto(etcdKey, st.data, destination, st.rev)
+			// The suggestion may be stale: confirm against etcd.
+			done, next, err := u.confirmUnchanged(st, data)
+			if err != nil || done {
+				return err
+			}
+			st, current = next, true
+			continue
 		}
 		done, next, err := u.write(st, data, ttl)
 		if err != nil || done {
@@ -115,6 +119,39 @@ func (u *updater) apply(st *objState, preconditions *storage.Preconditions, tryU
 		return nil, nil, storage.NewInvalidObjError(u.key, fmt.Sprintf("preparing object for storage: %v", err))
 	}
 	return out, ttl, nil
+}
+
+// confirmUnchanged settles an update whose result encodes to the bytes of
+// a suggestion (st, not read from etcd): it is a no-op if etcd still holds
+// the suggestion's revision, without a lease, with exactly the value the
+// update would write. That is one read-only transaction (no raft entry, no
+// new revision) whose compares carry the value, instead of a read that
+// returns it to be decoded and compared here. It reports done (destination
+// filled, at the suggestion's revision) when the compares hold; otherwise
+// the current state, from the transaction's Else branch, to run the update
+// on. A value that differs only because the transformer does not encrypt
+// deterministically fails the compare too, and is settled on the state
+// returned, as a fresh read would be.
+func (u *updater) confirmUnchanged(st *objState, data []byte) (bool, *objState, error) {
+	s := u.s
+	stored, err := s.toStorage(u.ctx, u.etcdKey, data)
+	if err != nil {
+		return false, nil, err
+	}
+	resp, err := s.kv.Txn(u.ctx).
+		If(clientv3.Compare(clientv3.ModRevision(u.etcdKey), "=", st.rev),
+			clientv3.Compare(clientv3.LeaseValue(u.etcdKey), "=", st.lease),
+			clientv3.Compare(clientv3.Value(u.etcdKey), "=", string(stored))).
+		Else(clientv3.OpGet(u.etcdKey)).
+		Commit()
+	if err != nil {
+		return false, nil, s.interpret(u.ctx, err, u.key, 0, "update")
+	}
+	if !resp.Succeeded {
+		next, err := s.stateFromTxn(u.ctx, u.key, u.etcdKey, resp, u.dest, u.ignoreNotFound, false)
+		return false, next, err
+	}
+	return true, nil, s.decodeInto(u.etcdKey, data, u.dest, st.rev)
 }
 
 // write stores data with a CAS on st.rev and st.lease (the lease tryUpdate
