@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -25,8 +26,8 @@ import (
 // of the state tryUpdate saw; on conflict the state returned by the failed
 // transaction is used for the next round. A result that encodes to the
 // bytes of a suggestion is confirmed with a read-only transaction that
-// compares the stored revision, lease and value (see confirmUnchanged)
-// rather than read back and decoded.
+// compares the stored value and returns its revision (see
+// confirmUnchanged) rather than read back and decoded.
 //
 // A suggestion carries no lease: tryUpdate is told TTL 0 and the write
 // requires the key to have no lease. A key that has one fails that
@@ -123,15 +124,22 @@ func (u *updater) apply(st *objState, preconditions *storage.Preconditions, tryU
 
 // confirmUnchanged settles an update whose result encodes to the bytes of
 // a suggestion (st, not read from etcd): it is a no-op if etcd still holds
-// the suggestion's revision, without a lease, with exactly the value the
-// update would write. That is one read-only transaction (no raft entry, no
-// new revision) whose compares carry the value, instead of a read that
-// returns it to be decoded and compared here. It reports done (destination
-// filled, at the suggestion's revision) when the compares hold; otherwise
-// the current state, from the transaction's Else branch, to run the update
-// on. A value that differs only because the transformer does not encrypt
-// deterministically fails the compare too, and is settled on the state
-// returned, as a fresh read would be.
+// exactly the value the update would write, at the suggestion's revision.
+// That is one read-only transaction (no raft entry, no new revision) whose
+// compare carries the value and whose answer carries only the key's
+// revision (a keys-only get, which etcd answers from its index), instead of
+// a read that returns the value to be decoded and compared here. etcd
+// reads the key once per compare, so the revision is checked here rather
+// than compared. A lease is not checked: nothing is written, so whatever
+// lease the key has stays (as after a fresh read, the TTL tryUpdate returns
+// does not make a no-op a write).
+//
+// It reports done (destination filled, at the suggestion's revision) when
+// value and revision match; otherwise the current state to run the update
+// on: from the transaction's Else branch when the value differs (also the
+// case for a transformer that does not encrypt deterministically, settled
+// on that state as a fresh read would be), or from a read in the rare case
+// that the same bytes were written again since the suggestion.
 func (u *updater) confirmUnchanged(st *objState, data []byte) (bool, *objState, error) {
 	s := u.s
 	stored, err := s.toStorage(u.ctx, u.etcdKey, data)
@@ -139,9 +147,8 @@ func (u *updater) confirmUnchanged(st *objState, data []byte) (bool, *objState, 
 		return false, nil, err
 	}
 	resp, err := s.kv.Txn(u.ctx).
-		If(clientv3.Compare(clientv3.ModRevision(u.etcdKey), "=", st.rev),
-			clientv3.Compare(clientv3.LeaseValue(u.etcdKey), "=", st.lease),
-			clientv3.Compare(clientv3.Value(u.etcdKey), "=", string(stored))).
+		If(clientv3.Compare(clientv3.Value(u.etcdKey), "=", string(stored))).
+		Then(clientv3.OpGet(u.etcdKey, clientv3.WithKeysOnly())).
 		Else(clientv3.OpGet(u.etcdKey)).
 		Commit()
 	if err != nil {
@@ -151,7 +158,19 @@ func (u *updater) confirmUnchanged(st *objState, data []byte) (bool, *objState, 
 		next, err := s.stateFromTxn(u.ctx, u.key, u.etcdKey, resp, u.dest, u.ignoreNotFound, false)
 		return false, next, err
 	}
+	if kvs := rangeKVs(resp); len(kvs) != 1 || kvs[0].ModRevision != st.rev {
+		next, err := u.read()
+		return false, next, err
+	}
 	return true, nil, s.decodeInto(u.etcdKey, data, u.dest, st.rev)
+}
+
+// rangeKVs returns the key-values of a transaction's first operation, a get.
+func rangeKVs(resp *clientv3.TxnResponse) []*mvccpb.KeyValue {
+	if len(resp.Responses) == 0 || resp.Responses[0].GetResponseRange() == nil {
+		return nil
+	}
+	return resp.Responses[0].GetResponseRange().Kvs
 }
 
 // write stores data with a CAS on st.rev and st.lease (the lease tryUpdate

@@ -171,3 +171,62 @@ func TestNoopUpdateWithRandomizedTransformer(t *testing.T) {
 }
 
 func rvOfInt(t testing.TB, obj runtime.Object) int64 { return int64(rvOf(t, obj)) }
+
+// The same bytes written again after the suggestion (a newer revision with
+// an equal value) pass the value compare, but the update is not settled on
+// the suggestion: it returns the stored object at its current revision.
+func TestNoopUpdateOfRewrittenValueReturnsCurrentRevision(t *testing.T) {
+	s := newTestStore(t)
+	ctx := testCtx(t)
+	cached := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	kv := rawGet(t, s, "/widgets/ns/a").Kvs[0]
+	put, err := etcdServer.Client.Put(ctx, string(kv.Key), string(kv.Value))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := currentRev(t)
+
+	calls := 0
+	out := &testapi.Widget{}
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached); err != nil {
+		t.Fatal(err)
+	}
+	if got := rvOfInt(t, out); got != put.Header.Revision {
+		t.Errorf("returned rv %d, want the current mod revision %d (the suggestion's was %d)", got, put.Header.Revision, kv.ModRevision)
+	}
+	if after := currentRev(t); after != before || calls != 2 {
+		t.Errorf("etcd moved from revision %d to %d, tryUpdate ran %d times; want no write, twice", before, after, calls)
+	}
+}
+
+// A key with a lease: a no-op computed on a suggestion (told TTL 0, as
+// Kubernetes tells it) is settled by the one transaction; nothing is
+// written, so the key keeps its lease.
+func TestNoopUpdateOfLeasedKeyKeepsLease(t *testing.T) {
+	s := newTestStore(t)
+	ctx := testCtx(t)
+	cached := &testapi.Widget{}
+	if err := s.Create(ctx, "/widgets/ns/a", widget("a", nil), cached, 600); err != nil {
+		t.Fatal(err)
+	}
+	lease := rawGet(t, s, "/widgets/ns/a").Kvs[0].Lease
+	if lease == 0 {
+		t.Fatal("created with a TTL but etcd shows no lease")
+	}
+	before := currentRev(t)
+	reqs := countRequests(s)
+	calls := 0
+	out := &testapi.Widget{}
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached); err != nil {
+		t.Fatal(err)
+	}
+	if gets, txns := reqs.gets.Load(), reqs.txns.Load(); gets != 0 || txns != 1 || calls != 1 {
+		t.Errorf("%d reads, %d transactions, tryUpdate %d times; want 0, 1, 1", gets, txns, calls)
+	}
+	if after := currentRev(t); after != before || out.ResourceVersion != cached.ResourceVersion {
+		t.Errorf("etcd moved from revision %d to %d, returned rv %s; want no write, rv %s", before, after, out.ResourceVersion, cached.ResourceVersion)
+	}
+	if now := rawGet(t, s, "/widgets/ns/a").Kvs[0].Lease; now != lease {
+		t.Errorf("the key's lease went from %x to %x", lease, now)
+	}
+}
