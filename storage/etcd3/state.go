@@ -19,6 +19,9 @@ type objState struct {
 	data  []byte // encoded (untransformed) bytes
 	stale bool   // the transformer asked for a rewrite
 	lease int64  // lease ID attached to the key, 0 if none
+	// suggested: built from a caller's object (a suggestion), not read
+	// from etcd; its lease is not known (lease is 0).
+	suggested bool
 	// corrupt is set instead of obj when the value could not be
 	// transformed or decoded and the caller tolerates it.
 	corrupt error
@@ -110,7 +113,7 @@ func (s *Store) stateFromObject(key string, cached runtime.Object) (*objState, e
 	if err := s.versioner.UpdateObject(obj, rv); err != nil {
 		return nil, storage.NewInvalidObjError(key, err.Error())
 	}
-	return &objState{obj: obj, rev: int64(rv), data: data, meta: storage.ResponseMeta{ResourceVersion: rv}}, nil
+	return &objState{obj: obj, rev: int64(rv), data: data, meta: storage.ResponseMeta{ResourceVersion: rv}, suggested: true}, nil
 }
 
 // initialState is the state an update or delete starts from: the cached

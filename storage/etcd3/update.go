@@ -22,8 +22,8 @@ import (
 // may be stale) or from a fresh read. Whenever a precondition or tryUpdate
 // fails on a state that was not read fresh, the key is re-read and the
 // step retried; the error is returned only when it holds on the current
-// state. The write is a compare-and-swap on the mod revision and the lease
-// of the state tryUpdate saw; on conflict the state returned by the failed
+// state. The write is a compare-and-swap on the mod revision of the state
+// tryUpdate saw (which pins its lease, see write); on conflict the state returned by the failed
 // transaction is used for the next round. A result that encodes to the
 // bytes of a suggestion is confirmed with a read-only transaction that
 // compares the stored value and returns its revision (see
@@ -173,10 +173,17 @@ func rangeKVs(resp *clientv3.TxnResponse) []*mvccpb.KeyValue {
 	return resp.Responses[0].GetResponseRange().Kvs
 }
 
-// write stores data with a CAS on st.rev and st.lease (the lease tryUpdate
-// was told about: none for a suggestion, whose lease is not known). It
-// reports done after a successful write (destination filled), or the fresh
-// state on conflict.
+// write stores data with a CAS on st.rev. It reports done after a
+// successful write (destination filled), or the fresh state on conflict.
+//
+// etcd attaches a lease to a key only with a put, which moves its mod
+// revision, and a lease that ends deletes its keys (a new revision too): so
+// the mod revision of a state read from etcd pins its lease, and comparing
+// the revision is enough. A suggestion's lease is not known: its write also
+// requires the key to have none (what tryUpdate was told). A nil TTL keeps
+// the key's lease: with WithIgnoreLease when it has one, which makes etcd
+// read the key once more while applying the put; a key known to have none
+// is written without a lease, the same outcome without that read.
 func (u *updater) write(st *objState, data []byte, ttl *uint64) (bool, *objState, error) {
 	s := u.s
 	stored, err := s.toStorage(u.ctx, u.etcdKey, data)
@@ -191,12 +198,15 @@ func (u *updater) write(st *objState, data []byte, ttl *uint64) (bool, *objState
 			return false, nil, s.interpret(u.ctx, err, u.key, 0, "update: granting lease")
 		}
 		opts = append(opts, clientv3.WithLease(id))
-	case ttl == nil && st.rev != 0:
+	case ttl == nil && st.lease != 0:
 		opts = append(opts, clientv3.WithIgnoreLease())
 	}
+	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(u.etcdKey), "=", st.rev)}
+	if st.suggested {
+		cmps = append(cmps, clientv3.Compare(clientv3.LeaseValue(u.etcdKey), "=", 0))
+	}
 	resp, err := s.kv.Txn(u.ctx).
-		If(clientv3.Compare(clientv3.ModRevision(u.etcdKey), "=", st.rev),
-			clientv3.Compare(clientv3.LeaseValue(u.etcdKey), "=", st.lease)).
+		If(cmps...).
 		Then(clientv3.OpPut(u.etcdKey, string(stored), opts...)).
 		Else(clientv3.OpGet(u.etcdKey)).
 		Commit()
