@@ -3,6 +3,7 @@ package etcd3
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/conversion"
@@ -43,7 +44,12 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 	if opts.IgnoreStoreReadError {
 		cachedExistingObject = nil // only the stored bytes tell whether the object is corrupt
 	}
-	st, current, err := s.initialState(key, cachedExistingObject, read)
+	// The encoding of a suggestion fills out after the delete, unless the
+	// suggestion is the store's own decoding of the stored value (of out's
+	// type): then out becomes a copy of it (see deleteCAS).
+	copyOut := cachedExistingObject != nil && storage.IsDecodedSuggestion(ctx) &&
+		reflect.TypeOf(cachedExistingObject) == reflect.TypeOf(out)
+	st, current, err := s.initialState(key, cachedExistingObject, !copyOut, read)
 	if err != nil {
 		return err
 	}
@@ -107,6 +113,12 @@ func (s *Store) deleteCAS(ctx context.Context, key, etcdKey string, st *objState
 	if st.corrupt != nil {
 		s.logger.Warn("deleted a corrupt object", "key", key, "error", st.corrupt)
 		return true, nil, nil
+	}
+	if st.suggested && st.data == nil {
+		// A decoded suggestion, not encoded (see Delete), of the value
+		// etcd held at st.rev: st.obj is a private copy of it.
+		_, err := s.setObject(etcdKey, st.obj, out, resp.Header.Revision)
+		return true, nil, err
 	}
 	return true, nil, s.decodeInto(etcdKey, st.data, out, resp.Header.Revision)
 }

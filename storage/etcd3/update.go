@@ -46,7 +46,10 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 		return ctxError(ctx, "update")
 	}
 	u := &updater{s: s, ctx: ctx, key: key, etcdKey: etcdKey, dest: destination, ignoreNotFound: ignoreNotFound}
-	st, current, err := s.initialState(key, cachedExistingObject, u.read)
+	if cachedExistingObject != nil && storage.IsDecodedSuggestion(ctx) {
+		u.decoded = cachedExistingObject
+	}
+	st, current, err := s.initialState(key, cachedExistingObject, true, u.read)
 	if err != nil {
 		return err
 	}
@@ -96,6 +99,9 @@ type updater struct {
 	dest           runtime.Object
 	ignoreNotFound bool
 	leaseRetried   bool // a vanished lease was replaced once already
+	// decoded is the suggestion when the caller marked it as the store's
+	// own decoding of the stored value (storage.WithDecodedSuggestion).
+	decoded runtime.Object
 }
 
 func (u *updater) read() (*objState, error) {
@@ -161,6 +167,13 @@ func (u *updater) confirmUnchanged(st *objState, data []byte) (bool, *objState, 
 	if kvs := rangeKVs(resp); len(kvs) != 1 || kvs[0].ModRevision != st.rev {
 		next, err := u.read()
 		return false, next, err
+	}
+	if u.decoded != nil {
+		// etcd holds the value the suggestion was decoded from: a copy of
+		// it is that value's decoding.
+		if ok, err := s.setObject(u.etcdKey, u.decoded.DeepCopyObject(), u.dest, st.rev); ok {
+			return true, nil, err
+		}
 	}
 	return true, nil, s.decodeInto(u.etcdKey, data, u.dest, st.rev)
 }
