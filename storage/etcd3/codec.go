@@ -71,8 +71,11 @@ func (s *Store) decodeInto(etcdKey string, data []byte, objPtr runtime.Object, r
 
 // setObject makes objPtr the object obj points to (a shallow copy: obj
 // must be the caller's to give away) with resource version rev. It reports
-// false, changing nothing, when obj is not of objPtr's type.
+// false, changing nothing, when obj is nil or not of objPtr's type.
 func (s *Store) setObject(etcdKey string, obj, objPtr runtime.Object, rev int64) (bool, error) {
+	if obj == nil {
+		return false, nil
+	}
 	dst, src := reflect.ValueOf(objPtr), reflect.ValueOf(obj)
 	if dst.Type() != src.Type() || dst.Kind() != reflect.Pointer || dst.IsNil() || src.IsNil() {
 		return false, nil

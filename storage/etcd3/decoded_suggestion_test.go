@@ -135,3 +135,39 @@ func TestDeleteOfStaleDecodedSuggestion(t *testing.T) {
 		t.Errorf("delete returned replicas %d, want the stored 4 (not the suggestion's 3)", out.Spec.Replicas)
 	}
 }
+
+// A no-op update of a state read from etcd fills the destination with a
+// copy of that read's decoding, taken before tryUpdate ran: one decoding
+// per update (the read's), the object Get returns.
+func TestNoopUpdateOfReadStateDecodesOnce(t *testing.T) {
+	s, codec := countedCodecStore(t)
+	stored := storedWidget(t, s, "a")
+	calls := 0
+	codec.counts()
+	out := &testapi.Widget{}
+	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", out, false, nil, unchanged(&calls), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, decodes := codec.counts(); decodes != 1 {
+		t.Errorf("a no-op update decoded %d times, want 1 (the read)", decodes)
+	}
+	if !reflect.DeepEqual(out, stored) {
+		t.Errorf("no-op update returned %+v, want the stored %+v", out, stored)
+	}
+	// tryUpdate may scribble on its input and return another object that
+	// encodes as stored: still a no-op, answered with the stored object.
+	scribble := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		w := in.(*testapi.Widget)
+		orig := w.DeepCopy()
+		w.Labels["app"] = "scribbled"
+		w.Spec.Replicas = 42
+		return orig, nil, nil
+	}
+	out = &testapi.Widget{}
+	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", out, false, nil, scribble, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(out, stored) {
+		t.Errorf("no-op update returned %+v, want the stored %+v", out, stored)
+	}
+}

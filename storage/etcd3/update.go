@@ -57,6 +57,13 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 		if err := ctx.Err(); err != nil {
 			return ctxError(ctx, "update")
 		}
+		// A state read from etcd is the store's decoding of the stored
+		// value; tryUpdate may change it, so a copy (a fraction of a
+		// decoding's cost) answers a no-op without decoding again.
+		var unchanged runtime.Object
+		if current && st.rev != 0 && !st.stale {
+			unchanged = st.obj.DeepCopyObject()
+		}
 		out, ttl, checkErr := u.apply(st, preconditions, tryUpdate)
 		if checkErr != nil {
 			if st, err = recheck(st, current, checkErr, u.read); err != nil {
@@ -71,6 +78,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 		}
 		if !st.stale && st.rev != 0 && bytes.Equal(data, st.data) {
 			if current {
+				if ok, err := s.setObject(etcdKey, unchanged, destination, st.rev); ok {
+					return err
+				}
 				return s.decodeInto(etcdKey, st.data, destination, st.rev)
 			}
 			// The suggestion may be stale: confirm against etcd.
