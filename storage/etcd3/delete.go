@@ -23,6 +23,10 @@ import (
 // value is deleted without preconditions (validateDeletion gets a nil
 // object) and out is left untouched; if the value can be read, at first or
 // after a conflicting write, the delete fails with ErrInvalidObj.
+//
+// out is decoded from the deleted value, or, for a suggestion marked with
+// storage.WithDecodedSuggestion (the store's own decoding of that value), a
+// copy of the suggestion: neither encoded nor decoded.
 func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
 	etcdKey, err := s.prepareKey(key)

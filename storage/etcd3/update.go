@@ -23,16 +23,19 @@ import (
 // fails on a state that was not read fresh, the key is re-read and the
 // step retried; the error is returned only when it holds on the current
 // state. The write is a compare-and-swap on the mod revision of the state
-// tryUpdate saw (which pins its lease, see write); on conflict the state returned by the failed
-// transaction is used for the next round. A result that encodes to the
-// bytes of a suggestion is confirmed with a read-only transaction that
-// compares the stored value and returns its revision (see
-// confirmUnchanged) rather than read back and decoded.
+// tryUpdate saw (which pins its lease, see write); on conflict the state
+// returned by the failed transaction is used for the next round. A result
+// that encodes to the bytes of a suggestion is confirmed with a read-only
+// transaction that compares the stored value and returns its revision (see
+// confirmUnchanged) rather than read back and decoded. A no-op answers
+// with a copy of an object the store decoded (the state read, or a
+// suggestion marked with storage.WithDecodedSuggestion) where it can,
+// rather than decode the stored value again.
 //
 // A suggestion carries no lease: tryUpdate is told TTL 0 and the write
 // requires the key to have no lease. A key that has one fails that
 // compare, so tryUpdate runs again on the state etcd returned, with the
-// key's real TTL.
+// key's real TTL. (A no-op writes nothing and is settled without it.)
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
 	etcdKey, err := s.prepareKey(key)
