@@ -171,3 +171,31 @@ func TestNoopUpdateOfReadStateDecodesOnce(t *testing.T) {
 		t.Errorf("no-op update returned %+v, want the stored %+v", out, stored)
 	}
 }
+
+// A delete of a state read from etcd fills out with that read's decoding:
+// one decoding per delete, the object Get returned, at the delete's
+// revision; what validateDeletion does to the object it is given does not
+// reach out.
+func TestDeleteOfReadStateDecodesOnce(t *testing.T) {
+	s, codec := countedCodecStore(t)
+	stored := storedWidget(t, s, "a")
+	scribble := func(_ context.Context, obj runtime.Object) error {
+		obj.(*testapi.Widget).Labels["app"] = "scribbled"
+		return nil
+	}
+	codec.counts()
+	out := &testapi.Widget{}
+	if err := s.Delete(testCtx(t), "/widgets/ns/a", out, nil, scribble, nil, storage.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, decodes := codec.counts(); decodes != 1 {
+		t.Errorf("a delete decoded %d times, want 1 (the read)", decodes)
+	}
+	if rv, cur := rvOfInt(t, out), currentRev(t); rv != cur {
+		t.Errorf("out has rv %d, want the delete's revision %d", rv, cur)
+	}
+	out.ResourceVersion = stored.ResourceVersion
+	if !reflect.DeepEqual(out, stored) {
+		t.Errorf("delete returned %+v, want the stored %+v", out, stored)
+	}
+}

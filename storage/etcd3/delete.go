@@ -24,9 +24,11 @@ import (
 // object) and out is left untouched; if the value can be read, at first or
 // after a conflicting write, the delete fails with ErrInvalidObj.
 //
-// out is decoded from the deleted value, or, for a suggestion marked with
+// out is the store's decoding of the deleted value from the read that
+// preceded the delete, or, for a suggestion marked with
 // storage.WithDecodedSuggestion (the store's own decoding of that value), a
-// copy of the suggestion: neither encoded nor decoded.
+// copy of the suggestion: no second decoding (validateDeletion is given a
+// copy). An unmarked suggestion's encoding is decoded into out.
 func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
 	etcdKey, err := s.prepareKey(key)
@@ -68,7 +70,8 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 		} else {
 			checkErr := preconditions.Check(key, st.obj)
 			if checkErr == nil {
-				checkErr = validateDeletion(ctx, st.obj)
+				// A copy: st.obj becomes out after the delete (see deleteCAS).
+				checkErr = validateDeletion(ctx, st.obj.DeepCopyObject())
 			}
 			if checkErr != nil {
 				if st, err = recheck(st, current, checkErr, read); err != nil {
@@ -118,11 +121,13 @@ func (s *Store) deleteCAS(ctx context.Context, key, etcdKey string, st *objState
 		s.logger.Warn("deleted a corrupt object", "key", key, "error", st.corrupt)
 		return true, nil, nil
 	}
-	if st.suggested && st.data == nil {
-		// A decoded suggestion, not encoded (see Delete), of the value
-		// etcd held at st.rev: st.obj is a private copy of it.
-		_, err := s.setObject(etcdKey, st.obj, out, resp.Header.Revision)
-		return true, nil, err
+	if !st.suggested || st.data == nil {
+		// st.obj is the store's own decoding of the value deleted, private
+		// to this call: read from etcd, or a copy of a decoded suggestion
+		// (not encoded, see Delete).
+		if ok, err := s.setObject(etcdKey, st.obj, out, resp.Header.Revision); ok {
+			return true, nil, err
+		}
 	}
 	return true, nil, s.decodeInto(etcdKey, st.data, out, resp.Header.Revision)
 }
