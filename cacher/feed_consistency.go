@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -137,7 +138,14 @@ func (c *Cacher) compareWithStorage(ctx context.Context, lister storage.KeyVersi
 		return consistencyReport{skipped: true}, nil
 	}
 	rep := consistencyReport{rv: res.RV}
+	var corrupt []string
+	if p := c.corruptKeys.Load(); p != nil {
+		corrupt = *p
+	}
 	note := func(d keyDiff) {
+		if _, known := slices.BinarySearch(corrupt, d.key); known {
+			return // served by the storage, not the cache (feed_corrupt.go)
+		}
 		rep.ndiffs++
 		if len(rep.diffs) < maxReportedDiffs {
 			rep.diffs = append(rep.diffs, d)

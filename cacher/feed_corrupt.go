@@ -105,9 +105,19 @@ func (c *Cacher) endWatchesOf(tx hubTx, lost []string, rv uint64) {
 	}
 	c.log.Error("cacher: objects the cache held cannot be read any more; ending the watches that cover them",
 		"prefix", c.prefix, "rv", rv, "keys", strings.Join(lost, ", "))
+	c.endWatches(tx, lost, rv, "stored objects can no longer be decoded")
+}
+
+// endWatches ends every open watch whose scope holds one of keys with a
+// CodeCorruptObj error naming those keys and saying msg (inside the hub's
+// commit).
+func (c *Cacher) endWatches(tx hubTx, keys []string, rv uint64, msg string) {
+	if len(keys) == 0 {
+		return
+	}
 	tx.abortOpen(func(w *watcher) error {
 		var in []string
-		for _, k := range lost {
+		for _, k := range keys {
 			if w.inScope(k) {
 				in = append(in, k)
 			}
@@ -116,6 +126,6 @@ func (c *Cacher) endWatchesOf(tx hubTx, lost []string, rv uint64) {
 			return nil
 		}
 		return fmt.Errorf("%w: %w", errReinitialized, &storage.Error{Code: storage.CodeCorruptObj, Key: in[0],
-			CorruptKeys: in, Msg: fmt.Sprintf("stored objects can no longer be decoded at resource version %d", rv)})
+			CorruptKeys: in, Msg: fmt.Sprintf("%s at resource version %d", msg, rv)})
 	})
 }

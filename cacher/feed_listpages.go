@@ -57,6 +57,9 @@ func (c *Cacher) list(ctx context.Context) (*listing, error) {
 		l.rv = rv
 		l.items = append(l.items, items...)
 		if next == "" {
+			if err := c.leaveOutUncacheable(ctx, l); err != nil {
+				return nil, err
+			}
 			slices.Sort(l.corrupt)
 			l.corrupt = slices.Compact(l.corrupt)
 			return l, nil
@@ -177,4 +180,44 @@ func (c *Cacher) listAround(ctx context.Context, start string, l *listing, corru
 	c.log.Warn("cacher: the list met objects the storage cannot decode; serving without them",
 		"prefix", c.prefix, "rv", l.rv, "corruptKeys", strings.Join(l.corrupt, ", "))
 	return items, next, nil
+}
+
+// leaveOutUncacheable removes from l the objects the cache cannot hold and
+// adds their storage keys to l.corrupt (see feed_uncacheable.go).
+func (c *Cacher) leaveOutUncacheable(ctx context.Context, l *listing) error {
+	var why []string
+	badRVs := map[uint64]bool{}
+	good := l.items[:0]
+	for _, it := range l.items {
+		if err := c.uncacheable(it); err != nil {
+			rv := c.objectRV(it)
+			badRVs[rv] = true
+			why = append(why, fmt.Sprintf("an object at resource version %d: %v", rv, err))
+			continue
+		}
+		good = append(good, it)
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	clear(l.items[len(good):])
+	l.items = good
+	goodKeys := map[string]bool{}
+	for _, it := range good {
+		if badRVs[c.objectRV(it)] {
+			if k, err := c.cfg.KeyFunc(it); err == nil {
+				goodKeys[k] = true
+			}
+		}
+	}
+	found, err := c.locateUncacheable(ctx, l.rv, badRVs, goodKeys)
+	if err != nil {
+		return err
+	}
+	c.log.Error("cacher: the list met objects the cache cannot hold (their metadata does not give their key); "+
+		"serving their keys from the storage", "prefix", c.prefix, "rv", l.rv, "keys", strings.Join(found.keys, ", "),
+		"objects", strings.Join(why, "; "))
+	c.cfg.Metrics.DivergencePersists()
+	l.corrupt = append(l.corrupt, found.keys...)
+	return nil
 }

@@ -189,7 +189,7 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 			// While more events wait, the hub holds deliveries to hand
 			// them over together (see hub.batching).
 			c.hub.batch(len(w.ResultChan()) > 0)
-			next, err := c.handleStorageEvent(ev, rv, &batch)
+			next, err := c.handleStorageEvent(ctx, ev, rv, &batch)
 			if err != nil {
 				return progressed, err
 			}
@@ -202,7 +202,7 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 // handleStorageEvent applies one event of the reflector's watch and returns
 // the new RV. Once the storage marks revision ends, a revision's events
 // are gathered in batch and applied together (see applyRevision).
-func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBatch) (uint64, error) {
+func (c *Cacher) handleStorageEvent(ctx context.Context, ev watch.Event, rv uint64, batch *revisionBatch) (uint64, error) {
 	switch ev.Type {
 	case watch.Error:
 		err := statusError(ev.Object)
@@ -224,7 +224,7 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBa
 			return rv, nil
 		}
 		if len(batch.events) > 0 && b >= batch.rv {
-			if err := c.applyRevision(batch); err != nil {
+			if err := c.applyRevision(ctx, batch); err != nil {
 				return rv, fmt.Errorf("%w: %w", errRelist, err)
 			}
 		}
@@ -250,7 +250,7 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBa
 	if batch.whole {
 		if len(batch.events) > 0 && r != batch.rv {
 			// A later revision started: the gathered one is complete.
-			if err := c.applyRevision(batch); err != nil {
+			if err := c.applyRevision(ctx, batch); err != nil {
 				return rv, fmt.Errorf("%w: %w", errRelist, err)
 			}
 		}
@@ -258,7 +258,7 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBa
 		batch.events = append(batch.events, ev)
 		return r, nil
 	}
-	if err := c.applyAndDispatch(ev.Type, ev.Object, r); err != nil {
+	if err := c.applyAndDispatch(ctx, ev, r); err != nil {
 		return rv, fmt.Errorf("%w: %w", errRelist, err)
 	}
 	return r, nil
@@ -266,21 +266,51 @@ func (c *Cacher) handleStorageEvent(ev watch.Event, rv uint64, batch *revisionBa
 
 // applyAndDispatch records an event in the cache and queues it to the live
 // watchers it may concern, atomically with respect to watchers joining.
-func (c *Cacher) applyAndDispatch(typ watch.EventType, obj runtime.Object, rv uint64) error {
-	return c.hub.commit(func(tx hubTx) error {
-		if drop := c.dropEvent.Load(); drop != nil && (*drop)(typ, obj) {
-			c.cache.UpdateRV(rv)
-			return nil
-		}
-		ev, err := c.cache.Apply(typ, obj, rv)
-		if err != nil || ev == nil {
+// An object the cache cannot hold is left out, its key served by the
+// storage (see feed_uncacheable.go).
+func (c *Cacher) applyAndDispatch(ctx context.Context, e watch.Event, rv uint64) error {
+	var bad *uncacheableFound
+	if cur, _ := c.cache.RV(); rv > cur { // not a replay the cache ignores
+		var err error
+		var good []watch.Event
+		if good, bad, err = c.splitUncacheable(ctx, []watch.Event{e}, rv); err != nil {
 			return err
 		}
-		c.readableAgain(ev.Key())
-		c.cfg.Metrics.EventReceived(tx.dispatch(ev))
-		c.cfg.Metrics.CacheResourceVersion(rv)
+		if len(good) == 0 {
+			e = watch.Event{}
+		}
+	}
+	return c.hub.commit(func(tx hubTx) error {
+		stale, err := c.markUncacheable(tx, bad, rv)
+		if err != nil {
+			return err
+		}
+		if e.Object != nil {
+			stale = append(stale, e)
+		}
+		for _, e := range stale {
+			if err := c.applyLocked(tx, e.Type, e.Object, rv); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
+}
+
+// applyLocked is one event of applyAndDispatch inside the hub's commit.
+func (c *Cacher) applyLocked(tx hubTx, typ watch.EventType, obj runtime.Object, rv uint64) error {
+	if drop := c.dropEvent.Load(); drop != nil && (*drop)(typ, obj) {
+		c.cache.UpdateRV(rv)
+		return nil
+	}
+	ev, err := c.cache.Apply(typ, obj, rv)
+	if err != nil || ev == nil {
+		return err
+	}
+	c.readableAgain(ev.Key())
+	c.cfg.Metrics.EventReceived(tx.dispatch(ev))
+	c.cfg.Metrics.CacheResourceVersion(rv)
+	return nil
 }
 
 // statusError turns the object of an error event into an error.

@@ -1,6 +1,8 @@
 package cacher
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -31,11 +33,26 @@ func isRevisionEnd(obj runtime.Object) bool {
 // as holding it completely, and only then queues its events to the
 // watchers, all in one hub commit: a revision becomes visible to reads and
 // to watchers at once, so a read at RV "0" is never older than an event
-// any watcher of this cacher has received.
-func (c *Cacher) applyRevision(b *revisionBatch) error {
-	return c.hub.commit(func(tx hubTx) error { return c.applyRevisionLocked(tx, b) })
+// any watcher of this cacher has received. Objects in it the cache cannot
+// hold are left out and their keys served by the storage (see
+// feed_uncacheable.go); the revision is applied all the same.
+func (c *Cacher) applyRevision(ctx context.Context, b *revisionBatch) error {
+	var bad *uncacheableFound
+	if cur, _ := c.cache.RV(); b.rv > cur { // not a replay the cache ignores
+		var err error
+		if b.events, bad, err = c.splitUncacheable(ctx, b.events, b.rv); err != nil {
+			return err
+		}
+	}
+	return c.hub.commit(func(tx hubTx) error {
+		stale, err := c.markUncacheable(tx, bad, b.rv)
+		if err != nil {
+			return err
+		}
+		b.events = append(b.events, stale...)
+		return c.applyRevisionLocked(tx, b)
+	})
 }
-
 // applyRevisionLocked is applyRevision inside the hub's commit.
 func (c *Cacher) applyRevisionLocked(tx hubTx, b *revisionBatch) error {
 	evs := make([]*watchcache.Event, 0, len(b.events))

@@ -1,0 +1,168 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Uncacheable objects. The cache keys an object by its metadata
+// (Config.KeyFunc), the storage by the key it was written at. An object the
+// KeyFunc or GetAttrs cannot handle (no name: a caller wrote it so, the
+// storage does not check, as Kubernetes' does not) can be stored and read
+// back, but not held by the cache. Such an object must not stop the feed:
+// its revision is applied as a whole without it, so that the cache's RV
+// advances and reads never stall on it. Its storage key is found with a
+// keys-only range of that revision (storage.KeyVersionLister) and joins the
+// corrupt keys (feed_corrupt.go): whatever would have to show it is served
+// by the storage, which reads it back as it is. The watches whose scope
+// holds the key end with an error (their clients list again, from the
+// storage), as a watcher of the cache cannot get the event; nothing that
+// looks like a deletion is sent. Each occurrence is logged and counted by
+// Metrics.DivergencePersists: it is a key/metadata mismatch the cache
+// cannot repair.
+
+// locateTimeout bounds the keys-only read that finds uncacheable keys.
+const locateTimeout = 30 * time.Second
+
+// uncacheable returns why the cache cannot hold obj, nil when it can.
+func (c *Cacher) uncacheable(obj runtime.Object) error {
+	if _, err := c.cfg.KeyFunc(obj); err != nil {
+		return fmt.Errorf("no cache key: %w", err)
+	}
+	if _, _, err := c.cfg.GetAttrs(obj); err != nil {
+		return fmt.Errorf("no attributes: %w", err)
+	}
+	return nil
+}
+
+// uncacheableFound is what a revision or a list holds that the cache cannot:
+// the storage keys of its objects, the known uncacheable keys that no
+// longer exist, and why, for the log.
+type uncacheableFound struct {
+	keys []string // sorted
+	gone []string // sorted
+	why  []string
+}
+
+// locateUncacheable finds the storage keys, at revision rev, of objects the
+// cache cannot hold, which were written at the revisions in badRVs: the keys
+// below c.prefix last written at one of those revisions, less goodKeys (the
+// cache keys of objects at those revisions it can hold: one etcd
+// transaction may write several keys). It also finds which of the corrupt
+// keys known so far no longer exist at rev (an uncacheable object was
+// deleted).
+func (c *Cacher) locateUncacheable(ctx context.Context, rev uint64, badRVs map[uint64]bool,
+	goodKeys map[string]bool) (uncacheableFound, error) {
+	lister, ok := c.store.(storage.KeyVersionLister)
+	if !ok {
+		return uncacheableFound{}, errors.New("the storage cannot list keys without their values; " +
+			"objects the cache cannot key cannot be located")
+	}
+	ctx, cancel := context.WithTimeout(ctx, locateTimeout)
+	defer cancel()
+	var known []string
+	if p := c.corruptKeys.Load(); p != nil {
+		known = *p
+	}
+	present := make(map[string]bool, len(known))
+	var found uncacheableFound
+	err := lister.KeyVersions(ctx, c.prefix, int64(rev), func(kv storage.KeyVersion) error {
+		if _, ok := slices.BinarySearch(known, kv.Key); ok {
+			present[kv.Key] = true
+		}
+		if badRVs[kv.RV] && !goodKeys[kv.Key] {
+			found.keys = append(found.keys, kv.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return uncacheableFound{}, fmt.Errorf("locating objects the cache cannot hold at revision %d: %w", rev, err)
+	}
+	for _, k := range known {
+		if !present[k] {
+			found.gone = append(found.gone, k)
+		}
+	}
+	return found, nil
+}
+
+// splitUncacheable separates, in place, the events the cache can hold
+// (returned first) from those it cannot. When there are any of the latter it
+// locates their keys at revision rv (see locateUncacheable).
+func (c *Cacher) splitUncacheable(ctx context.Context, evs []watch.Event, rv uint64) ([]watch.Event, *uncacheableFound, error) {
+	var why []string
+	good := evs[:0]
+	goodKeys := map[string]bool{}
+	for _, e := range evs {
+		if err := c.uncacheable(e.Object); err != nil {
+			why = append(why, fmt.Sprintf("%s at resource version %d: %v", e.Type, rv, err))
+			continue
+		}
+		good = append(good, e)
+		if k, err := c.cfg.KeyFunc(e.Object); err == nil {
+			goodKeys[k] = true
+		}
+	}
+	clear(evs[len(good):])
+	if len(why) == 0 {
+		return good, nil, nil
+	}
+	found, err := c.locateUncacheable(ctx, rv, map[uint64]bool{rv: true}, goodKeys)
+	if err != nil {
+		return good, nil, err
+	}
+	found.why = why
+	return good, &found, nil
+}
+
+// markUncacheable records f inside the hub's commit, before the revision
+// rv it was found in becomes visible: its keys join the corrupt keys, the
+// keys that are gone leave them (a cached object still held at one is
+// removed, it was stale), and every watch whose scope holds one of them
+// ends. It returns the events of the removals, which the caller dispatches
+// with the revision's.
+func (c *Cacher) markUncacheable(tx hubTx, f *uncacheableFound, rv uint64) ([]watch.Event, error) {
+	if f == nil {
+		return nil, nil
+	}
+	c.log.Error("cacher: the storage holds objects the cache cannot hold (their metadata does not give their key); "+
+		"serving their keys from the storage and ending the watches that cover them",
+		"prefix", c.prefix, "rv", rv, "keys", strings.Join(f.keys, ", "), "gone", strings.Join(f.gone, ", "),
+		"objects", strings.Join(f.why, "; "))
+	c.cfg.Metrics.DivergencePersists()
+	affected := slices.Concat(f.keys, f.gone)
+	c.endWatches(tx, affected, rv, "objects stored at these keys cannot be held by the watch cache "+
+		"(their metadata does not give their key); list again")
+	var stale []watch.Event
+	for _, k := range f.gone {
+		el, _, ok, err := c.cache.Get(k)
+		if err != nil || !ok {
+			continue
+		}
+		obj, err := el.Object()
+		if err != nil {
+			return nil, err
+		}
+		stale = append(stale, watch.Event{Type: watch.Deleted, Object: obj})
+	}
+	var cur []string
+	if p := c.corruptKeys.Load(); p != nil {
+		cur = *p
+	}
+	next := slices.DeleteFunc(slices.Concat(cur, f.keys), func(k string) bool {
+		_, gone := slices.BinarySearch(f.gone, k)
+		return gone
+	})
+	slices.Sort(next)
+	c.setCorrupt(slices.Compact(next))
+	return stale, nil
+}

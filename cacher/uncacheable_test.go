@@ -1,0 +1,224 @@
+package cacher_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// fastReads makes a read the cache cannot serve in time fail quickly
+// instead of waiting the default 3 s.
+func fastReads(cfg *cacher.Config) {
+	cfg.FreshWaitTimeout = 2 * time.Second
+	cfg.ConsistentReadTimeout = 2 * time.Second
+}
+
+// writeRaw stores w at key through s with GuaranteedUpdate, creating it
+// (ignoreNotFound), whatever its metadata says, and returns its RV.
+func writeRaw(t *testing.T, s storage.Interface, k string, w *testapi.Widget) uint64 {
+	t.Helper()
+	out := &testapi.Widget{}
+	err := s.GuaranteedUpdate(testCtx(t), k, out, true, nil,
+		func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) { return w.DeepCopy(), nil, nil }, nil)
+	if err != nil {
+		t.Fatalf("GuaranteedUpdate %s: %v", k, err)
+	}
+	return rvOf(t, out)
+}
+
+// nameless is a Widget with neither name nor namespace.
+func nameless(replicas int64) *testapi.Widget {
+	return &testapi.Widget{TypeMeta: metav1.TypeMeta{APIVersion: testapi.GroupVersion.String(), Kind: "Widget"},
+		Spec: testapi.WidgetSpec{Replicas: replicas}}
+}
+
+// expectEndedFor reads w until its error event, which must name key; no
+// change event may come first.
+func expectEndedFor(t *testing.T, w watch.Interface, key string) {
+	t.Helper()
+	ev := next(t, w, 10*time.Second)
+	if ev.Type != watch.Error {
+		t.Fatalf("got %s of %v, want the watch ended naming %s", ev.Type, ev.Object, key)
+	}
+	st, ok := ev.Object.(*metav1.Status)
+	if !ok || !strings.Contains(st.Message, key) {
+		t.Fatalf("error event %#v does not name %s", ev.Object, key)
+	}
+}
+
+// The report: an object with no name written under /widgets/ns/b through
+// the cacher stopped the cache's RV, and reads at newer revisions failed
+// after 3 s. The cache now applies that revision without the object, whose
+// key the storage serves, ends the watches that cover it, and counts it.
+func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
+	store := newStore(t, embedtest.Prefix(t), false)
+	create(t, store, "ns", "a", nil)
+	rv0 := create(t, store, "other", "x", nil)
+	m := &countingMetrics{}
+	c := startCacher(t, store, fastReads, func(cfg *cacher.Config) {
+		cfg.Metrics = m
+		cfg.ConsistencyCheckInterval = 20 * time.Millisecond
+	})
+	all := watchAll(t, c, rvString(rv0))
+	one, err := c.Watch(testCtx(t), key("ns", "a"), storage.ListOptions{ResourceVersion: rvString(rv0),
+		Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(one.Stop)
+	otherNS, err := c.Watch(testCtx(t), "/widgets/other", storage.ListOptions{ResourceVersion: rvString(rv0), Recursive: true,
+		Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(otherNS.Stop)
+
+	writeRaw(t, c, key("ns", "b"), nameless(1))
+	rvC := create(t, c, "ns", "c", nil)
+	start := time.Now()
+	got, err := listNames(t, c, "/widgets", rvString(rvC))
+	if err != nil {
+		t.Fatalf("list at RV %d after the nameless write: %v", rvC, err)
+	}
+	if want := []string{"ns/a", "/", "ns/c", "other/x"}; !slices.Equal(got, want) {
+		t.Fatalf("list = %v, want %v (the nameless object served, not dropped)", got, want)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("list at RV %d took %v", rvC, d)
+	}
+	if got, err := listNames(t, c, "/widgets/ns", ""); err != nil || !slices.Equal(got, []string{"ns/a", "/", "ns/c"}) {
+		t.Fatalf("consistent list of ns = %v, %v", got, err)
+	}
+	expectEndedFor(t, all, key("ns", "b"))
+	if m.persistent.Load() != 1 {
+		t.Fatalf("DivergencePersists counted %d times, want 1", m.persistent.Load())
+	}
+	// Watches whose scope does not hold the key go on.
+	rvA := bump(t, c, "ns", "a")
+	rvX := bump(t, c, "other", "x")
+	if ev := next(t, one, 10*time.Second); ev.Type != watch.Modified || rvOf(t, ev.Object) != rvA {
+		t.Fatalf("watch of ns/a: %s %v, want MODIFIED at %d", ev.Type, ev.Object, rvA)
+	}
+	if ev := next(t, otherNS, 10*time.Second); ev.Type != watch.Modified || rvOf(t, ev.Object) != rvX {
+		t.Fatalf("watch of other: %s %v, want MODIFIED at %d", ev.Type, ev.Object, rvX)
+	}
+	again := watchAll(t, c, rvString(rvX))
+	// The consistency check does not take the known key for a divergence.
+	time.Sleep(100 * time.Millisecond) // about 5 checks
+	if d := m.diverged.Load(); d != 0 {
+		t.Fatalf("the consistency check found %d divergences", d)
+	}
+	// Updating it again ends the new watch too, and the cache still follows.
+	rvB := writeRaw(t, c, key("ns", "b"), nameless(2))
+	expectEndedFor(t, again, key("ns", "b"))
+	if got, err := listNames(t, c, "/widgets/ns", rvString(rvB)); err != nil || !slices.Equal(got, []string{"ns/a", "/", "ns/c"}) {
+		t.Fatalf("list of ns at %d = %v, %v", rvB, got, err)
+	}
+	// Deleted, it is gone from lists, and the cache serves the scope again.
+	var out testapi.Widget
+	if err := c.Delete(testCtx(t), key("ns", "b"), &out, nil, nil, nil, storage.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rvD := rvOf(t, &out)
+	if got, err := listNames(t, c, "/widgets/ns", rvString(rvD)); err != nil || !slices.Equal(got, []string{"ns/a", "ns/c"}) {
+		t.Fatalf("list of ns after the delete = %v, %v", got, err)
+	}
+	if got, err := listNames(t, c, "/widgets/ns", ""); err != nil || !slices.Equal(got, []string{"ns/a", "ns/c"}) {
+		t.Fatalf("consistent list of ns after the delete = %v, %v", got, err)
+	}
+}
+
+// A nameless object already in etcd when the cacher starts does not keep
+// it from becoming ready; lists serve it from the storage.
+func TestNamelessObjectAtStartIsServed(t *testing.T) {
+	store := newStore(t, embedtest.Prefix(t), false)
+	create(t, store, "ns", "a", nil)
+	writeRaw(t, store, key("ns", "b"), nameless(1))
+	create(t, store, "ns2", "c", nil)
+	m := &countingMetrics{}
+	c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
+		NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs, Metrics: m,
+		FreshWaitTimeout: 2 * time.Second, ConsistentReadTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(runCacher(t, c))
+	ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Second)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatalf("WaitReady: %v", err)
+	}
+	if got, err := listNames(t, c, "/widgets", ""); err != nil || !slices.Equal(got, []string{"ns/a", "/", "ns2/c"}) {
+		t.Fatalf("list = %v, %v", got, err)
+	}
+	if got, err := listNames(t, c, "/widgets/ns2", "0"); err != nil || !slices.Equal(got, []string{"ns2/c"}) {
+		t.Fatalf("list of ns2 = %v, %v", got, err)
+	}
+	rv := bump(t, store, "ns2", "c")
+	if got, err := listNames(t, c, "/widgets", rvString(rv)); err != nil || len(got) != 3 {
+		t.Fatalf("list at %d = %v, %v", rv, got, err)
+	}
+	if m.persistent.Load() == 0 {
+		t.Fatal("the uncacheable object was not counted")
+	}
+}
+
+// Whatever metadata an object written at /widgets/ns/b has, the cache's RV
+// goes past its revision: reads at later revisions are served at once.
+func TestCacheAdvancesPastAnyMetadata(t *testing.T) {
+	cases := map[string]*testapi.Widget{
+		"nameless":           nameless(1),
+		"no namespace":       testapi.Make("", "b", nil),
+		"other name":         testapi.Make("ns", "z", nil),
+		"other namespace":    testapi.Make("ns9", "b", nil),
+		"namespace only":     {TypeMeta: nameless(0).TypeMeta, ObjectMeta: metav1.ObjectMeta{Namespace: "ns"}},
+		"another key's name": testapi.Make("ns", "a", nil),
+	}
+	for name, obj := range cases {
+		for _, via := range []string{"cacher", "store", "etcd"} {
+			t.Run(fmt.Sprintf("%s via %s", name, via), func(t *testing.T) {
+				store := newStore(t, embedtest.Prefix(t), false)
+				create(t, store, "ns", "a", nil)
+				c := startCacher(t, store, fastReads)
+				switch via {
+				case "cacher":
+					writeRaw(t, c, key("ns", "b"), obj)
+				case "store":
+					writeRaw(t, store, key("ns", "b"), obj)
+				case "etcd":
+					data, err := runtime.Encode(testapi.Codec, obj)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := etcd.Client.Put(testCtx(t), etcdPrefix(t)+key("ns", "b"), string(data)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				rv := create(t, store, "ns", "c", nil)
+				start := time.Now()
+				got, err := listNames(t, c, "/widgets", rvString(rv))
+				if err != nil {
+					t.Fatalf("list at RV %d: %v", rv, err)
+				}
+				if d := time.Since(start); d > time.Second {
+					t.Fatalf("list at RV %d took %v", rv, d)
+				}
+				if !slices.Contains(got, "ns/c") {
+					t.Fatalf("list at RV %d = %v, without ns/c", rv, got)
+				}
+			})
+		}
+	}
+}
