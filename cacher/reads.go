@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/storage"
@@ -46,6 +47,11 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, o
 	el, cur, ok, err := c.cache.Get(key)
 	if err != nil {
 		return err
+	}
+	if len(c.corruptIn(key, false)) > 0 {
+		// The cache could not hold what was written at key while the
+		// read waited (see feed_uncacheable.go).
+		return c.store.Get(ctx, key, opts, objPtr)
 	}
 	if !ok {
 		if opts.IgnoreNotFound {
@@ -88,6 +94,11 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptio
 	fill := func(res watchcache.ListResult) error { return c.fillList(listObj, prefix, opts, res) }
 	res, filled, err := c.listCached(ctx, key, prefix, opts, fill)
 	if errors.Is(err, errDelegate) {
+		// The cache may have filled listObj before giving up; the storage
+		// appends to its items.
+		if err := meta.SetList(listObj, nil); err != nil {
+			return err
+		}
 		return c.listFromStorage(ctx, key, opts, listObj)
 	}
 	if err != nil || filled {
@@ -156,6 +167,11 @@ func (c *Cacher) listCached(ctx context.Context, key, prefix string, opts storag
 		return res, false, errDelegate
 	}
 	res, filled, err = c.listFromCache(ctx, plan, c.cacheQuery(prefix, opts, plan), prefill)
+	if err == nil && len(c.corruptIn(prefix, opts.Recursive)) > 0 {
+		// A key the cache cannot hold joined its scope while it waited to
+		// be fresh (see feed_uncacheable.go).
+		return watchcache.ListResult{}, false, errDelegate
+	}
 	if err == nil {
 		c.cfg.Metrics.ListServed("cache")
 	}

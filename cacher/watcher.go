@@ -171,6 +171,11 @@ func (w *watcher) offer(ev *watchcache.Event) bool {
 // sent or concerns nothing; false, with nothing changed, when result is
 // full or the event must end the watch.
 func (w *watcher) deliverNow(ev *watchcache.Event) bool {
+	if w.ctx != nil && w.ctx.Err() != nil {
+		// Ended (by its client, or by the cacher at a revision it cannot
+		// deliver): its goroutine finishes it; nothing after that point.
+		return true
+	}
 	if ev.Type == watch.Bookmark {
 		if !w.bookmarks || ev.RV < w.lastSent || ev.RV < w.pos {
 			return true

@@ -97,6 +97,11 @@ func (w *watcher) convertWith(ev *watchcache.Event, shared *sharedWrappers) (wat
 }
 
 func (w *watcher) send(ctx context.Context, ev watch.Event, rv uint64) bool {
+	if ctx.Err() != nil {
+		// Ended (by its client, or by the cacher at a revision it cannot
+		// deliver): nothing after that point, even to a reading client.
+		return false
+	}
 	select {
 	case w.result <- ev:
 		w.lastSent = max(w.lastSent, rv)
