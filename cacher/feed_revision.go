@@ -53,6 +53,7 @@ func (c *Cacher) applyRevision(ctx context.Context, b *revisionBatch) error {
 		return c.applyRevisionLocked(tx, b)
 	})
 }
+
 // applyRevisionLocked is applyRevision inside the hub's commit.
 func (c *Cacher) applyRevisionLocked(tx hubTx, b *revisionBatch) error {
 	evs := make([]*watchcache.Event, 0, len(b.events))

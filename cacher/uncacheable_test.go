@@ -31,7 +31,9 @@ func writeRaw(t *testing.T, s storage.Interface, k string, w *testapi.Widget) ui
 	t.Helper()
 	out := &testapi.Widget{}
 	err := s.GuaranteedUpdate(testCtx(t), k, out, true, nil,
-		func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) { return w.DeepCopy(), nil, nil }, nil)
+		func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			return w.DeepCopy(), nil, nil
+		}, nil)
 	if err != nil {
 		t.Fatalf("GuaranteedUpdate %s: %v", k, err)
 	}
