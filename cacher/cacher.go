@@ -197,8 +197,12 @@ func (c *Cacher) ReadinessCheck() error {
 // Versioner implements storage.Interface.
 func (c *Cacher) Versioner() storage.Versioner { return c.cfg.Versioner }
 
-// Create implements storage.Interface; it writes to the storage.
+// Create implements storage.Interface; it writes to the storage (an
+// object the cache could not key is refused, see writecheck.go).
 func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
+	if err := c.checkWritable(key, obj); err != nil {
+		return err
+	}
 	if err := c.store.Create(ctx, key, obj, out, ttl); err != nil {
 		return err
 	}
@@ -218,8 +222,9 @@ func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, pre
 	return nil
 }
 
-// GuaranteedUpdate implements storage.Interface; it writes to the storage,
-// starting from the cache's copy of the object (see suggestion) unless the
+// GuaranteedUpdate implements storage.Interface; it writes to the storage
+// (an object the cache could not key is refused, see
+// writecheck.go), starting from the cache's copy of the object (see suggestion) unless the
 // caller set preconditions. The storage tells tryUpdate a suggestion's TTL
 // as 0 and its compare-and-swap fails when the key has a lease, so
 // tryUpdate runs again on the stored state with the key's real TTL.
@@ -233,6 +238,7 @@ func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, destination r
 	if preconditions == nil || (preconditions.UID == nil && preconditions.ResourceVersion == nil) {
 		ctx, cachedExistingObject = c.suggestion(ctx, key, cachedExistingObject)
 	}
+	tryUpdate = c.checkedUpdate(key, tryUpdate)
 	if err := c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject); err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -60,10 +62,11 @@ func expectEndedFor(t *testing.T, w watch.Interface, key string) {
 	}
 }
 
-// The report: an object with no name written under /widgets/ns/b through
-// the cacher stopped the cache's RV, and reads at newer revisions failed
-// after 3 s. The cache now applies that revision without the object, whose
-// key the storage serves, ends the watches that cover it, and counts it.
+// The report: an object with no name written under /widgets/ns/b (through
+// the cacher, which now refuses it; here through the storage) stopped the
+// cache's RV, and reads at newer revisions failed after 3 s. The cache now
+// applies that revision without the object, whose key the storage serves,
+// ends the watches that cover it, and counts it.
 func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 	store := newStore(t, embedtest.Prefix(t), false)
 	create(t, store, "ns", "a", nil)
@@ -87,7 +90,7 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 	}
 	t.Cleanup(otherNS.Stop)
 
-	writeRaw(t, c, key("ns", "b"), nameless(1))
+	writeRaw(t, store, key("ns", "b"), nameless(1)) // the cacher refuses it (TestCacherRefusesObjectsItCannotKey)
 	rvC := create(t, c, "ns", "c", nil)
 	start := time.Now()
 	got, err := listNames(t, c, "/widgets", rvString(rvC))
@@ -123,7 +126,12 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 		t.Fatalf("the consistency check found %d divergences", d)
 	}
 	// Updating it again ends the new watch too, and the cache still follows.
-	rvB := writeRaw(t, c, key("ns", "b"), nameless(2))
+	rvB := writeRaw(t, store, key("ns", "b"), nameless(2))
+	var gotB testapi.Widget
+	if err := c.Get(testCtx(t), key("ns", "b"), storage.GetOptions{ResourceVersion: rvString(rvB)}, &gotB); err != nil ||
+		gotB.Spec.Replicas != 2 {
+		t.Fatalf("Get of the nameless object at %d = %+v, %v", rvB, gotB, err)
+	}
 	expectEndedFor(t, again, key("ns", "b"))
 	if got, err := listNames(t, c, "/widgets/ns", rvString(rvB)); err != nil || !slices.Equal(got, []string{"ns/a", "/", "ns/c"}) {
 		t.Fatalf("list of ns at %d = %v, %v", rvB, got, err)
@@ -179,28 +187,36 @@ func TestNamelessObjectAtStartIsServed(t *testing.T) {
 
 // Whatever metadata an object written at /widgets/ns/b has, the cache's RV
 // goes past its revision: reads at later revisions are served at once.
+// Through the cacher, an object it cannot key is refused instead.
 func TestCacheAdvancesPastAnyMetadata(t *testing.T) {
-	cases := map[string]*testapi.Widget{
-		"nameless":           nameless(1),
-		"no namespace":       testapi.Make("", "b", nil),
-		"other name":         testapi.Make("ns", "z", nil),
-		"other namespace":    testapi.Make("ns9", "b", nil),
-		"namespace only":     {TypeMeta: nameless(0).TypeMeta, ObjectMeta: metav1.ObjectMeta{Namespace: "ns"}},
-		"another key's name": testapi.Make("ns", "a", nil),
+	cases := []struct {
+		name      string
+		obj       *testapi.Widget
+		cacheable bool
+	}{
+		{"nameless", nameless(1), false},
+		{"namespace only", &testapi.Widget{TypeMeta: nameless(0).TypeMeta, ObjectMeta: metav1.ObjectMeta{Namespace: "ns"}}, false},
+		{"no namespace", testapi.Make("", "b", nil), true},
+		{"other name", testapi.Make("ns", "z", nil), true},
+		{"other namespace", testapi.Make("ns9", "b", nil), true},
+		{"another key's name", testapi.Make("ns", "a", nil), true},
 	}
-	for name, obj := range cases {
+	for _, tc := range cases {
 		for _, via := range []string{"cacher", "store", "etcd"} {
-			t.Run(fmt.Sprintf("%s via %s", name, via), func(t *testing.T) {
+			if via == "cacher" && !tc.cacheable {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s via %s", tc.name, via), func(t *testing.T) {
 				store := newStore(t, embedtest.Prefix(t), false)
 				create(t, store, "ns", "a", nil)
 				c := startCacher(t, store, fastReads)
 				switch via {
 				case "cacher":
-					writeRaw(t, c, key("ns", "b"), obj)
+					writeRaw(t, c, key("ns", "b"), tc.obj)
 				case "store":
-					writeRaw(t, store, key("ns", "b"), obj)
+					writeRaw(t, store, key("ns", "b"), tc.obj)
 				case "etcd":
-					data, err := runtime.Encode(testapi.Codec, obj)
+					data, err := runtime.Encode(testapi.Codec, tc.obj)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -222,5 +238,42 @@ func TestCacheAdvancesPastAnyMetadata(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// The cacher refuses to write an object it could not key (422 Invalid),
+// and nothing reaches etcd: a create, an update creating the key
+// (ignoreNotFound), and an update that would drop an object's name.
+func TestCacherRefusesObjectsItCannotKey(t *testing.T) {
+	store := newStore(t, embedtest.Prefix(t), false)
+	create(t, store, "ns", "a", nil)
+	c := startCacher(t, store)
+	revision := func() int64 {
+		resp, err := etcd.Client.Get(testCtx(t), etcdPrefix(t), clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Header.Revision
+	}
+	before := revision()
+	refused := func(what string, err error) {
+		t.Helper()
+		if !storage.IsCode(err, storage.CodeInvalidObj) || !apierrors.IsInvalid(err) {
+			t.Fatalf("%s: got %v, want a CodeInvalidObj (422 Invalid) error", what, err)
+		}
+	}
+	refused("Create", c.Create(testCtx(t), key("ns", "b"), nameless(1), &testapi.Widget{}, 0))
+	refused("GuaranteedUpdate creating", c.GuaranteedUpdate(testCtx(t), key("ns", "b"), &testapi.Widget{}, true, nil,
+		func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			return nameless(1), nil, nil
+		}, nil))
+	refused("GuaranteedUpdate dropping the name", c.GuaranteedUpdate(testCtx(t), key("ns", "a"), &testapi.Widget{}, false, nil,
+		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			w := in.(*testapi.Widget).DeepCopy()
+			w.Name = ""
+			return w, nil, nil
+		}, nil))
+	if after := revision(); after != before {
+		t.Fatalf("etcd's revision went from %d to %d: something was written", before, after)
 	}
 }
