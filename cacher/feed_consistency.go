@@ -128,7 +128,9 @@ func (c *Cacher) act(rep consistencyReport, last *repairMemo) {
 // current state with the storage's at the same revision. It reads a
 // snapshot of the cache (copy-on-write, no lock held while comparing) and a
 // keys-only range of the storage: no value is read or decoded, and neither
-// writes nor dispatch wait for it.
+// writes nor dispatch wait for it. The corrupt keys (undecodable objects,
+// objects the cache cannot hold: feed_corrupt.go) are not differences: the
+// storage serves them, and a relist would not bring them into the cache.
 func (c *Cacher) compareWithStorage(ctx context.Context, lister storage.KeyVersionLister) (consistencyReport, error) {
 	if _, ready := c.cache.RV(); !ready {
 		return consistencyReport{skipped: true}, nil
@@ -138,10 +140,7 @@ func (c *Cacher) compareWithStorage(ctx context.Context, lister storage.KeyVersi
 		return consistencyReport{skipped: true}, nil
 	}
 	rep := consistencyReport{rv: res.RV}
-	var corrupt []string
-	if p := c.corruptKeys.Load(); p != nil {
-		corrupt = *p
-	}
+	corrupt := c.knownCorrupt()
 	note := func(d keyDiff) {
 		if _, known := slices.BinarySearch(corrupt, d.key); known {
 			return // served by the storage, not the cache (feed_corrupt.go)

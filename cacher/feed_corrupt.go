@@ -24,6 +24,10 @@ import (
 // storage gives a readable value (an ADDED or MODIFIED) or, for the unsafe
 // delete of the corrupt value, the storage's own StoreReadError.
 //
+// The keys of objects the storage reads back but the cache cannot hold
+// (feed_uncacheable.go) join the same set: reads whose scope holds one
+// are served by the storage, which returns them as they are.
+//
 // corruptKeys is the sorted set, replaced whole (copy on write).
 
 // setCorrupt replaces the set of corrupt keys (sorted); inside the hub's commit or

@@ -214,10 +214,7 @@ func (c *Cacher) leaveOutUncacheable(ctx context.Context, l *listing) error {
 	if err != nil {
 		return err
 	}
-	c.log.Error("cacher: the list met objects the cache cannot hold (their metadata does not give their key); "+
-		"serving their keys from the storage", "prefix", c.prefix, "rv", l.rv, "keys", strings.Join(found.keys, ", "),
-		"objects", strings.Join(why, "; "))
-	c.cfg.Metrics.DivergencePersists()
+	c.reportUncacheable(found.keys, l.rv, "serving their keys from the storage", "objects", strings.Join(why, "; "))
 	l.corrupt = append(l.corrupt, found.keys...)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -26,9 +27,9 @@ import (
 // by the storage, which reads it back as it is. The watches whose scope
 // holds the key end with an error (their clients list again, from the
 // storage), as a watcher of the cache cannot get the event; nothing that
-// looks like a deletion is sent. Each occurrence is logged and counted by
-// Metrics.DivergencePersists: it is a key/metadata mismatch the cache
-// cannot repair.
+// looks like a deletion is sent. Each such key is logged and counted once by
+// Metrics.DivergencePersists when found (see reportUncacheable): it is a
+// key/metadata mismatch the cache cannot repair.
 
 // locateTimeout bounds the keys-only read that finds uncacheable keys.
 const locateTimeout = 30 * time.Second
@@ -69,10 +70,7 @@ func (c *Cacher) locateUncacheable(ctx context.Context, rev uint64, badRVs map[u
 	}
 	ctx, cancel := context.WithTimeout(ctx, locateTimeout)
 	defer cancel()
-	var known []string
-	if p := c.corruptKeys.Load(); p != nil {
-		known = *p
-	}
+	known := c.knownCorrupt()
 	present := make(map[string]bool, len(known))
 	var found uncacheableFound
 	err := lister.KeyVersions(ctx, c.prefix, int64(rev), func(kv storage.KeyVersion) error {
@@ -134,11 +132,8 @@ func (c *Cacher) markUncacheable(tx hubTx, f *uncacheableFound, rv uint64) ([]wa
 	if f == nil {
 		return nil, nil
 	}
-	c.log.Error("cacher: the storage holds objects the cache cannot hold (their metadata does not give their key); "+
-		"serving their keys from the storage and ending the watches that cover them",
-		"prefix", c.prefix, "rv", rv, "keys", strings.Join(f.keys, ", "), "gone", strings.Join(f.gone, ", "),
-		"objects", strings.Join(f.why, "; "))
-	c.cfg.Metrics.DivergencePersists()
+	c.reportUncacheable(f.keys, rv, "serving their keys from the storage and ending the watches that cover them",
+		"gone", strings.Join(f.gone, ", "), "objects", strings.Join(f.why, "; "))
 	affected := slices.Concat(f.keys, f.gone)
 	c.endWatches(tx, affected, rv, "objects stored at these keys cannot be held by the watch cache "+
 		"(their metadata does not give their key); list again")
@@ -154,15 +149,40 @@ func (c *Cacher) markUncacheable(tx hubTx, f *uncacheableFound, rv uint64) ([]wa
 		}
 		stale = append(stale, watch.Event{Type: watch.Deleted, Object: obj})
 	}
-	var cur []string
-	if p := c.corruptKeys.Load(); p != nil {
-		cur = *p
-	}
-	next := slices.DeleteFunc(slices.Concat(cur, f.keys), func(k string) bool {
+	next := slices.DeleteFunc(slices.Concat(c.knownCorrupt(), f.keys), func(k string) bool {
 		_, gone := slices.BinarySearch(f.gone, k)
 		return gone
 	})
 	slices.Sort(next)
 	c.setCorrupt(slices.Compact(next))
 	return stale, nil
+}
+
+// knownCorrupt returns the corrupt keys, sorted (see feed_corrupt.go).
+func (c *Cacher) knownCorrupt() []string {
+	if p := c.corruptKeys.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// reportUncacheable logs keys of objects the cache cannot hold, found at
+// revision rv, and doing what it says. Keys new to the corrupt keys are an
+// error, counted once by Metrics.DivergencePersists (one occurrence: they
+// persist until rewritten); keys already known are logged at Info, so that a
+// writer updating such an object does not flood the log.
+func (c *Cacher) reportUncacheable(keys []string, rv uint64, doing string, attrs ...any) {
+	known := c.knownCorrupt()
+	fresh := slices.ContainsFunc(keys, func(k string) bool {
+		_, ok := slices.BinarySearch(known, k)
+		return !ok
+	})
+	level := slog.LevelInfo
+	if fresh {
+		level = slog.LevelError
+		c.cfg.Metrics.DivergencePersists()
+	}
+	c.log.Log(context.Background(), level, "cacher: the storage holds objects the cache cannot hold "+
+		"(their metadata does not give their key); "+doing,
+		append([]any{"prefix", c.prefix, "rv", rv, "keys", strings.Join(keys, ", ")}, attrs...)...)
 }
