@@ -121,7 +121,13 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 	}
 	again := watchAll(t, c, rvString(rvX))
 	// The consistency check does not take the known key for a divergence.
-	time.Sleep(100 * time.Millisecond) // about 5 checks
+	checks := m.checks.Load()
+	eventually(t, 10*time.Second, "two more consistency checks", func() error {
+		if m.checks.Load() < checks+2 && m.diverged.Load() == 0 {
+			return context.DeadlineExceeded
+		}
+		return nil
+	})
 	if d := m.diverged.Load(); d != 0 {
 		t.Fatalf("the consistency check found %d divergences", d)
 	}
