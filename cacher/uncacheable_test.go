@@ -189,6 +189,15 @@ func TestNamelessObjectAtStartIsServed(t *testing.T) {
 	if m.persistent.Load() == 0 {
 		t.Fatal("the uncacheable object was not counted")
 	}
+	// Given a name, it is cached like any other object.
+	w := watchAll(t, c, rvString(rv))
+	rvB := writeRaw(t, store, key("ns", "b"), testapi.Make("ns", "b", nil))
+	if ev := next(t, w, 10*time.Second); ev.Type != watch.Added || rvOf(t, ev.Object) != rvB {
+		t.Fatalf("watch: %s %v, want ADDED at %d", ev.Type, ev.Object, rvB)
+	}
+	if got, err := listNames(t, c, "/widgets", "0"); err != nil || !slices.Equal(got, []string{"ns/a", "ns/b", "ns2/c"}) {
+		t.Fatalf("list from the cache = %v, %v", got, err)
+	}
 }
 
 // Whatever metadata an object written at /widgets/ns/b has, the cache's RV
