@@ -58,6 +58,9 @@ type Cacher struct {
 	// corruptKeys are the keys whose values the storage could not decode
 	// when the cache was filled (see feed_corrupt.go); nil: none.
 	corruptKeys atomic.Pointer[[]string]
+	// revisions shares the storage's current revision between concurrent
+	// consistent reads (currentrv.go).
+	revisions revisionReads
 	// dropEvent, set only by tests (export_test.go), makes applyRevision
 	// skip an event: the cache then diverges from the storage.
 	dropEvent atomic.Pointer[func(watch.EventType, runtime.Object) bool]

@@ -26,3 +26,7 @@ func LiveWatchersForTest(c *Cacher) int {
 	defer c.hub.mu.Unlock()
 	return len(c.hub.reg.all)
 }
+
+// RevisionWaitersForTest is how many consistent reads of c wait for a
+// storage read of the current revision that another one started.
+func RevisionWaitersForTest(c *Cacher) int { return c.revisions.waiters() }
