@@ -55,15 +55,15 @@ type rvResult struct {
 // Callers that arrive while a read is under way do not use it (it may
 // predate writes they must see) but share the one read that starts after
 // it, instead of each making their own.
-func TestRevisionReadsShareTheNextRead(t *testing.T) {
-	var r revisionReads
+func TestSharedReadsShareTheNextRead(t *testing.T) {
+	var r sharedReads[uint64]
 	h := newHeldReads()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
 	first := make(chan rvResult, 1)
 	go func() {
-		rv, err := r.current(ctx, h.read)
+		rv, err := r.do(ctx, "current resource version", h.read)
 		first <- rvResult{rv, err}
 	}()
 	<-h.held
@@ -71,7 +71,7 @@ func TestRevisionReadsShareTheNextRead(t *testing.T) {
 	results := make(chan rvResult, later)
 	for range later {
 		go func() {
-			rv, err := r.current(ctx, h.read)
+			rv, err := r.do(ctx, "current resource version", h.read)
 			results <- rvResult{rv, err}
 		}()
 	}
@@ -93,8 +93,8 @@ func TestRevisionReadsShareTheNextRead(t *testing.T) {
 
 // A read whose starter gives up is no answer for the callers waiting for
 // it: they make another read and get its answer.
-func TestRevisionReadsOutliveTheirStarter(t *testing.T) {
-	var r revisionReads
+func TestSharedReadsOutliveTheirStarter(t *testing.T) {
+	var r sharedReads[uint64]
 	h := newHeldReads()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -102,13 +102,13 @@ func TestRevisionReadsOutliveTheirStarter(t *testing.T) {
 
 	first := make(chan error, 1)
 	go func() {
-		_, err := r.current(starterCtx, h.read)
+		_, err := r.do(starterCtx, "current resource version", h.read)
 		first <- err
 	}()
 	<-h.held
 	second := make(chan rvResult, 1)
 	go func() {
-		rv, err := r.current(ctx, h.read)
+		rv, err := r.do(ctx, "current resource version", h.read)
 		second <- rvResult{rv, err}
 	}()
 	waitFor(t, "second caller waiting", func() bool { return r.waiters() == 1 })
@@ -124,20 +124,20 @@ func TestRevisionReadsOutliveTheirStarter(t *testing.T) {
 
 // A caller whose deadline passes while it waits gets a storage timeout,
 // as from a read of its own, and stops waiting.
-func TestRevisionReadsWaitEndsWithTheCallersDeadline(t *testing.T) {
-	var r revisionReads
+func TestSharedReadsWaitEndsWithTheCallersDeadline(t *testing.T) {
+	var r sharedReads[uint64]
 	h := newHeldReads()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	first := make(chan error, 1)
 	go func() {
-		_, err := r.current(ctx, h.read)
+		_, err := r.do(ctx, "current resource version", h.read)
 		first <- err
 	}()
 	<-h.held
 	short, cancelShort := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancelShort()
-	if _, err := r.current(short, h.read); !storage.IsCode(err, storage.CodeTimeout) {
+	if _, err := r.do(short, "current resource version", h.read); !storage.IsCode(err, storage.CodeTimeout) {
 		t.Errorf("got %v, want a storage timeout", err)
 	}
 	if r.waiters() != 0 {
