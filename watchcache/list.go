@@ -132,6 +132,9 @@ func (c *Cache) liveCloneLocked() *state {
 // page collects one page of st.
 func (st *state) page(q *ListOptions, rv uint64) ListResult {
 	res := ListResult{RV: rv}
+	if q.Recursive {
+		res.Items = make([]*Element, 0, pageCapacity(q, st.byKey.Len()))
+	}
 	if q.Recursive && q.Index != nil {
 		if _, ok := st.indexes[q.Index.Name]; !ok {
 			q.Index = nil
@@ -172,6 +175,21 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 		st.remaining.put(q.Key, res.NextKey, int(res.Remaining))
 	}
 	return res
+}
+
+// unlimitedPageStart is the first capacity of an unlimited page: room for
+// the lists of one namespace or one node at once, growing from there for
+// bigger ones.
+const unlimitedPageStart = 256
+
+// pageCapacity is the first capacity of a page of q from a state of n
+// elements: its limit, at most n, and for an unlimited page
+// unlimitedPageStart, at most n.
+func pageCapacity(q *ListOptions, n int) int {
+	if q.Limit > 0 {
+		return min(q.Limit, n)
+	}
+	return min(unlimitedPageStart, n)
 }
 
 // String describes the options for logs.
