@@ -215,7 +215,7 @@ func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object
 // from the cache's copy of the object (see suggestion).
 func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
-	cachedExistingObject = c.suggestion(key, cachedExistingObject)
+	ctx, cachedExistingObject = c.suggestion(ctx, key, cachedExistingObject)
 	if err := c.store.Delete(ctx, key, out, preconditions, validateDeletion, cachedExistingObject, opts); err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, pre
 func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
 	if preconditions == nil || (preconditions.UID == nil && preconditions.ResourceVersion == nil) {
-		cachedExistingObject = c.suggestion(key, cachedExistingObject)
+		ctx, cachedExistingObject = c.suggestion(ctx, key, cachedExistingObject)
 	}
 	if err := c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject); err != nil {
 		return err
@@ -252,18 +252,27 @@ func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, destination r
 // checks it with its compare-and-swap and reads afresh only when it is
 // stale, so a write whose object the cache holds up to date costs one etcd
 // round trip instead of two.
-func (c *Cacher) suggestion(key string, given runtime.Object) runtime.Object {
+//
+// A cache that keeps decoded objects holds the storage's own decodings of
+// the values at their revisions (its compaction shares memory without
+// changing values), so ctx is marked with storage.WithDecodedSuggestion:
+// the storage may then copy the object instead of decoding that value again.
+func (c *Cacher) suggestion(ctx context.Context, key string, given runtime.Object) (context.Context, runtime.Object) {
 	if _, ready := c.cache.RV(); !ready || !c.trusted() {
-		return given
+		return ctx, given
 	}
 	el, _, ok, err := c.cache.Get(key)
 	if err != nil || !ok {
-		return given
+		return ctx, given
 	}
-	if obj, err := el.Object(); err == nil {
-		return obj.DeepCopyObject()
+	obj, err := el.Object()
+	if err != nil {
+		return ctx, given
 	}
-	return given
+	if c.cfg.Codec == nil {
+		ctx = storage.WithDecodedSuggestion(ctx)
+	}
+	return ctx, obj.DeepCopyObject()
 }
 
 // Stats implements storage.Interface: the storage's count.

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
@@ -14,10 +15,17 @@ import (
 
 // fillChunk is the number of items one goroutine copies into a list at
 // least: lists of 2*fillChunk items or more are copied by up to GOMAXPROCS
-// goroutines, each a contiguous part (copying a cached object by value is
-// bounded by memory bandwidth and the GC's write barriers, which several
-// cores share out).
+// goroutines (copying a cached object by value is bounded by memory
+// bandwidth and the GC's write barriers, which several cores share out).
 const fillChunk = 4096
+
+// fillGrain is the number of items a copying goroutine takes at a time:
+// the goroutines share the list out in grains rather than in fixed parts,
+// and the caller waits for grains in progress, never for a goroutine to
+// start, so that a helper that is not scheduled (the GC's worker or
+// another request holding the other core) costs the list nothing: the
+// caller copies its grains.
+const fillGrain = 512
 
 // errItemType means a list's item type is not the type of the cached
 // objects' pointees: setItems then leaves it to meta.SetList.
@@ -52,19 +60,56 @@ func setItems(listObj apiruntime.Object, items []*watchcache.Element) error {
 // copyItems copies the elements' objects into out (of their length), by
 // up to GOMAXPROCS goroutines for lists of 2*fillChunk items or more.
 func copyItems(out reflect.Value, items []*watchcache.Element) error {
-	parts := min(runtime.GOMAXPROCS(0), len(items)/fillChunk)
-	if parts <= 1 {
+	workers := min(runtime.GOMAXPROCS(0), len(items)/fillChunk)
+	if workers <= 1 {
 		return copyRange(out, items, 0, len(items))
 	}
-	errs := make([]error, parts)
-	var wg sync.WaitGroup
-	for p := 1; p < parts; p++ {
-		wg.Go(func() {
-			errs[p] = copyRange(out, items, p*len(items)/parts, (p+1)*len(items)/parts)
-		})
+	return copyShared(out, items, workers-1, func(f func()) { go f() })
+}
+
+// copyShared copies the elements' objects into out (of their length) on
+// the calling goroutine and on helper goroutines that start starts, all
+// taking fillGrain items at a time until none are left. It returns once
+// every item is copied, whether or not each helper has run: a helper that
+// runs later finds nothing left and returns at once.
+func copyShared(out reflect.Value, items []*watchcache.Element, helpers int, start func(func())) error {
+	n := int64(len(items))
+	if n == 0 {
+		return nil
 	}
-	errs[0] = copyRange(out, items, 0, len(items)/parts)
-	wg.Wait()
+	var (
+		next, done atomic.Int64
+		mu         sync.Mutex
+		errs       []error
+	)
+	finished := make(chan struct{})
+	work := func() {
+		for {
+			from := next.Add(fillGrain) - fillGrain
+			if from >= n {
+				return
+			}
+			to := min(from+fillGrain, n)
+			if err := copyRange(out, items, int(from), int(to)); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			// The grain's copies (and its error) happen before the
+			// caller's return: whoever completes the last grain
+			// observes every other grain's Add, and closes finished.
+			if done.Add(to-from) == n {
+				close(finished)
+			}
+		}
+	}
+	for range helpers {
+		start(work)
+	}
+	work()
+	<-finished
+	mu.Lock()
+	defer mu.Unlock()
 	return errors.Join(errs...)
 }
 

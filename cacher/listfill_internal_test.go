@@ -1,10 +1,13 @@
 package cacher
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -126,5 +129,49 @@ func BenchmarkSetItems(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// A large list is complete when the fill returns even if no helper
+// goroutine has run yet: the caller copies what the helpers did not take,
+// and a helper that runs afterwards finds nothing left.
+func TestCopySharedNeedsNoHelperToRun(t *testing.T) {
+	n := 5*fillGrain + 3
+	els := fillElements(n, widgetAt)
+	out := reflect.MakeSlice(reflect.TypeFor[[]testapi.Widget](), n, n)
+	var late []func()
+	done := make(chan error, 1)
+	go func() { done <- copyShared(out, els, 2, func(f func()) { late = append(late, f) }) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fill waited for helpers that never started")
+	}
+	for i := range n {
+		if got, want := out.Index(i).Interface().(testapi.Widget).Name, fmt.Sprintf("w-%06d", i); got != want {
+			t.Fatalf("item %d is %q, want %q", i, got, want)
+		}
+	}
+	if len(late) != 2 {
+		t.Fatalf("%d helpers started, want 2", len(late))
+	}
+	for _, f := range late {
+		f() // finds nothing left: must not write or block
+	}
+}
+
+// An item of another type fails the shared copy with errItemType, so that
+// setItems falls back to meta.SetList.
+func TestCopySharedReportsItemType(t *testing.T) {
+	n := 4*fillGrain + 1
+	els := fillElements(n, widgetAt)
+	els[3*fillGrain] = watchcache.NewElement("/widgets/ns/other", &unstructured.Unstructured{}, 1, nil, watchcache.Fields{})
+	out := reflect.MakeSlice(reflect.TypeFor[[]testapi.Widget](), n, n)
+	err := copyShared(out, els, 1, func(f func()) { go f() })
+	if !errors.Is(err, errItemType) {
+		t.Fatalf("got %v, want errItemType", err)
 	}
 }

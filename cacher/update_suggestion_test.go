@@ -3,6 +3,7 @@ package cacher_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -259,4 +260,98 @@ func TestUpdateMutatingInputLeavesCacheAlone(t *testing.T) {
 	if got.Labels["app"] != "x" || got.Spec.Replicas != 0 {
 		t.Errorf("cache's object changed by tryUpdate: labels %v, replicas %d", got.Labels, got.Spec.Replicas)
 	}
+}
+
+// An update through the cacher whose result is the object the cache holds
+// up to date (a re-applied patch) is settled by one read-only transaction
+// comparing etcd's revision and value: no read, tryUpdate once, no new
+// revision.
+func TestNoopUpdateFromCacheIsOneTxn(t *testing.T) {
+	c, reqs := countedCacher(t)
+	rv := createCached(t, c, "ns", "a", 0)
+
+	calls := 0
+	reapply := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		calls++
+		w := in.(*testapi.Widget)
+		w.Labels["app"] = "x" // already so
+		return w, nil, nil
+	}
+	gets0, txns0 := reqs.counts()
+	out := &testapi.Widget{}
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, reapply, nil); err != nil {
+		t.Fatal(err)
+	}
+	gets, txns := reqs.counts()
+	if gets-gets0 != 0 || txns-txns0 != 1 || calls != 1 {
+		t.Errorf("no-op update sent %d reads and %d transactions, ran tryUpdate %d times; want 0, 1, 1",
+			gets-gets0, txns-txns0, calls)
+	}
+	if got := rvOf(t, out); got != rv || out.Labels["app"] != "x" {
+		t.Errorf("update returned rv %d labels %v, want the stored object at rv %d", got, out.Labels, rv)
+	}
+}
+
+// markRecorder is a storage that records whether the updates and deletes
+// it is given carry storage.WithDecodedSuggestion's mark.
+type markRecorder struct {
+	storage.Interface
+	marks []bool
+}
+
+func (m *markRecorder) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
+	pre *storage.Preconditions, tryUpdate storage.UpdateFunc, suggestion runtime.Object) error {
+	m.marks = append(m.marks, storage.IsDecodedSuggestion(ctx))
+	return m.Interface.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, tryUpdate, suggestion)
+}
+
+func (m *markRecorder) Delete(ctx context.Context, key string, out runtime.Object, pre *storage.Preconditions,
+	validate storage.ValidateObjectFunc, suggestion runtime.Object, opts storage.DeleteOptions) error {
+	m.marks = append(m.marks, storage.IsDecodedSuggestion(ctx))
+	return m.Interface.Delete(ctx, key, out, pre, validate, suggestion, opts)
+}
+
+// A cacher keeping decoded objects marks the suggestions it takes from the
+// cache as the storage's own decodings (so the storage may copy rather
+// than decode them again); it does not mark a write of a key the cache
+// does not hold.
+func TestCacheSuggestionsAreMarkedDecoded(t *testing.T) {
+	if marks := recordSuggestionMarks(t); !slices.Equal(marks, []bool{false, true, true}) {
+		t.Errorf("updates and delete marked %v, want [false true true]", marks)
+	}
+}
+
+// A cacher keeping encodings does not mark its suggestions: it decodes
+// them with its own codec.
+func TestEncodedCacheSuggestionsAreNotMarked(t *testing.T) {
+	if marks := recordSuggestionMarks(t, keepEncoded(testapi.Codec)); !slices.Equal(marks, []bool{false, false, false}) {
+		t.Errorf("updates and delete marked %v, want [false false false]", marks)
+	}
+}
+
+// recordSuggestionMarks writes through a cacher (mod applied) and returns
+// the marks its storage saw: an update of a key the cache does not hold,
+// then an update and a delete of a key it holds up to date.
+func recordSuggestionMarks(t *testing.T, mod ...func(*cacher.Config)) []bool {
+	t.Helper()
+	rec := &markRecorder{Interface: newStore(t, embedtest.Prefix(t), false)}
+	c := startCacher(t, rec, mod...)
+	makeB := func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		return testapi.Make("ns", "b", nil), nil, nil
+	}
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "b"), &testapi.Widget{}, true, nil, makeB, nil); err != nil {
+		t.Fatal(err)
+	}
+	createCached(t, c, "ns", "a", 0)
+	out := &testapi.Widget{}
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, bumpReplicas, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: out.ResourceVersion}, &testapi.Widget{}); err != nil {
+		t.Fatal(err) // the cache holds the update
+	}
+	if err := c.Delete(testCtx(t), key("ns", "a"), &testapi.Widget{}, nil, nil, nil, storage.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return rec.marks
 }

@@ -39,9 +39,16 @@ const (
 
 // checkWritable refuses (422) an object a client sends (a create or update
 // body, a patched object, an apply patch) that nests deeper than
-// maxWrittenDepth, before any further work is done on it.
+// maxWrittenDepth, before any further work is done on it. name is the
+// URL's; a create has none, and the body's metadata.name (when it is a
+// string) names the object in the error instead.
 func (r *resource) checkWritable(obj map[string]any, name string) error {
 	if d := nestingDepth(obj, 1, maxWrittenDepth+1); d > maxWrittenDepth {
+		if name == "" {
+			if md, ok := obj["metadata"].(map[string]any); ok {
+				name, _ = md["name"].(string)
+			}
+		}
 		return r.tooDeep(name, fmt.Sprintf("the object nests more than %d levels deep", maxWrittenDepth))
 	}
 	return nil

@@ -48,6 +48,8 @@ func TestWriteRefusesUnreadableNesting(t *testing.T) {
 		st := f.do(http.MethodPost, coll, "application/json", deepWidget("deep", levels)).
 			status(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
 		require.Contains(t, st.Message, "10000 levels")
+		require.Contains(t, st.Message, `Widget "deep" is invalid`, "a create's error names the object from its body")
+		require.Equal(t, "deep", st.Details.Name)
 		require.NotContains(t, st.Message, "/widgets/")
 		f.do(http.MethodPost, coll+"?dryRun=All", "application/json", deepWidget("deep", levels)).
 			status(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)

@@ -146,6 +146,9 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 	if memo {
 		known, haveKnown = st.remaining.get(q.Key, from)
 	}
+	if n := st.sizeHint(q); n > 0 {
+		res.Items = make([]*Element, 0, n)
+	}
 	st.ascend(q, func(el *Element) bool {
 		// A full page has more when any key follows it, matching or not:
 		// the etcd3 store (and Kubernetes) answer the same, and the scan

@@ -146,6 +146,16 @@ func (s *state) ascend(q *ListOptions, fn func(*Element) bool) bool {
 		})
 		return true
 	}
+	if first, ok := s.allUnder(q.Key); ok {
+		// Every key from `from` on has the prefix: no key needs reading,
+		// which for a large list saves a memory load per element.
+		if first >= from {
+			s.byKey.Ascend(fn)
+		} else {
+			s.byKey.AscendGreaterOrEqual(&Element{Key: from}, fn)
+		}
+		return true
+	}
 	s.byKey.AscendGreaterOrEqual(&Element{Key: from}, func(el *Element) bool {
 		if !strings.HasPrefix(el.Key, q.Key) {
 			return false
@@ -153,6 +163,35 @@ func (s *state) ascend(q *ListOptions, fn func(*Element) bool) bool {
 		return fn(el)
 	})
 	return true
+}
+
+// allUnder reports whether every key from prefix on has prefix, that is,
+// whether the largest key has it (the keys with a prefix are contiguous in
+// key order), and returns the smallest key.
+func (s *state) allUnder(prefix string) (first string, ok bool) {
+	last, ok := s.byKey.Max()
+	if !ok || !strings.HasPrefix(last.Key, prefix) {
+		return "", false
+	}
+	lo, _ := s.byKey.Min()
+	return lo.Key, true
+}
+
+// sizeHint is the most elements a recursive walk of q can visit without
+// a filter or an index, when the whole state is under q.Key (0 when not
+// known cheaply): a list's items then need one allocation.
+func (s *state) sizeHint(q *ListOptions) int {
+	if !q.Recursive || q.Index != nil || q.Filter != nil {
+		return 0
+	}
+	if first, ok := s.allUnder(q.Key); !ok || !strings.HasPrefix(first, q.Key) {
+		return 0
+	}
+	n := s.byKey.Len()
+	if q.Limit > 0 {
+		n = min(n, q.Limit)
+	}
+	return n
 }
 
 func indexValueMatches(s *state, iv *IndexValue, el *Element) bool {

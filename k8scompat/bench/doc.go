@@ -34,6 +34,7 @@
 //	K8SBENCH_PEER_IDLE           idle watcher counts, comma-separated ("10000")
 //	K8SBENCH_PEER_RUNS           runs of each scenario (1; `make bench-peer` sets 3)
 //	K8SBENCH_PEER_CPUPROFILE     directory for the fan-out CPU profiles (default: a new temporary directory)
+//	K8SBENCH_PEER_LISTPROFILE    directory for CPU profiles of each PeerList measurement (default: none)
 //	K8SBENCH_LW_ENCODED=1        listwatch's cacher keeps objects encoded (cacher.Config.Codec)
 //	K8SBENCH_LW_NOCOMPACT=1      listwatch's cacher keeps decoded objects uncompacted (cacher.Config.NoCompaction)
 //	KUBE_TEST_API_TYPE           the codec: application/json (default) or application/vnd.kubernetes.protobuf

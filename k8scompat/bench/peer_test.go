@@ -485,8 +485,13 @@ func BenchmarkPeerMemory(b *testing.B) {
 
 // BenchmarkPeerList: lists of every pod at RV "0" and consistent (RV ""),
 // and a consistent list walked in pages of 500; the median time of a full
-// list over at least 11 lists (after 3 warm-up lists), and the process CPU
-// time (user+system, so GC and the embedded etcd included) per list.
+// list over at least 11 lists (after warm-up lists spanning two GC cycles,
+// see warmUp), the process CPU
+// time (user+system, so GC and the embedded etcd included) per list, and
+// the GC's share (gcSample.report), and the minor page faults per list
+// (memory the list's items got fresh from the kernel). It logs each list's time; with
+// K8SBENCH_PEER_LISTPROFILE=dir it writes the CPU profile of the timed
+// lists of each measurement to dir, and the heap profile before them.
 func BenchmarkPeerList(b *testing.B) {
 	klog.SetLogger(logr.Discard())
 	peerConfig()
@@ -500,17 +505,27 @@ func BenchmarkPeerList(b *testing.B) {
 					ctx := context.Background()
 					for _, mode := range strings.Split(envString("K8SBENCH_PEER_LISTMODES", "RV=0,RV=consistent,Paged=500"), ",") {
 						b.Run(mode, func(b *testing.B) {
-							for range 3 {
-								listAll(b, ctx, store, mode, objects)
-							}
+							warmUp(b, ctx, store, mode, objects)
 							var times []time.Duration
-							lists, cpuStart := max(11, b.N), cpuTime()
+							var each []float64
+							var gcs []bool
+							lists := max(11, b.N)
+							if path := listProfilePath(b, b.Name()); path != "" {
+								writeHeapProfile(b, strings.TrimSuffix(path, ".pprof")+".heap")
+								defer startCPUProfile(b, path)()
+							}
+							gcStart, cpuStart, faultStart := readGC(), cpuTime(), minorFaults()
 							for range lists {
+								before := readGC()
 								start := time.Now()
 								listAll(b, ctx, store, mode, objects)
 								times = append(times, time.Since(start))
+								each, gcs = append(each, ms(times[len(times)-1])), append(gcs, before.gcDuring())
 							}
 							cpu := cpuTime() - cpuStart
+							gcStart.report(b, lists)
+							b.ReportMetric(float64(minorFaults()-faultStart)/float64(lists), "faults/list")
+							b.Logf("ms per list (* a GC cycle ended during it):%s", listTimes(each, gcs))
 							slices.Sort(times)
 							b.ReportMetric(ms(times[len(times)/2]), "ms/list")
 							b.ReportMetric(ms(cpu)/float64(lists), "cpu-ms/list")
@@ -519,6 +534,23 @@ func BenchmarkPeerList(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// warmUpGCs is how many GC cycles the lists before a measurement must
+// span, and warmUpMax the most lists warmUp makes to see them.
+const warmUpGCs, warmUpMax = 2, 40
+
+// warmUp lists as mode says at least 3 times, and until warmUpGCs GC
+// cycles have ended while listing (at most warmUpMax lists), so that the
+// heap has grown to the size repeated lists keep it at. Without this the
+// cache measured first in a process pays for growing the heap (memory
+// fresh from the kernel, a page fault per 4 KiB of a list's items) and
+// the one measured after it reuses that memory.
+func warmUp(b *testing.B, ctx context.Context, store k8sstorage.Interface, mode string, objects int) {
+	start := readGC()
+	for i := 0; i < warmUpMax && (i < 3 || readGC().cycles-start.cycles < warmUpGCs); i++ {
+		listAll(b, ctx, store, mode, objects)
 	}
 }
 

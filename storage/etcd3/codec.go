@@ -69,6 +69,24 @@ func (s *Store) decodeInto(etcdKey string, data []byte, objPtr runtime.Object, r
 	return nil
 }
 
+// setObject makes objPtr the object obj points to (a shallow copy: obj
+// must be the caller's to give away) with resource version rev. It reports
+// false, changing nothing, when obj is nil or not of objPtr's type.
+func (s *Store) setObject(etcdKey string, obj, objPtr runtime.Object, rev int64) (bool, error) {
+	if obj == nil {
+		return false, nil
+	}
+	dst, src := reflect.ValueOf(objPtr), reflect.ValueOf(obj)
+	if dst.Type() != src.Type() || dst.Kind() != reflect.Pointer || dst.IsNil() || src.IsNil() {
+		return false, nil
+	}
+	dst.Elem().Set(src.Elem())
+	if err := s.versioner.UpdateObject(objPtr, uint64(rev)); err != nil {
+		return true, fmt.Errorf("etcd3: setting resource version on %q: %w", s.userKey(etcdKey), err)
+	}
+	return true, nil
+}
+
 // decodeNew decodes data into a fresh object of the stored type.
 func (s *Store) decodeNew(etcdKey string, data []byte, rev int64) (runtime.Object, error) {
 	obj := s.newFunc()

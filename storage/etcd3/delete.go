@@ -3,6 +3,7 @@ package etcd3
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/conversion"
@@ -22,6 +23,12 @@ import (
 // value is deleted without preconditions (validateDeletion gets a nil
 // object) and out is left untouched; if the value can be read, at first or
 // after a conflicting write, the delete fails with ErrInvalidObj.
+//
+// out is the store's decoding of the deleted value from the read that
+// preceded the delete, or, for a suggestion marked with
+// storage.WithDecodedSuggestion (the store's own decoding of that value), a
+// copy of the suggestion: no second decoding (validateDeletion is given a
+// copy). An unmarked suggestion's encoding is decoded into out.
 func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
 	etcdKey, err := s.prepareKey(key)
@@ -43,7 +50,12 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 	if opts.IgnoreStoreReadError {
 		cachedExistingObject = nil // only the stored bytes tell whether the object is corrupt
 	}
-	st, current, err := s.initialState(key, cachedExistingObject, read)
+	// The encoding of a suggestion fills out after the delete, unless the
+	// suggestion is the store's own decoding of the stored value (of out's
+	// type): then out becomes a copy of it (see deleteCAS).
+	copyOut := cachedExistingObject != nil && storage.IsDecodedSuggestion(ctx) &&
+		reflect.TypeOf(cachedExistingObject) == reflect.TypeOf(out)
+	st, current, err := s.initialState(key, cachedExistingObject, !copyOut, read)
 	if err != nil {
 		return err
 	}
@@ -58,7 +70,8 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 		} else {
 			checkErr := preconditions.Check(key, st.obj)
 			if checkErr == nil {
-				checkErr = validateDeletion(ctx, st.obj)
+				// A copy: st.obj becomes out after the delete (see deleteCAS).
+				checkErr = validateDeletion(ctx, st.obj.DeepCopyObject())
 			}
 			if checkErr != nil {
 				if st, err = recheck(st, current, checkErr, read); err != nil {
@@ -107,6 +120,14 @@ func (s *Store) deleteCAS(ctx context.Context, key, etcdKey string, st *objState
 	if st.corrupt != nil {
 		s.logger.Warn("deleted a corrupt object", "key", key, "error", st.corrupt)
 		return true, nil, nil
+	}
+	if !st.suggested || st.data == nil {
+		// st.obj is the store's own decoding of the value deleted, private
+		// to this call: read from etcd, or a copy of a decoded suggestion
+		// (not encoded, see Delete).
+		if ok, err := s.setObject(etcdKey, st.obj, out, resp.Header.Revision); ok {
+			return true, nil, err
+		}
 	}
 	return true, nil, s.decodeInto(etcdKey, st.data, out, resp.Header.Revision)
 }

@@ -19,6 +19,9 @@ type objState struct {
 	data  []byte // encoded (untransformed) bytes
 	stale bool   // the transformer asked for a rewrite
 	lease int64  // lease ID attached to the key, 0 if none
+	// suggested: built from a caller's object (a suggestion), not read
+	// from etcd; its lease is not known (lease is 0).
+	suggested bool
 	// corrupt is set instead of obj when the value could not be
 	// transformed or decoded and the caller tolerates it.
 	corrupt error
@@ -93,31 +96,36 @@ func (s *Store) remainingTTL(ctx context.Context, lease int64) int64 {
 	return resp.TTL
 }
 
-// stateFromObject builds a (possibly stale) state from a cached object.
-func (s *Store) stateFromObject(key string, cached runtime.Object) (*objState, error) {
+// stateFromObject builds a (possibly stale) state from a cached object,
+// with its encoding when encode is set.
+func (s *Store) stateFromObject(key string, cached runtime.Object, encode bool) (*objState, error) {
 	obj := cached.DeepCopyObject()
 	rv, err := s.versioner.ObjectResourceVersion(obj)
 	if err != nil {
 		return nil, storage.NewInvalidObjError(key, fmt.Sprintf("reading resourceVersion of the cached object: %v", err))
 	}
+	st := &objState{obj: obj, rev: int64(rv), meta: storage.ResponseMeta{ResourceVersion: rv}, suggested: true}
+	if !encode {
+		return st, nil
+	}
 	if err := s.versioner.PrepareObjectForStorage(obj); err != nil {
 		return nil, storage.NewInvalidObjError(key, err.Error())
 	}
-	data, err := s.encode(key, obj)
-	if err != nil {
+	if st.data, err = s.encode(key, obj); err != nil {
 		return nil, err
 	}
 	if err := s.versioner.UpdateObject(obj, rv); err != nil {
 		return nil, storage.NewInvalidObjError(key, err.Error())
 	}
-	return &objState{obj: obj, rev: int64(rv), data: data, meta: storage.ResponseMeta{ResourceVersion: rv}}, nil
+	return st, nil
 }
 
 // initialState is the state an update or delete starts from: the cached
-// object when given (not known to be current), else a fresh read.
-func (s *Store) initialState(key string, cached runtime.Object, read func() (*objState, error)) (*objState, bool, error) {
+// object when given (not known to be current; encoded when encode is set),
+// else a fresh read.
+func (s *Store) initialState(key string, cached runtime.Object, encode bool, read func() (*objState, error)) (*objState, bool, error) {
 	if cached != nil {
-		st, err := s.stateFromObject(key, cached)
+		st, err := s.stateFromObject(key, cached, encode)
 		return st, false, err
 	}
 	st, err := read()

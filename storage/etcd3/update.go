@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -21,14 +22,20 @@ import (
 // may be stale) or from a fresh read. Whenever a precondition or tryUpdate
 // fails on a state that was not read fresh, the key is re-read and the
 // step retried; the error is returned only when it holds on the current
-// state. The write is a compare-and-swap on the mod revision and the lease
-// of the state tryUpdate saw; on conflict the state returned by the failed
-// transaction is used for the next round.
+// state. The write is a compare-and-swap on the mod revision of the state
+// tryUpdate saw (which pins its lease, see write); on conflict the state
+// returned by the failed transaction is used for the next round. A result
+// that encodes to the bytes of a suggestion is confirmed with a read-only
+// transaction that compares the stored value and returns its revision (see
+// confirmUnchanged) rather than read back and decoded. A no-op answers
+// with a copy of an object the store decoded (the state read, or a
+// suggestion marked with storage.WithDecodedSuggestion) where it can,
+// rather than decode the stored value again.
 //
 // A suggestion carries no lease: tryUpdate is told TTL 0 and the write
 // requires the key to have no lease. A key that has one fails that
 // compare, so tryUpdate runs again on the state etcd returned, with the
-// key's real TTL.
+// key's real TTL. (A no-op writes nothing and is settled without it.)
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
 	etcdKey, err := s.prepareKey(key)
@@ -42,13 +49,23 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 		return ctxError(ctx, "update")
 	}
 	u := &updater{s: s, ctx: ctx, key: key, etcdKey: etcdKey, dest: destination, ignoreNotFound: ignoreNotFound}
-	st, current, err := s.initialState(key, cachedExistingObject, u.read)
+	if cachedExistingObject != nil && storage.IsDecodedSuggestion(ctx) {
+		u.decoded = cachedExistingObject
+	}
+	st, current, err := s.initialState(key, cachedExistingObject, true, u.read)
 	if err != nil {
 		return err
 	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return ctxError(ctx, "update")
+		}
+		// A state read from etcd is the store's decoding of the stored
+		// value; tryUpdate may change it, so a copy (a fraction of a
+		// decoding's cost) answers a no-op without decoding again.
+		var unchanged runtime.Object
+		if current && st.rev != 0 && !st.stale {
+			unchanged = st.obj.DeepCopyObject()
 		}
 		out, ttl, checkErr := u.apply(st, preconditions, tryUpdate)
 		if checkErr != nil {
@@ -63,15 +80,19 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 			return err
 		}
 		if !st.stale && st.rev != 0 && bytes.Equal(data, st.data) {
-			if !current {
-				// The suggestion may be stale: confirm against etcd.
-				if st, err = u.read(); err != nil {
+			if current {
+				if ok, err := s.setObject(etcdKey, unchanged, destination, st.rev); ok {
 					return err
 				}
-				current = true
-				continue
+				return s.decodeInto(etcdKey, st.data, destination, st.rev)
 			}
-			return s.decodeInto(etcdKey, st.data, destination, st.rev)
+			// The suggestion may be stale: confirm against etcd.
+			done, next, err := u.confirmUnchanged(st, data)
+			if err != nil || done {
+				return err
+			}
+			st, current = next, true
+			continue
 		}
 		done, next, err := u.write(st, data, ttl)
 		if err != nil || done {
@@ -91,6 +112,9 @@ type updater struct {
 	dest           runtime.Object
 	ignoreNotFound bool
 	leaseRetried   bool // a vanished lease was replaced once already
+	// decoded is the suggestion when the caller marked it as the store's
+	// own decoding of the stored value (storage.WithDecodedSuggestion).
+	decoded runtime.Object
 }
 
 func (u *updater) read() (*objState, error) {
@@ -117,10 +141,75 @@ func (u *updater) apply(st *objState, preconditions *storage.Preconditions, tryU
 	return out, ttl, nil
 }
 
-// write stores data with a CAS on st.rev and st.lease (the lease tryUpdate
-// was told about: none for a suggestion, whose lease is not known). It
-// reports done after a successful write (destination filled), or the fresh
-// state on conflict.
+// confirmUnchanged settles an update whose result encodes to the bytes of
+// a suggestion (st, not read from etcd): it is a no-op if etcd still holds
+// exactly the value the update would write, at the suggestion's revision.
+// That is one read-only transaction (no raft entry, no new revision) whose
+// compare carries the value and whose answer carries only the key's
+// revision (a keys-only get, which etcd answers from its index), instead of
+// a read that returns the value to be decoded and compared here. etcd
+// reads the key once per compare, so the revision is checked here rather
+// than compared. A lease is not checked: nothing is written, so whatever
+// lease the key has stays (as after a fresh read, the TTL tryUpdate returns
+// does not make a no-op a write).
+//
+// It reports done (destination filled, at the suggestion's revision) when
+// value and revision match; otherwise the current state to run the update
+// on: from the transaction's Else branch when the value differs (also the
+// case for a transformer that does not encrypt deterministically, settled
+// on that state as a fresh read would be), or from a read in the rare case
+// that the same bytes were written again since the suggestion.
+func (u *updater) confirmUnchanged(st *objState, data []byte) (bool, *objState, error) {
+	s := u.s
+	stored, err := s.toStorage(u.ctx, u.etcdKey, data)
+	if err != nil {
+		return false, nil, err
+	}
+	resp, err := s.kv.Txn(u.ctx).
+		If(clientv3.Compare(clientv3.Value(u.etcdKey), "=", string(stored))).
+		Then(clientv3.OpGet(u.etcdKey, clientv3.WithKeysOnly())).
+		Else(clientv3.OpGet(u.etcdKey)).
+		Commit()
+	if err != nil {
+		return false, nil, s.interpret(u.ctx, err, u.key, 0, "update")
+	}
+	if !resp.Succeeded {
+		next, err := s.stateFromTxn(u.ctx, u.key, u.etcdKey, resp, u.dest, u.ignoreNotFound, false)
+		return false, next, err
+	}
+	if kvs := rangeKVs(resp); len(kvs) != 1 || kvs[0].ModRevision != st.rev {
+		next, err := u.read()
+		return false, next, err
+	}
+	if u.decoded != nil {
+		// etcd holds the value the suggestion was decoded from: a copy of
+		// it is that value's decoding.
+		if ok, err := s.setObject(u.etcdKey, u.decoded.DeepCopyObject(), u.dest, st.rev); ok {
+			return true, nil, err
+		}
+	}
+	return true, nil, s.decodeInto(u.etcdKey, data, u.dest, st.rev)
+}
+
+// rangeKVs returns the key-values of a transaction's first operation, a get.
+func rangeKVs(resp *clientv3.TxnResponse) []*mvccpb.KeyValue {
+	if len(resp.Responses) == 0 || resp.Responses[0].GetResponseRange() == nil {
+		return nil
+	}
+	return resp.Responses[0].GetResponseRange().Kvs
+}
+
+// write stores data with a CAS on st.rev. It reports done after a
+// successful write (destination filled), or the fresh state on conflict.
+//
+// etcd attaches a lease to a key only with a put, which moves its mod
+// revision, and a lease that ends deletes its keys (a new revision too): so
+// the mod revision of a state read from etcd pins its lease, and comparing
+// the revision is enough. A suggestion's lease is not known: its write also
+// requires the key to have none (what tryUpdate was told). A nil TTL keeps
+// the key's lease: with WithIgnoreLease when it has one, which makes etcd
+// read the key once more while applying the put; a key known to have none
+// is written without a lease, the same outcome without that read.
 func (u *updater) write(st *objState, data []byte, ttl *uint64) (bool, *objState, error) {
 	s := u.s
 	stored, err := s.toStorage(u.ctx, u.etcdKey, data)
@@ -135,12 +224,15 @@ func (u *updater) write(st *objState, data []byte, ttl *uint64) (bool, *objState
 			return false, nil, s.interpret(u.ctx, err, u.key, 0, "update: granting lease")
 		}
 		opts = append(opts, clientv3.WithLease(id))
-	case ttl == nil && st.rev != 0:
+	case ttl == nil && st.lease != 0:
 		opts = append(opts, clientv3.WithIgnoreLease())
 	}
+	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(u.etcdKey), "=", st.rev)}
+	if st.suggested {
+		cmps = append(cmps, clientv3.Compare(clientv3.LeaseValue(u.etcdKey), "=", 0))
+	}
 	resp, err := s.kv.Txn(u.ctx).
-		If(clientv3.Compare(clientv3.ModRevision(u.etcdKey), "=", st.rev),
-			clientv3.Compare(clientv3.LeaseValue(u.etcdKey), "=", st.lease)).
+		If(cmps...).
 		Then(clientv3.OpPut(u.etcdKey, string(stored), opts...)).
 		Else(clientv3.OpGet(u.etcdKey)).
 		Commit()
