@@ -132,9 +132,6 @@ func (c *Cache) liveCloneLocked() *state {
 // page collects one page of st.
 func (st *state) page(q *ListOptions, rv uint64) ListResult {
 	res := ListResult{RV: rv}
-	if q.Recursive {
-		res.Items = make([]*Element, 0, pageCapacity(q, st.byKey.Len()))
-	}
 	if q.Recursive && q.Index != nil {
 		if _, ok := st.indexes[q.Index.Name]; !ok {
 			q.Index = nil
@@ -148,6 +145,8 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 	}
 	if n := st.sizeHint(q); n > 0 {
 		res.Items = make([]*Element, 0, n)
+	} else if q.Recursive {
+		res.Items = make([]*Element, 0, pageCapacity(q, st.byKey.Len()))
 	}
 	st.ascend(q, func(el *Element) bool {
 		// A full page has more when any key follows it, matching or not:
@@ -186,8 +185,8 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 const unlimitedPageStart = 256
 
 // pageCapacity is the first capacity of a page of q from a state of n
-// elements: its limit, at most n, and for an unlimited page
-// unlimitedPageStart, at most n.
+// elements when sizeHint does not know its size: its limit, at most n,
+// and for an unlimited page unlimitedPageStart, at most n.
 func pageCapacity(q *ListOptions, n int) int {
 	if q.Limit > 0 {
 		return min(q.Limit, n)
