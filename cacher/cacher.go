@@ -58,6 +58,11 @@ type Cacher struct {
 	// corruptKeys are the keys whose values the storage could not decode
 	// when the cache was filled (see feed_corrupt.go); nil: none.
 	corruptKeys atomic.Pointer[[]string]
+	// revisions shares the storage's current revision between concurrent
+	// consistent reads, compactions its compacted revision between the
+	// reads and watches that must know it now (sharedreads.go).
+	revisions   sharedReads[uint64]
+	compactions sharedReads[int64]
 	// dropEvent, set only by tests (export_test.go), makes applyRevision
 	// skip an event: the cache then diverges from the storage.
 	dropEvent atomic.Pointer[func(watch.EventType, runtime.Object) bool]
@@ -317,7 +322,7 @@ func (c *Cacher) learnCompaction(ctx context.Context, rv uint64, fresh bool) err
 		c.CompactRevision()
 		return nil
 	}
-	rev, err := r.RefreshCompactRevision(ctx)
+	rev, err := c.compactions.do(ctx, "compacted revision", r.RefreshCompactRevision)
 	if err != nil {
 		return err
 	}

@@ -26,3 +26,11 @@ func LiveWatchersForTest(c *Cacher) int {
 	defer c.hub.mu.Unlock()
 	return len(c.hub.reg.all)
 }
+
+// RevisionWaitersForTest is how many consistent reads of c wait for a
+// storage read of the current revision that another one started.
+func RevisionWaitersForTest(c *Cacher) int { return c.revisions.waiters() }
+
+// CompactionWaitersForTest is how many reads and watches of c wait for a
+// storage read of the compacted revision that another one started.
+func CompactionWaitersForTest(c *Cacher) int { return c.compactions.waiters() }

@@ -205,7 +205,7 @@ func (c *Cacher) listFromCache(ctx context.Context, plan listPlan, q watchcache.
 		}
 		asked := make(chan current, 1)
 		go func() {
-			rv, err := c.store.GetCurrentResourceVersion(ctx)
+			rv, err := c.currentRV(ctx)
 			asked <- current{rv, err}
 		}()
 		var early watchcache.ListResult

@@ -15,7 +15,7 @@ func ValidateKey(key, resourcePrefix string, recursive bool) error {
 	if strings.ContainsRune(key, 0) {
 		return NewInvalidArgumentError(fmt.Sprintf("invalid key: %q contains NUL", key), nil)
 	}
-	for _, seg := range strings.Split(key, "/") {
+	for seg := range strings.SplitSeq(key, "/") {
 		if seg == "." || seg == ".." {
 			return NewInvalidArgumentError(fmt.Sprintf("invalid key: %q", key), nil)
 		}
@@ -23,11 +23,24 @@ func ValidateKey(key, resourcePrefix string, recursive bool) error {
 	if key == "" || key == "/" {
 		return NewInvalidArgumentError(fmt.Sprintf("empty key: %q", key), nil)
 	}
-	if recursive && !strings.HasSuffix(key, "/") {
-		key += "/"
-	}
-	if rp := strings.TrimSuffix(resourcePrefix, "/"); rp != "" && !strings.HasPrefix(key, rp+"/") {
+	if rp := strings.TrimSuffix(resourcePrefix, "/"); rp != "" && !underPrefix(key, rp, recursive) {
+		if recursive && !strings.HasSuffix(key, "/") {
+			key += "/"
+		}
 		return NewInvalidArgumentError(fmt.Sprintf("invalid key: %q lacks resource prefix: %q", key, rp+"/"), nil)
 	}
 	return nil
+}
+
+// underPrefix reports whether key, with a "/" appended when recursive and
+// missing, starts with rp + "/" (rp has no trailing "/"), without building
+// either string.
+func underPrefix(key, rp string, recursive bool) bool {
+	if !strings.HasPrefix(key, rp) {
+		return false
+	}
+	if len(key) == len(rp) {
+		return recursive
+	}
+	return key[len(rp)] == '/'
 }

@@ -42,3 +42,20 @@ func TestValidateKey(t *testing.T) {
 		t.Errorf("empty resource prefix rejected a key: %v", err)
 	}
 }
+
+// Validating a valid key, which every request does, allocates nothing.
+func TestValidateKeyDoesNotAllocate(t *testing.T) {
+	for _, tc := range []struct {
+		key       string
+		recursive bool
+	}{{"/widgets/ns/a", false}, {"/widgets/ns", true}, {"/widgets", true}} {
+		allocs := testing.AllocsPerRun(100, func() {
+			if err := ValidateKey(tc.key, "/widgets/", tc.recursive); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("ValidateKey(%q, recursive=%v): %.0f allocations, want 0", tc.key, tc.recursive, allocs)
+		}
+	}
+}

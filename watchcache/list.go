@@ -145,6 +145,8 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 	}
 	if n := st.sizeHint(q); n > 0 {
 		res.Items = make([]*Element, 0, n)
+	} else if q.Recursive {
+		res.Items = make([]*Element, 0, pageCapacity(q, st.byKey.Len()))
 	}
 	st.ascend(q, func(el *Element) bool {
 		// A full page has more when any key follows it, matching or not:
@@ -175,6 +177,21 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 		st.remaining.put(q.Key, res.NextKey, int(res.Remaining))
 	}
 	return res
+}
+
+// unlimitedPageStart is the first capacity of an unlimited page: room for
+// the lists of one namespace or one node at once, growing from there for
+// bigger ones.
+const unlimitedPageStart = 256
+
+// pageCapacity is the first capacity of a page of q from a state of n
+// elements when sizeHint does not know its size: its limit, at most n,
+// and for an unlimited page unlimitedPageStart, at most n.
+func pageCapacity(q *ListOptions, n int) int {
+	if q.Limit > 0 {
+		return min(q.Limit, n)
+	}
+	return min(unlimitedPageStart, n)
 }
 
 // String describes the options for logs.
