@@ -177,8 +177,10 @@ func (c *Cache) Apply(typ watch.EventType, obj runtime.Object, rv uint64) (*Even
 		return nil, err
 	}
 	if rv != c.liveFrom {
-		if !c.liveSnapshotted {
-			c.snaps.push(c.liveFrom, c.live.clone())
+		if c.liveSnapshotted {
+			c.snaps.endNewest(rv)
+		} else {
+			c.snaps.push(c.liveFrom, rv, c.live.clone(), c.ring, c.oldest)
 		}
 		c.liveFrom, c.liveSnapshotted = rv, false
 	}

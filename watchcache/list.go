@@ -81,33 +81,51 @@ func (c *Cache) Get(key string) (*Element, uint64, bool, error) {
 	return el, c.rv, ok, nil
 }
 
-// stateAt returns an immutable state for rv and the RV it stands for.
+// stateAt returns an immutable state for rv and the RV it stands for. An
+// exact rv between two snapshots is rebuilt from the older one and the
+// ring's events after it (see replay).
 func (c *Cache) stateAt(rv uint64, match Match) (*state, uint64, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	st, at, plan, err := c.stateAtLocked(rv, match)
+	c.mu.Unlock()
+	if err != nil || plan == nil {
+		return st, at, err
+	}
+	st = plan.run()
+	c.mu.Lock()
+	c.keepReplayedLocked(plan, st)
+	c.mu.Unlock()
+	return st, rv, nil
+}
+
+// stateAtLocked returns the state for rv, or the plan to rebuild it.
+func (c *Cache) stateAtLocked(rv uint64, match Match) (*state, uint64, *replay, error) {
 	if !c.ready {
-		return nil, 0, storage.ErrNotReady
+		return nil, 0, nil, storage.ErrNotReady
 	}
 	if rv > c.rv {
-		return nil, 0, storage.NewTooLargeResourceVersionError(int64(rv), int64(c.rv), 1)
+		return nil, 0, nil, storage.NewTooLargeResourceVersionError(int64(rv), int64(c.rv), 1)
 	}
 	if match == Exact && rv < c.compacted {
-		return nil, 0, &TooOldError{Requested: rv, Oldest: c.compacted}
+		return nil, 0, nil, &TooOldError{Requested: rv, Oldest: c.compacted}
 	}
 	if match == NotOlderThan && c.liveFrom > c.rv {
 		// The live state holds a revision whose events may not all have
 		// arrived: serve the state before it, which is complete.
 		if st, ok := c.snaps.at(c.rv); ok {
-			return st, c.rv, nil
+			return st, c.rv, nil, nil
 		}
 	}
 	if match == NotOlderThan || rv >= c.liveFrom {
-		return c.liveCloneLocked(), c.rvFor(match, rv), nil
+		return c.liveCloneLocked(), c.rvFor(match, rv), nil, nil
 	}
 	if st, ok := c.snaps.at(rv); ok {
-		return st, rv, nil
+		return st, rv, nil, nil
 	}
-	return nil, 0, &TooOldError{Requested: rv, Oldest: c.snaps.oldest()}
+	if p, ok := c.replayPlanLocked(rv); ok {
+		return nil, 0, p, nil
+	}
+	return nil, 0, nil, &TooOldError{Requested: rv, Oldest: c.snaps.oldest()}
 }
 
 func (c *Cache) rvFor(match Match, rv uint64) uint64 {
@@ -124,7 +142,7 @@ func (c *Cache) liveCloneLocked() *state {
 		return c.snaps.list[len(c.snaps.list)-1].st
 	}
 	st := c.live.clone() // after Clone both trees copy on write: st stays frozen
-	c.snaps.push(c.liveFrom, st)
+	c.snaps.push(c.liveFrom, openEnd, st, c.ring, c.oldest)
 	c.liveSnapshotted = true
 	return st
 }

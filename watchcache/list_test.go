@@ -125,8 +125,10 @@ func prefixed(p string, ss []string) []string {
 	return out
 }
 
+// Snapshots are bounded; an exact RV between two of them is rebuilt from
+// the ring while it holds the events, and is too old once it does not.
 func TestSnapshotsAreBounded(t *testing.T) {
-	c, _ := newTestCache(t, func(c *Config) { c.MaxSnapshots = 3 })
+	c, _ := newTestCache(t, func(c *Config) { c.MaxSnapshots, c.MinCapacity, c.MaxCapacity = 3, 4, 4 })
 	_ = c.Replace(nil, 10)
 	for rv := uint64(11); rv <= 20; rv++ {
 		mustApply(t, c, "add", widget("ns", "x", rv, nil), rv)
