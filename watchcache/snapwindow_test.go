@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/listwatch/listwatch/storage"
@@ -262,4 +263,54 @@ func TestReplayedStateIsKept(t *testing.T) {
 	if _, ok := m.c.snaps.at(rv); !ok {
 		t.Fatalf("the state rebuilt at %d was not kept", rv)
 	}
+}
+
+// Lists that rebuild past states run while revisions are applied: each
+// answer is the state at its RV (run with -race).
+func TestExactListsWhileApplying(t *testing.T) {
+	m := newWindowModel(t, 11, 30, func(c *Config) { c.MaxSnapshots = 8 })
+	var mu sync.Mutex
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rnd := rand.New(rand.NewPCG(uint64(r), 2))
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				cur, _ := m.c.RV()
+				rv := m.first + rnd.Uint64N(cur-m.first+1)
+				res, err := m.c.List(rv, Exact, ListOptions{Key: "/widgets/", Recursive: true})
+				if err != nil {
+					t.Errorf("exact list at %d: %v", rv, err)
+					return
+				}
+				mu.Lock()
+				want := m.stateOf(rv)
+				mu.Unlock()
+				if got := keys(res.Items); len(got) != len(want) {
+					t.Errorf("exact list at %d: %d items, want %d", rv, len(got), len(want))
+					return
+				}
+				for _, el := range res.Items {
+					if w, ok := want[el.Key]; !ok || w.rv != el.RV {
+						t.Errorf("exact list at %d: %s at %d, want %v", rv, el.Key, el.RV, w)
+						return
+					}
+				}
+			}
+		}()
+	}
+	for range 300 {
+		mu.Lock()
+		m.revision()
+		mu.Unlock()
+	}
+	close(done)
+	wg.Wait()
 }
