@@ -40,7 +40,10 @@ type Config struct {
 	// DefaultMinCapacity / DefaultMaxCapacity.
 	MinCapacity, MaxCapacity int
 	// MaxSnapshots bounds the number of past-RV state snapshots kept for
-	// exact-RV lists and pagination; 0 means DefaultMaxSnapshots.
+	// exact-RV lists and pagination; 0 means DefaultMaxSnapshots. When
+	// full, the older ones are thinned out (the newest quarter stays one
+	// per revision), and RVs between two are rebuilt from the event buffer:
+	// fewer snapshots take less memory and make those rebuilds longer.
 	MaxSnapshots int
 	// Codec, when set, makes the cache keep each object's encoding rather
 	// than the decoded object: about the encoded size per object instead

@@ -12,7 +12,8 @@ type Match int
 const (
 	// NotOlderThan serves the current state, which must be at least RV.
 	NotOlderThan Match = iota
-	// Exact serves the state at exactly RV, from a snapshot.
+	// Exact serves the state at exactly RV, from a snapshot (rebuilt from
+	// an older one and the event history when needed).
 	Exact
 )
 
@@ -61,7 +62,8 @@ type ListResult struct {
 // List returns the elements selected by opts at rv. With NotOlderThan the
 // cache must already be at rv or newer (see WaitUntilFresh), otherwise the
 // error is too-large-RV; rv 0 means any. With Exact, rv must be covered by a
-// snapshot or the live state, otherwise the error is a *TooOldError.
+// snapshot, the live state, or a snapshot before it and the ring's events
+// after that snapshot, otherwise the error is a *TooOldError.
 func (c *Cache) List(rv uint64, match Match, opts ListOptions) (ListResult, error) {
 	st, at, err := c.stateAt(rv, match)
 	if err != nil {
