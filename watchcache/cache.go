@@ -34,6 +34,8 @@ type Cache struct {
 	liveFrom uint64
 	// liveSnapshotted is true when snaps already holds the live state at liveFrom.
 	liveSnapshotted bool
+	// seq counts the events recorded (it spaces the snapshots out).
+	seq uint64
 	// oldest is the lowest RV r for which every event after r is in the ring.
 	oldest uint64
 	// compacted is the storage's compaction revision: state and events
@@ -180,7 +182,7 @@ func (c *Cache) Apply(typ watch.EventType, obj runtime.Object, rv uint64) (*Even
 		if c.liveSnapshotted {
 			c.snaps.endNewest(rv)
 		} else {
-			c.snaps.push(c.liveFrom, rv, c.live.clone(), c.ring, c.oldest)
+			c.snaps.push(snapshot{rv: c.liveFrom, until: rv, seq: c.seq, st: c.live.clone()}, c.oldest)
 		}
 		c.liveFrom, c.liveSnapshotted = rv, false
 	}
@@ -231,6 +233,7 @@ func (c *Cache) fixTypeLocked(ev *Event) error {
 }
 
 func (c *Cache) recordLocked(ev *Event) {
+	c.seq++
 	before := c.ring.capacity()
 	for _, old := range c.ring.push(ev, ev.Time) {
 		c.oldest = max(c.oldest, old.RV)

@@ -144,7 +144,7 @@ func (c *Cache) liveCloneLocked() *state {
 		return c.snaps.list[len(c.snaps.list)-1].st
 	}
 	st := c.live.clone() // after Clone both trees copy on write: st stays frozen
-	c.snaps.push(c.liveFrom, openEnd, st, c.ring, c.oldest)
+	c.snaps.push(snapshot{rv: c.liveFrom, until: openEnd, seq: c.seq, st: st}, c.oldest)
 	c.liveSnapshotted = true
 	return st
 }

@@ -11,6 +11,8 @@ type replay struct {
 	// from is a clone of the snapshot's state, written only by run.
 	from *state
 	evs  []*Event
+	// seq is the cache's event count up to rv.
+	seq uint64
 	// gen is the snapshots' generation the plan was made in.
 	gen uint64
 }
@@ -24,7 +26,7 @@ func (c *Cache) replayPlanLocked(rv uint64) (*replay, bool) {
 		return nil, false
 	}
 	i, j := c.ring.firstAfter(b.rv), c.ring.firstAfter(rv)
-	p := &replay{rv: rv, until: c.liveFrom, from: b.st.clone(), evs: make([]*Event, j-i), gen: c.snaps.gen}
+	p := &replay{rv: rv, until: c.liveFrom, seq: b.seq + uint64(j-i), from: b.st.clone(), evs: make([]*Event, j-i), gen: c.snaps.gen}
 	for k := range p.evs {
 		p.evs[k] = c.ring.at(i + k)
 	}
@@ -60,5 +62,5 @@ func (c *Cache) keepReplayedLocked(p *replay, st *state) {
 	if _, ok := c.snaps.at(p.rv); ok {
 		return
 	}
-	c.snaps.insert(p.rv, p.until, st, c.ring, c.oldest)
+	c.snaps.insert(snapshot{rv: p.rv, until: p.until, seq: p.seq, st: st}, c.oldest)
 }

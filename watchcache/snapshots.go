@@ -1,6 +1,7 @@
 package watchcache
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -14,7 +15,11 @@ const openEnd = math.MaxUint64
 // clone of st (see Cache.stateAt).
 type snapshot struct {
 	rv, until uint64
-	st        *state
+	// seq is the number of events the cache had recorded up to rv: the
+	// difference of two is the number of events a replay between them
+	// applies.
+	seq uint64
+	st  *state
 }
 
 // snapshots holds past states, oldest first, at most max of them. When
@@ -30,28 +35,27 @@ type snapshots struct {
 	gen uint64
 }
 
-// push appends the state at rv, standing until until. r is the event ring,
-// which measures the spacing of snapshots when they must be thinned, and
-// oldest the lowest RV after which it holds every event.
-func (s *snapshots) push(rv, until uint64, st *state, r *ring, oldest uint64) {
-	if n := len(s.list); n > 0 && s.list[n-1].rv == rv {
-		s.list[n-1].st, s.list[n-1].until = st, until
+// push appends sn, the newest state. oldest is the lowest RV after which
+// the ring holds every event.
+func (s *snapshots) push(sn snapshot, oldest uint64) {
+	if n := len(s.list); n > 0 && s.list[n-1].rv == sn.rv {
+		s.list[n-1] = sn
 		return
 	}
 	if len(s.list) >= s.max {
-		s.thin(r, oldest)
+		s.thin(oldest)
 	}
-	s.list = append(s.list, snapshot{rv: rv, until: until, st: st})
+	s.list = append(s.list, sn)
 }
 
-// insert adds the state at rv, standing until until, in RV order; rv must
-// be below the newest snapshot's RV and not covered by any snapshot.
-func (s *snapshots) insert(rv, until uint64, st *state, r *ring, oldest uint64) {
+// insert adds sn in RV order; its RV must be below the newest snapshot's
+// and not covered by any snapshot.
+func (s *snapshots) insert(sn snapshot, oldest uint64) {
 	if len(s.list) >= s.max {
-		s.thin(r, oldest)
+		s.thin(oldest)
 	}
-	i, _ := slices.BinarySearchFunc(s.list, rv, cmpRV)
-	s.list = slices.Insert(s.list, i, snapshot{rv: rv, until: until, st: st})
+	i, _ := slices.BinarySearchFunc(s.list, sn.rv, cmpRV)
+	s.list = slices.Insert(s.list, i, sn)
 }
 
 // endNewest records that the newest snapshot stands until until (the RV of
@@ -63,22 +67,16 @@ func (s *snapshots) endNewest(until uint64) {
 }
 
 // thin removes about an eighth of the snapshots (at least one): the ones
-// whose removal leaves the smallest gap, in events of r, between their
+// whose removal leaves the smallest gap, in events, between their
 // neighbours. The newest quarter is kept, and so is the oldest while it
 // is after oldest (a base for replays); with too few snapshots to choose
 // from, it drops the oldest.
-func (s *snapshots) thin(r *ring, oldest uint64) {
+func (s *snapshots) thin(oldest uint64) {
 	tail := max(1, s.max/4)
 	n := len(s.list)
 	if n-tail <= 1 {
 		s.dropBefore(1)
 		return
-	}
-	// pos is the number of ring events at or before a snapshot: the gap
-	// between two is the number of events a replay between them applies.
-	pos := make([]int, n)
-	for i, sn := range s.list {
-		pos[i] = r.firstAfter(sn.rv)
 	}
 	cand := make([]int, 0, n-tail)
 	if s.list[0].rv < oldest {
@@ -89,13 +87,13 @@ func (s *snapshots) thin(r *ring, oldest uint64) {
 	for i := 1; i < n-tail; i++ {
 		cand = append(cand, i)
 	}
-	gap := func(i int) int {
+	gap := func(i int) uint64 {
 		if i == 0 {
 			return 0
 		}
-		return pos[i+1] - pos[i-1]
+		return s.list[i+1].seq - s.list[i-1].seq
 	}
-	slices.SortStableFunc(cand, func(a, b int) int { return gap(a) - gap(b) })
+	slices.SortStableFunc(cand, func(a, b int) int { return cmp.Compare(gap(a), gap(b)) })
 	drop := make([]bool, n)
 	want, dropped := max(1, s.max/8), 0
 	for _, i := range cand {
