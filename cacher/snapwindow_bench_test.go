@@ -20,7 +20,7 @@ import (
 func BenchmarkExactListFarBack(b *testing.B) {
 	const objects, updates = 2000, 1500
 	store := newStore(b, embedtest.Prefix(b), false)
-	c := startCacher(b, store, func(cfg *cacher.Config) { cfg.ConsistencyCheckInterval = -1 })
+	c := startCacher(b, store, func(cfg *cacher.Config) { cfg.ConsistencyCheckInterval, cfg.SpacedSnapshots = -1, true })
 	for i := range objects {
 		create(b, store, "ns", fmt.Sprintf("w%04d", i), nil)
 	}

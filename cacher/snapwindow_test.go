@@ -35,9 +35,10 @@ func (k *rangeCounter) Get(ctx context.Context, key string, opts ...clientv3.OpO
 	return resp, err
 }
 
-// An exact list at a revision more than DefaultMaxSnapshots revisions back,
-// which the cache's event history still covers, is served by the cache
-// (no etcd range) and equals what etcd answers at that revision.
+// With SpacedSnapshots, an exact list at a revision more than
+// DefaultMaxSnapshots revisions back, which the cache's event history still
+// covers, is served by the cache (no etcd range) and equals what etcd
+// answers at that revision.
 func TestExactListFarBackServedFromCache(t *testing.T) {
 	cli, err := embedtest.NewClient(etcd.Endpoints)
 	if err != nil {
@@ -56,7 +57,7 @@ func TestExactListFarBackServedFromCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(store.Close)
-	c := startCacher(t, store, func(cfg *cacher.Config) { cfg.ConsistencyCheckInterval = -1 })
+	c := startCacher(t, store, func(cfg *cacher.Config) { cfg.ConsistencyCheckInterval, cfg.SpacedSnapshots = -1, true })
 
 	const objects, writes = 50, 1200
 	for i := range objects {

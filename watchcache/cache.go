@@ -73,7 +73,7 @@ func New(cfg Config) (*Cache, error) {
 		c.defs = append(c.defs, indexDef{name: FieldIndex(f), attr: f})
 	}
 	c.live = newState(c.defs)
-	c.snaps.max = cfg.MaxSnapshots
+	c.snaps.max, c.snaps.spaced = cfg.MaxSnapshots, cfg.SpacedSnapshots
 	c.ring = newRing(cfg.MinCapacity, cfg.MaxCapacity, cfg.Window)
 	return c, nil
 }
@@ -381,7 +381,7 @@ func (c *Cache) Fork() (*Cache, bool) {
 	f := &Cache{cfg: c.cfg, defs: c.defs, dec: c.dec, changed: make(chan struct{})}
 	f.live = c.live.clone()
 	f.live.remaining = nil // the fork writes its copy: no memo of a frozen state
-	f.snaps.max = c.cfg.MaxSnapshots
+	f.snaps.max, f.snaps.spaced = c.cfg.MaxSnapshots, c.cfg.SpacedSnapshots
 	f.ring = newRing(c.cfg.MinCapacity, c.cfg.MaxCapacity, c.cfg.Window)
 	f.rv, f.latest, f.liveFrom, f.oldest, f.compacted, f.ready = c.rv, c.rv, c.rv, c.rv, c.compacted, true
 	return f, true

@@ -25,11 +25,11 @@
 //   - List serves the current state (match NotOlderThan) or the state at an
 //     exact RV from copy-on-write B-tree snapshots, so every page of a
 //     paginated list is read at one consistent RV. At most MaxSnapshots are
-//     kept: one per revision for the newest, spaced out over the event
-//     buffer for the older; an RV between two is rebuilt from the older one
-//     and the buffer's events after it (and kept as a snapshot), so every RV
-//     the buffer covers is served. A page costs O(log n +
-//     limit): the count of remaining items (CountRemaining) is taken once per
+//     kept, one per revision, the oldest dropped first; with SpacedSnapshots
+//     the older ones are instead spaced out over the event buffer, an RV
+//     between two is rebuilt from the older one and the buffer's events
+//     after it (and kept as a snapshot), so every RV the buffer covers is
+//     served, for more memory. A page costs O(log n + limit): the count of remaining items (CountRemaining) is taken once per
 //     snapshot and prefix and carried from page to page.
 //
 // Concurrency: every method is safe for concurrent use; a single

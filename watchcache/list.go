@@ -12,8 +12,9 @@ type Match int
 const (
 	// NotOlderThan serves the current state, which must be at least RV.
 	NotOlderThan Match = iota
-	// Exact serves the state at exactly RV, from a snapshot (rebuilt from
-	// an older one and the event history when needed).
+	// Exact serves the state at exactly RV, from a snapshot (with
+	// SpacedSnapshots, rebuilt from an older one and the event history
+	// when needed).
 	Exact
 )
 

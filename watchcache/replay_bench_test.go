@@ -26,7 +26,7 @@ func replayAt(b *testing.B, c *Cache, k int) uint64 {
 // (replay=0), after 100,000 updates. The replayed state is not kept, so
 // that every list replays.
 func BenchmarkExactListReplay(b *testing.B) {
-	c, last := updated(b, nil)
+	c, last := updated(b, func(cfg *Config) { cfg.SpacedSnapshots = true })
 	for _, limit := range []int{0, 500} {
 		q := ListOptions{Key: "/widgets/", Recursive: true, Limit: limit}
 		for _, k := range []int{0, 1, 100} {

@@ -23,13 +23,14 @@ type snapshot struct {
 }
 
 // snapshots holds past states, oldest first, at most max of them. When
-// full it thins out the older ones rather than dropping the oldest, so the
-// retained states span the ring's history: the newest quarter stays dense
-// and the rest is spaced evenly in events. Not safe for concurrent use:
-// Cache guards it.
+// full it drops the oldest, or when spaced thins out the older ones, so
+// the retained states span the ring's history: the newest quarter stays
+// dense and the rest is spaced evenly in events. Not safe for concurrent
+// use: Cache guards it.
 type snapshots struct {
-	list []snapshot
-	max  int
+	list   []snapshot
+	max    int
+	spaced bool
 	// gen changes on every reset: a state built from the snapshots of one
 	// generation is not inserted into the next.
 	gen uint64
@@ -43,7 +44,7 @@ func (s *snapshots) push(sn snapshot, oldest uint64) {
 		return
 	}
 	if len(s.list) >= s.max {
-		s.thin(oldest)
+		s.makeRoom(oldest)
 	}
 	s.list = append(s.list, sn)
 }
@@ -52,10 +53,20 @@ func (s *snapshots) push(sn snapshot, oldest uint64) {
 // and not covered by any snapshot.
 func (s *snapshots) insert(sn snapshot, oldest uint64) {
 	if len(s.list) >= s.max {
-		s.thin(oldest)
+		s.makeRoom(oldest)
 	}
 	i, _ := slices.BinarySearchFunc(s.list, sn.rv, cmpRV)
 	s.list = slices.Insert(s.list, i, sn)
+}
+
+// makeRoom removes at least one snapshot: the oldest, or when spaced the
+// ones thin picks.
+func (s *snapshots) makeRoom(oldest uint64) {
+	if !s.spaced {
+		s.dropBefore(1)
+		return
+	}
+	s.thin(oldest)
 }
 
 // endNewest records that the newest snapshot stands until until (the RV of

@@ -41,27 +41,34 @@ func updated(b *testing.B, mod func(*Config)) (*Cache, uint64) {
 // newest and keeps the history), the whole cache's heap before that
 // (cache-MB), how many snapshots there are, and the cost of an exact list
 // of a page of 500 at a revision a snapshot holds as is, for the default
-// MaxSnapshots and a quarter of it.
+// MaxSnapshots and a quarter of it, dropping the oldest snapshots (the
+// default) and spacing them (SpacedSnapshots).
 func BenchmarkSnapshotsAfterUpdates(b *testing.B) {
-	for _, max := range []int{DefaultMaxSnapshots, DefaultMaxSnapshots / 4} {
-		b.Run(fmt.Sprintf("MaxSnapshots=%d", max), func(b *testing.B) {
-			c, last := updated(b, func(cfg *Config) { cfg.MaxSnapshots = max })
-			page := ListOptions{Key: "/widgets/", Recursive: true, Limit: 500}
-			at := last - 10 // the newest snapshots are one per revision
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := c.List(at, Exact, page); err != nil {
-					b.Fatal(err)
-				}
-			}
-			snaps := c.Stats().Snapshots
-			before := liveHeap()
-			c.Compact(last)
-			after := liveHeap()
-			runtime.KeepAlive(c)
-			b.ReportMetric(float64(before-after)/(1<<20), "snapshots-MB")
-			b.ReportMetric(float64(before)/(1<<20), "cache-MB")
-			b.ReportMetric(float64(snaps), "snapshots")
-		})
+	for _, spaced := range []bool{false, true} {
+		for _, max := range []int{DefaultMaxSnapshots, DefaultMaxSnapshots / 4} {
+			b.Run(fmt.Sprintf("Spaced=%t/MaxSnapshots=%d", spaced, max), func(b *testing.B) {
+				benchSnapshotsAfterUpdates(b, spaced, max)
+			})
+		}
 	}
+}
+
+func benchSnapshotsAfterUpdates(b *testing.B, spaced bool, max int) {
+	c, last := updated(b, func(cfg *Config) { cfg.MaxSnapshots, cfg.SpacedSnapshots = max, spaced })
+	page := ListOptions{Key: "/widgets/", Recursive: true, Limit: 500}
+	at := last - 10 // the newest snapshots are one per revision
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.List(at, Exact, page); err != nil {
+			b.Fatal(err)
+		}
+	}
+	snaps := c.Stats().Snapshots
+	before := liveHeap()
+	c.Compact(last)
+	after := liveHeap()
+	runtime.KeepAlive(c)
+	b.ReportMetric(float64(before-after)/(1<<20), "snapshots-MB")
+	b.ReportMetric(float64(before)/(1<<20), "cache-MB")
+	b.ReportMetric(float64(snaps), "snapshots")
 }

@@ -32,7 +32,12 @@ type windowModel struct {
 }
 
 func newWindowModel(t *testing.T, seed uint64, keys int, mod func(*Config)) *windowModel {
-	c, _ := newTestCache(t, mod)
+	c, _ := newTestCache(t, func(c *Config) {
+		c.SpacedSnapshots = true
+		if mod != nil {
+			mod(c)
+		}
+	})
 	m := &windowModel{t: t, c: c, rnd: rand.New(rand.NewPCG(seed, 1)), cur: map[string]modelObj{},
 		states: map[uint64]map[string]modelObj{}, first: 100, last: 100, keys: keys}
 	if err := c.Replace(nil, m.first); err != nil {
