@@ -76,6 +76,10 @@ type Config struct {
 	HistoryMinCapacity, HistoryMaxCapacity int
 	// MaxSnapshots bounds the past states kept for exact lists and paging (0: watchcache.DefaultMaxSnapshots).
 	MaxSnapshots int
+	// SpacedSnapshots spreads the snapshots over the whole event history, so
+	// that exact lists and continue pages far back are served from memory,
+	// for more memory (see watchcache.Config.SpacedSnapshots).
+	SpacedSnapshots bool
 	// Codec, when set, makes the cache keep objects encoded, not decoded
 	// (see watchcache.Config.Codec): memory near the encoded size, for a
 	// decoding per object read that no other reader holds at the time.
@@ -197,7 +201,7 @@ func (c Config) cacheConfig() watchcache.Config {
 	return watchcache.Config{KeyFunc: c.KeyFunc, GetAttrs: c.GetAttrs, Versioner: c.Versioner,
 		IndexLabels: c.IndexLabels, IndexFields: c.IndexFields, Window: c.HistoryWindow,
 		MinCapacity: c.HistoryMinCapacity, MaxCapacity: c.HistoryMaxCapacity,
-		MaxSnapshots: c.MaxSnapshots, Clock: c.Clock, Codec: c.Codec, NoCompaction: c.NoCompaction}
+		MaxSnapshots: c.MaxSnapshots, SpacedSnapshots: c.SpacedSnapshots, Clock: c.Clock, Codec: c.Codec, NoCompaction: c.NoCompaction}
 }
 
 func defaultKeyFunc(prefix string) func(runtime.Object) (string, error) {

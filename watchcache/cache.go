@@ -34,6 +34,8 @@ type Cache struct {
 	liveFrom uint64
 	// liveSnapshotted is true when snaps already holds the live state at liveFrom.
 	liveSnapshotted bool
+	// seq counts the events recorded (it spaces the snapshots out).
+	seq uint64
 	// oldest is the lowest RV r for which every event after r is in the ring.
 	oldest uint64
 	// compacted is the storage's compaction revision: state and events
@@ -71,7 +73,7 @@ func New(cfg Config) (*Cache, error) {
 		c.defs = append(c.defs, indexDef{name: FieldIndex(f), attr: f})
 	}
 	c.live = newState(c.defs)
-	c.snaps.max = cfg.MaxSnapshots
+	c.snaps.max, c.snaps.spaced = cfg.MaxSnapshots, cfg.SpacedSnapshots
 	c.ring = newRing(cfg.MinCapacity, cfg.MaxCapacity, cfg.Window)
 	return c, nil
 }
@@ -177,8 +179,10 @@ func (c *Cache) Apply(typ watch.EventType, obj runtime.Object, rv uint64) (*Even
 		return nil, err
 	}
 	if rv != c.liveFrom {
-		if !c.liveSnapshotted {
-			c.snaps.push(c.liveFrom, c.live.clone())
+		if c.liveSnapshotted {
+			c.snaps.endNewest(rv)
+		} else {
+			c.snaps.push(snapshot{rv: c.liveFrom, until: rv, seq: c.seq, st: c.live.clone()}, c.oldest)
 		}
 		c.liveFrom, c.liveSnapshotted = rv, false
 	}
@@ -229,6 +233,7 @@ func (c *Cache) fixTypeLocked(ev *Event) error {
 }
 
 func (c *Cache) recordLocked(ev *Event) {
+	c.seq++
 	before := c.ring.capacity()
 	for _, old := range c.ring.push(ev, ev.Time) {
 		c.oldest = max(c.oldest, old.RV)
@@ -376,7 +381,7 @@ func (c *Cache) Fork() (*Cache, bool) {
 	f := &Cache{cfg: c.cfg, defs: c.defs, dec: c.dec, changed: make(chan struct{})}
 	f.live = c.live.clone()
 	f.live.remaining = nil // the fork writes its copy: no memo of a frozen state
-	f.snaps.max = c.cfg.MaxSnapshots
+	f.snaps.max, f.snaps.spaced = c.cfg.MaxSnapshots, c.cfg.SpacedSnapshots
 	f.ring = newRing(c.cfg.MinCapacity, c.cfg.MaxCapacity, c.cfg.Window)
 	f.rv, f.latest, f.liveFrom, f.oldest, f.compacted, f.ready = c.rv, c.rv, c.rv, c.rv, c.compacted, true
 	return f, true

@@ -40,8 +40,19 @@ type Config struct {
 	// DefaultMinCapacity / DefaultMaxCapacity.
 	MinCapacity, MaxCapacity int
 	// MaxSnapshots bounds the number of past-RV state snapshots kept for
-	// exact-RV lists and pagination; 0 means DefaultMaxSnapshots.
+	// exact-RV lists and pagination; 0 means DefaultMaxSnapshots. When
+	// full, the oldest is dropped, unless SpacedSnapshots is set.
 	MaxSnapshots int
+	// SpacedSnapshots, when MaxSnapshots are kept, thins out the older
+	// snapshots instead of dropping the oldest (the newest quarter stays one
+	// per revision), so that they span the event buffer's whole history;
+	// RVs between two are rebuilt by replaying the buffer's events (about
+	// 5 µs an event). Exact lists and continue pages at any RV the buffer
+	// covers are then served from memory instead of the storage, at the
+	// price of the tree nodes the spaced snapshots keep apart: about
+	// 1.2 KB per event they span (10,000 objects after 100,000 updates:
+	// 127 MB of snapshots against 5 MB, BenchmarkSnapshotsAfterUpdates).
+	SpacedSnapshots bool
 	// Codec, when set, makes the cache keep each object's encoding rather
 	// than the decoded object: about the encoded size per object instead
 	// of the decoded size (typically 1.5-3x it), for a decoding on every

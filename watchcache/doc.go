@@ -23,9 +23,13 @@
 //   - WaitUntilFresh blocks until the RV reaches a target or ctx ends (then a
 //     too-large-resource-version error).
 //   - List serves the current state (match NotOlderThan) or the state at an
-//     exact recent RV from copy-on-write B-tree snapshots, so every page of a
-//     paginated list is read at one consistent RV. A page costs O(log n +
-//     limit): the count of remaining items (CountRemaining) is taken once per
+//     exact RV from copy-on-write B-tree snapshots, so every page of a
+//     paginated list is read at one consistent RV. At most MaxSnapshots are
+//     kept, one per revision, the oldest dropped first; with SpacedSnapshots
+//     the older ones are instead spaced out over the event buffer, an RV
+//     between two is rebuilt from the older one and the buffer's events
+//     after it (and kept as a snapshot), so every RV the buffer covers is
+//     served, for more memory. A page costs O(log n + limit): the count of remaining items (CountRemaining) is taken once per
 //     snapshot and prefix and carried from page to page.
 //
 // Concurrency: every method is safe for concurrent use; a single

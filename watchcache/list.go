@@ -12,7 +12,9 @@ type Match int
 const (
 	// NotOlderThan serves the current state, which must be at least RV.
 	NotOlderThan Match = iota
-	// Exact serves the state at exactly RV, from a snapshot.
+	// Exact serves the state at exactly RV, from a snapshot (with
+	// SpacedSnapshots, rebuilt from an older one and the event history
+	// when needed).
 	Exact
 )
 
@@ -61,7 +63,8 @@ type ListResult struct {
 // List returns the elements selected by opts at rv. With NotOlderThan the
 // cache must already be at rv or newer (see WaitUntilFresh), otherwise the
 // error is too-large-RV; rv 0 means any. With Exact, rv must be covered by a
-// snapshot or the live state, otherwise the error is a *TooOldError.
+// snapshot, the live state, or a snapshot before it and the ring's events
+// after that snapshot, otherwise the error is a *TooOldError.
 func (c *Cache) List(rv uint64, match Match, opts ListOptions) (ListResult, error) {
 	st, at, err := c.stateAt(rv, match)
 	if err != nil {
@@ -81,33 +84,51 @@ func (c *Cache) Get(key string) (*Element, uint64, bool, error) {
 	return el, c.rv, ok, nil
 }
 
-// stateAt returns an immutable state for rv and the RV it stands for.
+// stateAt returns an immutable state for rv and the RV it stands for. An
+// exact rv between two snapshots is rebuilt from the older one and the
+// ring's events after it (see replay).
 func (c *Cache) stateAt(rv uint64, match Match) (*state, uint64, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	st, at, plan, err := c.stateAtLocked(rv, match)
+	c.mu.Unlock()
+	if err != nil || plan == nil {
+		return st, at, err
+	}
+	st = plan.run()
+	c.mu.Lock()
+	c.keepReplayedLocked(plan, st)
+	c.mu.Unlock()
+	return st, rv, nil
+}
+
+// stateAtLocked returns the state for rv, or the plan to rebuild it.
+func (c *Cache) stateAtLocked(rv uint64, match Match) (*state, uint64, *replay, error) {
 	if !c.ready {
-		return nil, 0, storage.ErrNotReady
+		return nil, 0, nil, storage.ErrNotReady
 	}
 	if rv > c.rv {
-		return nil, 0, storage.NewTooLargeResourceVersionError(int64(rv), int64(c.rv), 1)
+		return nil, 0, nil, storage.NewTooLargeResourceVersionError(int64(rv), int64(c.rv), 1)
 	}
 	if match == Exact && rv < c.compacted {
-		return nil, 0, &TooOldError{Requested: rv, Oldest: c.compacted}
+		return nil, 0, nil, &TooOldError{Requested: rv, Oldest: c.compacted}
 	}
 	if match == NotOlderThan && c.liveFrom > c.rv {
 		// The live state holds a revision whose events may not all have
 		// arrived: serve the state before it, which is complete.
 		if st, ok := c.snaps.at(c.rv); ok {
-			return st, c.rv, nil
+			return st, c.rv, nil, nil
 		}
 	}
 	if match == NotOlderThan || rv >= c.liveFrom {
-		return c.liveCloneLocked(), c.rvFor(match, rv), nil
+		return c.liveCloneLocked(), c.rvFor(match, rv), nil, nil
 	}
 	if st, ok := c.snaps.at(rv); ok {
-		return st, rv, nil
+		return st, rv, nil, nil
 	}
-	return nil, 0, &TooOldError{Requested: rv, Oldest: c.snaps.oldest()}
+	if p, ok := c.replayPlanLocked(rv); ok {
+		return nil, 0, p, nil
+	}
+	return nil, 0, nil, &TooOldError{Requested: rv, Oldest: c.snaps.oldest()}
 }
 
 func (c *Cache) rvFor(match Match, rv uint64) uint64 {
@@ -124,7 +145,7 @@ func (c *Cache) liveCloneLocked() *state {
 		return c.snaps.list[len(c.snaps.list)-1].st
 	}
 	st := c.live.clone() // after Clone both trees copy on write: st stays frozen
-	c.snaps.push(c.liveFrom, st)
+	c.snaps.push(snapshot{rv: c.liveFrom, until: openEnd, seq: c.seq, st: st}, c.oldest)
 	c.liveSnapshotted = true
 	return st
 }

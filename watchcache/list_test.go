@@ -125,8 +125,31 @@ func prefixed(p string, ss []string) []string {
 	return out
 }
 
+// Snapshots are bounded: by default the oldest are dropped, and an exact
+// RV before the oldest kept is too old.
 func TestSnapshotsAreBounded(t *testing.T) {
 	c, _ := newTestCache(t, func(c *Config) { c.MaxSnapshots = 3 })
+	_ = c.Replace(nil, 10)
+	for rv := uint64(11); rv <= 20; rv++ {
+		mustApply(t, c, "add", widget("ns", "x", rv, nil), rv)
+	}
+	if s := c.Stats(); s.Snapshots != 3 {
+		t.Fatalf("snapshots: %d", s.Snapshots)
+	}
+	if _, err := c.List(17, Exact, ListOptions{Key: "/widgets/", Recursive: true}); err != nil {
+		t.Fatalf("recent exact: %v", err)
+	}
+	if _, err := c.List(15, Exact, ListOptions{Key: "/widgets/", Recursive: true}); !errors.Is(err, storage.ErrGone) {
+		t.Fatalf("exact before the oldest snapshot: %v", err)
+	}
+}
+
+// Spaced snapshots are bounded; an exact RV between two of them is rebuilt
+// from the ring while it holds the events, and is too old once it does not.
+func TestSpacedSnapshotsAreBounded(t *testing.T) {
+	c, _ := newTestCache(t, func(c *Config) {
+		c.MaxSnapshots, c.MinCapacity, c.MaxCapacity, c.SpacedSnapshots = 3, 4, 4, true
+	})
 	_ = c.Replace(nil, 10)
 	for rv := uint64(11); rv <= 20; rv++ {
 		mustApply(t, c, "add", widget("ns", "x", rv, nil), rv)
