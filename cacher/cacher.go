@@ -289,9 +289,11 @@ func (c *Cacher) RequestWatchProgress(ctx context.Context) error {
 	return c.store.RequestWatchProgress(ctx)
 }
 
-// GetCurrentResourceVersion implements storage.Interface (a storage quorum read).
+// GetCurrentResourceVersion implements storage.Interface: a storage quorum
+// read started after the call, shared with the consistent reads and
+// watches that ask at the same time (see sharedReads).
 func (c *Cacher) GetCurrentResourceVersion(ctx context.Context) (uint64, error) {
-	return c.store.GetCurrentResourceVersion(ctx)
+	return c.currentRV(ctx)
 }
 
 // CompactRevision implements storage.Interface: the storage's compacted

@@ -27,8 +27,9 @@ func LiveWatchersForTest(c *Cacher) int {
 	return len(c.hub.reg.all)
 }
 
-// RevisionWaitersForTest is how many consistent reads of c wait for a
-// storage read of the current revision that another one started.
+// RevisionWaitersForTest is how many consistent reads and watch starts of
+// c wait for a storage read of the current revision that another one
+// started.
 func RevisionWaitersForTest(c *Cacher) int { return c.revisions.waiters() }
 
 // CompactionWaitersForTest is how many reads and watches of c wait for a

@@ -107,8 +107,8 @@ func waitEnded(ctx context.Context, what string) error {
 	return fmt.Errorf("cacher: %s: %w", what, err)
 }
 
-// currentRV is the storage's current revision for a consistent read,
-// shared with the consistent reads that ask at the same time.
+// currentRV is the storage's current revision for a consistent read or a
+// watch's start, shared with the ones that ask at the same time.
 func (c *Cacher) currentRV(ctx context.Context) (uint64, error) {
 	return c.revisions.do(ctx, "current resource version", c.store.GetCurrentResourceVersion)
 }

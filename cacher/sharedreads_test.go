@@ -2,6 +2,7 @@ package cacher_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -179,5 +180,77 @@ func TestExactListsShareTheCompactionCheck(t *testing.T) {
 	}
 	if n := store.marked.Load(); n != 2 {
 		t.Errorf("compaction checks: %d for %d exact lists, want 2", n, later+1)
+	}
+}
+
+// Watches whose start needs the storage's current revision (RV unset:
+// the current state, then changes) that arrive while another one's read
+// is under way share one read started after them, and each still gets a
+// write finished before it was asked for.
+func TestWatchStartsShareTheCurrentRevisionRead(t *testing.T) {
+	store := &gatedRevisions{Storage: counting.New(newStore(t, embedtest.Prefix(t), false)),
+		held: make(chan struct{}), release: make(chan struct{})}
+	c := startCacher(t, store)
+	ctx := context.WithValue(testCtx(t), gateKey{}, true)
+	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
+	watchFor := func(out chan<- error) {
+		w, err := c.Watch(ctx, "/widgets", opts)
+		if err != nil {
+			out <- err
+			return
+		}
+		defer w.Stop()
+		for {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					out <- errors.New("the watch ended before the write")
+					return
+				}
+				if o, ok := ev.Object.(*testapi.Widget); ok && o.Name == "written-before" {
+					out <- nil
+					return
+				}
+			case <-ctx.Done():
+				out <- errors.New("the watch never got the write")
+				return
+			}
+		}
+	}
+
+	first := make(chan error, 1)
+	go watchFor(first)
+	select {
+	case <-store.held:
+	case <-ctx.Done():
+		t.Fatal("the first watch never read the current revision")
+	}
+	create(t, c, "ns", "written-before", nil)
+	const later = 5
+	results := make(chan error, later)
+	for range later {
+		go watchFor(results)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for cacher.RevisionWaitersForTest(c) < later && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := cacher.RevisionWaitersForTest(c); n < later {
+		t.Errorf("%d of %d later watches wait for the read under way", n, later)
+	}
+	close(store.release)
+
+	for range later + 1 {
+		var err error
+		select {
+		case err = <-first:
+		case err = <-results:
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := store.gated.Load(); n != 2 {
+		t.Errorf("current-revision reads: %d for %d watches, want 2", n, later+1)
 	}
 }

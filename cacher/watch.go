@@ -112,7 +112,7 @@ func (c *Cacher) planWatch(ctx context.Context, w *watcher, req storage.WatchReq
 	case storage.WatchWithState:
 		return c.planInitial(ctx, w, req.Rev, req.Consistent, req.Annotate)
 	case storage.WatchFromNow:
-		cur, err := c.store.GetCurrentResourceVersion(ctx)
+		cur, err := c.currentRV(ctx)
 		if err != nil {
 			return watchPlan{}, err
 		}
@@ -137,7 +137,7 @@ func (c *Cacher) planWatch(ctx context.Context, w *watcher, req storage.WatchReq
 // than req.Rev), or the watch starts after the storage's current revision.
 func (c *Cacher) planFromStorage(ctx context.Context, req storage.WatchRequest) (watchPlan, error) {
 	if req.Start == storage.WatchFromNow {
-		cur, err := c.store.GetCurrentResourceVersion(ctx)
+		cur, err := c.currentRV(ctx)
 		if err != nil {
 			return watchPlan{}, err
 		}
@@ -154,7 +154,7 @@ func (c *Cacher) planFromStorage(ctx context.Context, req storage.WatchRequest) 
 func (c *Cacher) planInitial(ctx context.Context, w *watcher, minRV uint64, consistent, annotate bool) (watchPlan, error) {
 	target := minRV
 	if consistent {
-		cur, err := c.store.GetCurrentResourceVersion(ctx)
+		cur, err := c.currentRV(ctx)
 		if err != nil {
 			return watchPlan{}, err
 		}
