@@ -99,20 +99,24 @@ func (c *Cacher) locateUncacheable(ctx context.Context, rev uint64, badRVs map[u
 func (c *Cacher) splitUncacheable(ctx context.Context, evs []watch.Event, rv uint64) ([]watch.Event, *uncacheableFound, error) {
 	var why []string
 	good := evs[:0]
-	goodKeys := map[string]bool{}
 	for _, e := range evs {
 		if err := c.uncacheable(e.Object); err != nil {
 			why = append(why, fmt.Sprintf("%s at resource version %d: %v", e.Type, rv, err))
 			continue
 		}
 		good = append(good, e)
-		if k, err := c.cfg.KeyFunc(e.Object); err == nil {
-			goodKeys[k] = true
-		}
 	}
 	clear(evs[len(good):])
 	if len(why) == 0 {
 		return good, nil, nil
+	}
+	// Only now, in the rare revision that holds such an object, the keys
+	// of the others (which the keys-only range also finds there).
+	goodKeys := map[string]bool{}
+	for _, e := range good {
+		if k, err := c.cfg.KeyFunc(e.Object); err == nil {
+			goodKeys[k] = true
+		}
 	}
 	found, err := c.locateUncacheable(ctx, rv, map[uint64]bool{rv: true}, goodKeys)
 	if err != nil {
