@@ -1,62 +1,24 @@
 package cacher_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
-	"strings"
-	"sync/atomic"
 	"testing"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/listwatch/cacher"
-	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/internal/testapi"
 	"github.com/listwatch/listwatch/storage"
-	"github.com/listwatch/listwatch/storage/etcd3"
 )
-
-// rangeCounter counts the reads below a prefix that return several keys:
-// the ranges a list sends (count-only probes and single-key reads return
-// none or one).
-type rangeCounter struct {
-	clientv3.KV
-	prefix string
-	ranges atomic.Int64
-}
-
-func (k *rangeCounter) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	resp, err := k.KV.Get(ctx, key, opts...)
-	if err == nil && strings.HasPrefix(key, k.prefix) && len(resp.Kvs) > 1 {
-		k.ranges.Add(1)
-	}
-	return resp, err
-}
 
 // With SpacedSnapshots, an exact list at a revision more than
 // DefaultMaxSnapshots revisions back, which the cache's event history still
 // covers, is served by the cache (no etcd range) and equals what etcd
 // answers at that revision.
 func TestExactListFarBackServedFromCache(t *testing.T) {
-	cli, err := embedtest.NewClient(etcd.Endpoints)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
 	ctx := testCtx(t)
-	if _, err := cli.Delete(ctx, embedtest.Prefix(t), clientv3.WithPrefix()); err != nil {
-		t.Fatal(err)
-	}
-	counter := &rangeCounter{KV: cli.KV, prefix: embedtest.Prefix(t)}
-	cli.KV = counter
-	store, err := etcd3.New(etcd3.Config{Client: cli, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(store.Close)
+	store, counter := countedStore(t)
 	c := startCacher(t, store, func(cfg *cacher.Config) { cfg.ConsistencyCheckInterval, cfg.SpacedSnapshots = -1, true })
 
 	const objects, writes = 50, 1200

@@ -18,22 +18,30 @@ import (
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
-// kvRequests counts the single-key reads below a prefix and the
-// transactions a store sends to etcd. beforeTxn, when set, runs once just
-// before the next transaction is sent.
+// kvRequests counts the single-key reads below a prefix, the reads below
+// it that return several keys (the ranges a list sends; count-only probes
+// and single-key reads return none or one) and the transactions a store
+// sends to etcd. beforeTxn, when set, runs once just before the next
+// transaction is sent.
 type kvRequests struct {
 	clientv3.KV
 	prefix    string
 	gets      atomic.Int64
+	ranges    atomic.Int64
 	txns      atomic.Int64
 	beforeTxn atomic.Pointer[func()]
 }
 
 func (k *kvRequests) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	if strings.HasPrefix(key, k.prefix) && len(opts) == 0 {
+	below := strings.HasPrefix(key, k.prefix)
+	if below && len(opts) == 0 {
 		k.gets.Add(1)
 	}
-	return k.KV.Get(ctx, key, opts...)
+	resp, err := k.KV.Get(ctx, key, opts...)
+	if err == nil && below && len(resp.Kvs) > 1 {
+		k.ranges.Add(1)
+	}
+	return resp, err
 }
 
 func (k *kvRequests) Txn(ctx context.Context) clientv3.Txn {
@@ -51,6 +59,14 @@ func (k *kvRequests) counts() (gets, txns int64) { return k.gets.Load(), k.txns.
 // are counted, on the test's own client and prefix.
 func countedCacher(t *testing.T) (*cacher.Cacher, *kvRequests) {
 	t.Helper()
+	store, reqs := countedStore(t)
+	return startCacher(t, store), reqs
+}
+
+// countedStore is a Widget store whose etcd requests are counted, on the
+// test's own client and its prefix, emptied first.
+func countedStore(t *testing.T) (*etcd3.Store, *kvRequests) {
+	t.Helper()
 	cli, err := embedtest.NewClient(etcd.Endpoints)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +83,7 @@ func countedCacher(t *testing.T) (*cacher.Cacher, *kvRequests) {
 		t.Fatal(err)
 	}
 	t.Cleanup(store.Close)
-	return startCacher(t, store), reqs
+	return store, reqs
 }
 
 // createCached creates ns/name through c with ttl and waits until the
