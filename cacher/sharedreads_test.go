@@ -3,6 +3,7 @@ package cacher_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -48,56 +49,69 @@ func (s *gatedRevisions) GetCurrentResourceVersion(ctx context.Context) (uint64,
 // current revision is under way share one read started after them, and
 // each still sees a write finished before it was asked for.
 func TestConsistentListsShareTheCurrentRevisionRead(t *testing.T) {
-	store := &gatedRevisions{Storage: counting.New(newStore(t, embedtest.Prefix(t), false)),
-		held: make(chan struct{}), release: make(chan struct{})}
-	c := startCacher(t, store)
-	ctx := context.WithValue(testCtx(t), gateKey{}, true)
-	list := func(out chan<- []string) {
+	checkSharedCurrentRevisionRead(t, "lists", func(ctx context.Context, c *cacher.Cacher) error {
 		l := &testapi.WidgetList{}
 		if err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, l); err != nil {
-			t.Errorf("GetList: %v", err)
+			return fmt.Errorf("GetList: %w", err)
 		}
 		var names []string
 		for _, it := range l.Items {
 			names = append(names, it.Namespace+"/"+it.Name)
 		}
-		out <- names
-	}
+		if !slices.Contains(names, "ns/written-before") {
+			return fmt.Errorf("a consistent list misses a write finished before it: %v", names)
+		}
+		return nil
+	})
+}
 
-	first := make(chan []string, 1)
-	go list(first)
+// checkSharedCurrentRevisionRead starts one request (start) whose read of
+// the storage's current revision is held, then writes ns/written-before,
+// then starts five more, which must wait for the held read, and releases
+// it: the six make two reads, and each start (which must see the write)
+// returns nil.
+func checkSharedCurrentRevisionRead(t *testing.T, what string, start func(ctx context.Context, c *cacher.Cacher) error) {
+	t.Helper()
+	store := &gatedRevisions{Storage: counting.New(newStore(t, embedtest.Prefix(t), false)),
+		held: make(chan struct{}), release: make(chan struct{})}
+	c := startCacher(t, store)
+	ctx := context.WithValue(testCtx(t), gateKey{}, true)
+	run := func(out chan<- error) { out <- start(ctx, c) }
+
+	first := make(chan error, 1)
+	go run(first)
 	select {
 	case <-store.held:
 	case <-ctx.Done():
-		t.Fatal("the first consistent list never read the current revision")
+		t.Fatalf("the first of the %s never read the current revision", what)
 	}
 	create(t, c, "ns", "written-before", nil)
 	const later = 5
-	results := make(chan []string, later)
+	results := make(chan error, later)
 	for range later {
-		go list(results)
+		go run(results)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for cacher.RevisionWaitersForTest(c) < later && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	if n := cacher.RevisionWaitersForTest(c); n < later {
-		t.Errorf("%d of %d later lists wait for the read under way", n, later)
+		t.Errorf("%d of %d later %s wait for the read under way", n, later, what)
 	}
 	close(store.release)
 
 	for range later + 1 {
-		var names []string
+		var err error
 		select {
-		case names = <-first:
-		case names = <-results:
+		case err = <-first:
+		case err = <-results:
 		}
-		if !slices.Contains(names, "ns/written-before") {
-			t.Errorf("a consistent list misses a write finished before it: %v", names)
+		if err != nil {
+			t.Error(err)
 		}
 	}
 	if n := store.gated.Load(); n != 2 {
-		t.Errorf("current-revision reads: %d for %d consistent lists, want 2", n, later+1)
+		t.Errorf("current-revision reads: %d for %d %s, want 2", n, later+1, what)
 	}
 }
 
@@ -188,69 +202,24 @@ func TestExactListsShareTheCompactionCheck(t *testing.T) {
 // is under way share one read started after them, and each still gets a
 // write finished before it was asked for.
 func TestWatchStartsShareTheCurrentRevisionRead(t *testing.T) {
-	store := &gatedRevisions{Storage: counting.New(newStore(t, embedtest.Prefix(t), false)),
-		held: make(chan struct{}), release: make(chan struct{})}
-	c := startCacher(t, store)
-	ctx := context.WithValue(testCtx(t), gateKey{}, true)
-	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
-	watchFor := func(out chan<- error) {
-		w, err := c.Watch(ctx, "/widgets", opts)
+	checkSharedCurrentRevisionRead(t, "watches", func(ctx context.Context, c *cacher.Cacher) error {
+		w, err := c.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything})
 		if err != nil {
-			out <- err
-			return
+			return err
 		}
 		defer w.Stop()
 		for {
 			select {
 			case ev, ok := <-w.ResultChan():
 				if !ok {
-					out <- errors.New("the watch ended before the write")
-					return
+					return errors.New("the watch ended before the write")
 				}
 				if o, ok := ev.Object.(*testapi.Widget); ok && o.Name == "written-before" {
-					out <- nil
-					return
+					return nil
 				}
 			case <-ctx.Done():
-				out <- errors.New("the watch never got the write")
-				return
+				return errors.New("the watch never got the write")
 			}
 		}
-	}
-
-	first := make(chan error, 1)
-	go watchFor(first)
-	select {
-	case <-store.held:
-	case <-ctx.Done():
-		t.Fatal("the first watch never read the current revision")
-	}
-	create(t, c, "ns", "written-before", nil)
-	const later = 5
-	results := make(chan error, later)
-	for range later {
-		go watchFor(results)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for cacher.RevisionWaitersForTest(c) < later && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if n := cacher.RevisionWaitersForTest(c); n < later {
-		t.Errorf("%d of %d later watches wait for the read under way", n, later)
-	}
-	close(store.release)
-
-	for range later + 1 {
-		var err error
-		select {
-		case err = <-first:
-		case err = <-results:
-		}
-		if err != nil {
-			t.Error(err)
-		}
-	}
-	if n := store.gated.Load(); n != 2 {
-		t.Errorf("current-revision reads: %d for %d watches, want 2", n, later+1)
-	}
+	})
 }
