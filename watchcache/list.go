@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -164,10 +165,8 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 	if memo {
 		known, haveKnown = st.remaining.get(q.Key, from)
 	}
-	if n := st.sizeHint(q); n > 0 {
-		res.Items = make([]*Element, 0, n)
-	} else if q.Recursive {
-		res.Items = make([]*Element, 0, pageCapacity(q, st.byKey.Len()))
+	if q.Recursive {
+		res.Items = make([]*Element, 0, st.pageCapacity(q))
 	}
 	st.ascend(q, func(el *Element) bool {
 		// A full page has more when any key follows it, matching or not:
@@ -200,17 +199,24 @@ func (st *state) page(q *ListOptions, rv uint64) ListResult {
 	return res
 }
 
-// unlimitedPageStart is the first capacity of an unlimited page: room for
-// the lists of one namespace or one node at once, growing from there for
-// bigger ones.
+// unlimitedPageStart is the first capacity of an unlimited page that may
+// hold only part of the state: room for the lists of one namespace or one
+// node at once, growing from there for bigger ones.
 const unlimitedPageStart = 256
 
-// pageCapacity is the first capacity of a page of q from a state of n
-// elements when sizeHint does not know its size: its limit, at most n,
-// and for an unlimited page unlimitedPageStart, at most n.
-func pageCapacity(q *ListOptions, n int) int {
+// pageCapacity is the first capacity of the items of a recursive page of
+// q, at most the state's size: its limit; for an unlimited page, the
+// whole state when every key is under q.Key and nothing filters (a list
+// of everything then needs one allocation), else unlimitedPageStart.
+func (st *state) pageCapacity(q *ListOptions) int {
+	n := st.byKey.Len()
 	if q.Limit > 0 {
 		return min(q.Limit, n)
+	}
+	if q.Index == nil && q.Filter == nil {
+		if first, ok := st.allUnder(q.Key); ok && strings.HasPrefix(first, q.Key) {
+			return n
+		}
 	}
 	return min(unlimitedPageStart, n)
 }

@@ -177,23 +177,6 @@ func (s *state) allUnder(prefix string) (first string, ok bool) {
 	return lo.Key, true
 }
 
-// sizeHint is the most elements a recursive walk of q can visit without
-// a filter or an index, when the whole state is under q.Key (0 when not
-// known cheaply): a list's items then need one allocation.
-func (s *state) sizeHint(q *ListOptions) int {
-	if !q.Recursive || q.Index != nil || q.Filter != nil {
-		return 0
-	}
-	if first, ok := s.allUnder(q.Key); !ok || !strings.HasPrefix(first, q.Key) {
-		return 0
-	}
-	n := s.byKey.Len()
-	if q.Limit > 0 {
-		n = min(n, q.Limit)
-	}
-	return n
-}
-
 func indexValueMatches(s *state, iv *IndexValue, el *Element) bool {
 	d, ok := s.def(iv.Name)
 	if !ok {
