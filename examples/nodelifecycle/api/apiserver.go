@@ -41,7 +41,8 @@ type ServerConfig struct {
 	Handler func(http.Handler) http.Handler
 }
 
-// APIServer serves nodes, pods and leases over one etcd: an etcd3 store and
+// APIServer serves nodes, pods, leases, deployments and replicasets over
+// one etcd: an etcd3 store and
 // a cacher per resource behind one HTTP server.
 type APIServer struct {
 	// URL is the server's base URL, such as http://127.0.0.1:34567.
@@ -65,7 +66,7 @@ func StartAPIServer(ctx context.Context, cfg ServerConfig) (*APIServer, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a := &APIServer{Stores: map[Kind]*etcd3.Store{}, cancel: cancel}
 	caches := map[Kind]storage.Interface{}
-	for _, k := range []Kind{Nodes, Pods, Leases} {
+	for _, k := range AllKinds {
 		c, err := a.startResource(runCtx, cfg, k)
 		if err != nil {
 			a.Close()
@@ -73,7 +74,9 @@ func StartAPIServer(ctx context.Context, cfg ServerConfig) (*APIServer, error) {
 		}
 		caches[k] = c
 	}
-	sc := server.Config{Resources: Resources(caches[Nodes], caches[Pods], caches[Leases]), Logger: cfg.Logger}
+	res := append(Resources(caches[Nodes], caches[Pods], caches[Leases]),
+		AppsResources(caches[Deployments], caches[ReplicaSets])...)
+	sc := server.Config{Resources: res, Logger: cfg.Logger}
 	if cfg.Edit != nil {
 		cfg.Edit(&sc)
 	}
@@ -93,7 +96,7 @@ func StartAPIServer(ctx context.Context, cfg ServerConfig) (*APIServer, error) {
 		return nil, fmt.Errorf("api: cannot listen on %s: %w", addr, err)
 	}
 	a.URL = "http://" + ln.Addr().String()
-	var h http.Handler = srv
+	var h http.Handler = DeletionPropagation(StrategicMergePatches(srv))
 	if cfg.Handler != nil {
 		h = cfg.Handler(srv)
 	}

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/listwatch/listwatch/reflector"
 )
@@ -53,6 +54,31 @@ func (c *Client) Update(ctx context.Context, k Kind, obj reflector.Object) error
 	return c.do(ctx, http.MethodPut, k, k.path(obj.GetNamespace(), obj.GetName()), obj, obj)
 }
 
+// UpdateStatus replaces obj's status through its /status subresource
+// (metadata.resourceVersion, when set, is a precondition) and decodes the
+// stored object back into it.
+func (c *Client) UpdateStatus(ctx context.Context, k Kind, obj reflector.Object) error {
+	obj.GetObjectKind().SetGroupVersionKind(k.GroupVersionKind())
+	return c.do(ctx, http.MethodPut, k, k.path(obj.GetNamespace(), obj.GetName())+"/status", obj, obj)
+}
+
+// Patch sends a patch of patchType (such as types.MergePatchType) to
+// ns/name, or to its subresource when sub is not "", and decodes the
+// stored object into out (when not nil).
+func (c *Client) Patch(ctx context.Context, k Kind, ns, name, sub string, patchType types.PatchType, patch []byte, out any) error {
+	p := k.path(ns, name)
+	if sub != "" {
+		p += "/" + sub
+	}
+	return c.send(ctx, http.MethodPatch, k, p, string(patchType), bytes.NewReader(patch), out)
+}
+
+// DeleteWith deletes ns/name with opts (preconditions, propagation).
+func (c *Client) DeleteWith(ctx context.Context, k Kind, ns, name string, opts metav1.DeleteOptions) error {
+	opts.Kind, opts.APIVersion = "DeleteOptions", "v1"
+	return c.do(ctx, http.MethodDelete, k, k.path(ns, name), &opts, nil)
+}
+
 // Get reads ns/name into into.
 func (c *Client) Get(ctx context.Context, k Kind, ns, name string, into reflector.Object) error {
 	return c.do(ctx, http.MethodGet, k, k.path(ns, name), nil, into)
@@ -67,20 +93,27 @@ func (c *Client) Delete(ctx context.Context, k Kind, ns, name string) error {
 // decodes a successful answer into out (when not nil).
 func (c *Client) do(ctx context.Context, method string, k Kind, path string, body, out any) error {
 	var r io.Reader
+	contentType := ""
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return fmt.Errorf("api: encoding %s: %w", k.Kind, err)
 		}
-		r = bytes.NewReader(b)
+		r, contentType = bytes.NewReader(b), "application/json"
 	}
+	return c.send(ctx, method, k, path, contentType, r, out)
+}
+
+// send sends one request with body r of contentType (none when r is nil)
+// and decodes a successful answer into out (when not nil).
+func (c *Client) send(ctx context.Context, method string, k Kind, path, contentType string, r io.Reader, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
 	if err != nil {
 		return fmt.Errorf("api: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if r != nil {
+		req.Header.Set("Content-Type", contentType)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

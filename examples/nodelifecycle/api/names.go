@@ -38,6 +38,9 @@ var (
 	Leases = Kind{Group: "coordination.k8s.io", Version: "v1", Plural: "leases", Kind: "Lease", Namespaced: true}
 )
 
+// AllKinds are the resources the APIServer serves.
+var AllKinds = []Kind{Nodes, Pods, Leases, Deployments, ReplicaSets}
+
 // GroupVersionResource returns k's resource name.
 func (k Kind) GroupVersionResource() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: k.Group, Version: k.Version, Resource: k.Plural}

@@ -14,7 +14,8 @@ import (
 
 // KeyRoots are the storage key roots of the resources, as kube-apiserver
 // names them below /registry.
-var KeyRoots = map[Kind]string{Nodes: "/minions", Pods: "/pods", Leases: "/leases"}
+var KeyRoots = map[Kind]string{Nodes: "/minions", Pods: "/pods", Leases: "/leases",
+	Deployments: "/deployments", ReplicaSets: "/replicasets"}
 
 // PodAttrs returns a pod's labels and the fields a pod fieldSelector may
 // name: metadata.name, metadata.namespace, spec.nodeName and status.phase
@@ -32,8 +33,9 @@ func PodAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 
 // Resources returns the server resources of nodes, pods and leases over
 // their storages (each an etcd3 store or cacher of unstructured objects).
-// Every write must decode into the k8s.io/api type (corev1.Node,
-// corev1.Pod, coordinationv1.Lease): a malformed object, such as a pod
+// Pods have /status: a pod's status is written there only (by its
+// kubelet), as kube-apiserver serves pods. Every write must decode into
+// the k8s.io/api type (corev1.Node, corev1.Pod, coordinationv1.Lease): a malformed object, such as a pod
 // with "containers": "not-a-list", is refused with 400.
 func Resources(nodes, pods, leases storage.Interface) []server.Resource {
 	return []server.Resource{
@@ -47,10 +49,11 @@ func Resources(nodes, pods, leases storage.Interface) []server.Resource {
 			}},
 		{Version: "v1", Plural: "pods", Kind: "Pod", ShortNames: []string{"po"}, Namespaced: true, Storage: pods,
 			KeyRoot: KeyRoots[Pods], GetAttrs: PodAttrs, SelectableFields: []string{"spec.nodeName", "status.phase"},
-			Validate: validPod,
+			Validate: validPod, Subresources: &server.Subresources{Status: true},
 			PrinterColumns: []server.PrinterColumn{
 				{Name: "Status", Type: "string", JSONPath: ".status.phase"},
 				{Name: "Node", Type: "string", JSONPath: ".spec.nodeName"},
+				{Name: "IP", Type: "string", JSONPath: ".status.podIP", Priority: 1},
 			}},
 		{Group: "coordination.k8s.io", Version: "v1", Plural: "leases", Kind: "Lease", Namespaced: true, Storage: leases,
 			KeyRoot: KeyRoots[Leases], Validate: validLease,
