@@ -92,6 +92,13 @@ func New(cfg Config) (*Simulator, error) {
 	return s, nil
 }
 
+// Stopped reports whether node's kubelet is stopped (no heartbeats).
+func (s *Simulator) Stopped(node string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped[node]
+}
+
 // Nodes returns the names of all simulated nodes, zone by zone.
 func (s *Simulator) Nodes() []string { return append([]string(nil), s.nodes...) }
 

@@ -1,0 +1,10 @@
+// Package controllers runs the cluster example's control plane over the
+// HTTP API's List-Watch: a controller manager (leader-elected on etcd)
+// with the Deployment, ReplicaSet and garbage-collector controllers beside
+// examples/nodelifecycle's node lifecycle controller and taint manager,
+// all on one set of shared informers; and a scheduler. Each controller
+// reads only its informers' caches and writes through the API.
+//
+// The decisions are the pure packages' (rollout, replication, scheduling,
+// garbage); here they are wired to informers, work queues and requests.
+package controllers

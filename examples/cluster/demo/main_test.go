@@ -1,0 +1,38 @@
+package demo
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/listwatch/listwatch/embedtest"
+)
+
+// etcdServer is the package's one embedded etcd; each test uses its own
+// key prefix. RunMain also checks that no goroutine leaked.
+var etcdServer *embedtest.Server
+
+func TestMain(m *testing.M) {
+	os.Exit(embedtest.RunMain(m, &etcdServer, embedtest.Options{}))
+}
+
+// startStack starts a cluster below the test's prefix with o (its
+// Client and Prefix set here) and stops it at the end of the test.
+func startStack(t *testing.T, o Options) *Stack {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err := etcdServer.Client.Delete(ctx, embedtest.Prefix(t), clientv3.WithPrefix())
+	require.NoError(t, err)
+	_, err = etcdServer.Client.Delete(ctx, embedtest.Prefix(t)+"-leader", clientv3.WithPrefix())
+	require.NoError(t, err)
+	o.Client, o.Prefix = etcdServer.Client, embedtest.Prefix(t)
+	s, err := Start(ctx, o)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s
+}

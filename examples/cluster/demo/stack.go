@@ -1,0 +1,336 @@
+// Package demo runs the cluster example: a Stack (embedded etcd, the API
+// server, simulated nodes and kubelets, a scheduler and two replicas of
+// the controller manager) and the narrated, self-checking scenario of
+// make demo-cluster, driven by the real kubectl.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/etcdrun"
+	"github.com/listwatch/listwatch/examples/cluster/controllers"
+	"github.com/listwatch/listwatch/examples/cluster/kubelet"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	nodecontroller "github.com/listwatch/listwatch/examples/nodelifecycle/controller"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
+)
+
+// Options size the cluster and time it. Zero values take DefaultOptions'.
+type Options struct {
+	// Zones and NodesPerZone size the simulated cluster.
+	Zones, NodesPerZone int
+	// StartDelay is how long a bound pod takes to become Running and Ready.
+	StartDelay time.Duration
+	// Renew is the kubelets' lease renewal interval; Grace and Monitor
+	// the node lifecycle controller's grace and monitor periods.
+	Renew, Grace, Monitor time.Duration
+	// LeaseDuration, RenewDeadline and RetryPeriod time the controller
+	// manager's leader election.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Bookmarks is how often the API server's watches send bookmarks
+	// (a new leader waits for one to know its caches are fresh).
+	Bookmarks time.Duration
+	// Workers is each controller's concurrency.
+	Workers int
+	// Listen is the API server's address ("": a free loopback port).
+	Listen string
+	// Client and Prefix, when Client is set, use that etcd below Prefix
+	// instead of starting an embedded one.
+	Client *clientv3.Client
+	// Prefix is the etcd key prefix; "" means "/registry".
+	Prefix string
+	// StepTimeout bounds each of the scenario's waits.
+	StepTimeout time.Duration
+	// Logger receives the components' logs; nil discards them below
+	// Error.
+	Logger *slog.Logger
+	// OnEvent and OnEvict get the node lifecycle controller's and the
+	// taint manager's reports (from either replica).
+	OnEvent func(nodecontroller.Event)
+	OnEvict func(taint.Eviction)
+}
+
+// DefaultOptions are the demo's: 2 zones of 3 nodes, pods running 200 ms
+// after binding, node periods and the election's scaled down about 10
+// times from Kubernetes' defaults.
+var DefaultOptions = Options{Zones: 2, NodesPerZone: 3, StartDelay: 200 * time.Millisecond,
+	Renew: 250 * time.Millisecond, Grace: 2 * time.Second, Monitor: 200 * time.Millisecond,
+	LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 500 * time.Millisecond,
+	Bookmarks: 200 * time.Millisecond, Workers: 5, StepTimeout: 60 * time.Second}
+
+// withDefaults fills zero fields from DefaultOptions.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions
+	set := func(v *time.Duration, def time.Duration) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	if o.Zones <= 0 {
+		o.Zones = d.Zones
+	}
+	if o.NodesPerZone <= 0 {
+		o.NodesPerZone = d.NodesPerZone
+	}
+	if o.Workers <= 0 {
+		o.Workers = d.Workers
+	}
+	set(&o.StartDelay, d.StartDelay)
+	set(&o.Renew, d.Renew)
+	set(&o.Grace, d.Grace)
+	set(&o.Monitor, d.Monitor)
+	set(&o.LeaseDuration, d.LeaseDuration)
+	set(&o.RenewDeadline, d.RenewDeadline)
+	set(&o.RetryPeriod, d.RetryPeriod)
+	set(&o.Bookmarks, d.Bookmarks)
+	set(&o.StepTimeout, d.StepTimeout)
+	if o.Prefix == "" {
+		o.Prefix = "/registry"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(discard{}, &slog.HandlerOptions{Level: slog.LevelError}))
+	}
+	return o
+}
+
+// discard is an io.Writer that keeps nothing.
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Replica is one controller manager process.
+type Replica struct {
+	// Name is its identity.
+	Name string
+	// CM is the replica.
+	CM *controllers.ControllerManager
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+}
+
+// Killed reports whether the replica was stopped.
+func (r *Replica) Killed() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stack is a running cluster.
+type Stack struct {
+	// Options are the options in effect.
+	Options Options
+	// API is the API server, Client a client of it.
+	API    *api.APIServer
+	Client *api.Client
+	// Etcd is the etcd client (leader election).
+	Etcd *clientv3.Client
+	// Sim runs the nodes' heartbeats; Kubelets run their pods.
+	Sim      *simulator.Simulator
+	Kubelets *kubelet.Kubelets
+	// Scheduler binds pods.
+	Scheduler *controllers.Scheduler
+	// Replicas are the controller manager's two replicas.
+	Replicas [2]*Replica
+	// View is an observer's informers (the scenario's checks read them).
+	View *controllers.Informers
+
+	factories []interface{ Shutdown() }
+	etcd      *etcdrun.Server
+	hc        *http.Client
+	runCtx    context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	errMu     sync.Mutex
+	err       error
+}
+
+// Start starts a cluster; Close stops it.
+func Start(ctx context.Context, o Options) (*Stack, error) {
+	o = o.withDefaults()
+	s := &Stack{Options: o, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	if err := s.start(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// start starts the parts in order.
+func (s *Stack) start(ctx context.Context) error {
+	o := s.Options
+	s.Etcd = o.Client
+	if s.Etcd == nil {
+		e, err := etcdrun.StartServer(etcdrun.ServerConfig{NoFsync: true,
+			ClientURLs: []string{"http://127.0.0.1:0"}, PeerURLs: []string{"http://127.0.0.1:0"}})
+		if err != nil {
+			return err
+		}
+		s.etcd = e
+		if s.Etcd, err = etcdrun.Connect(ctx, etcdrun.ClientConfig{Endpoints: e.Endpoints}); err != nil {
+			return err
+		}
+	}
+	s.runCtx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	var err error
+	if s.API, err = api.StartAPIServer(ctx, api.ServerConfig{Client: s.Etcd, Prefix: o.Prefix, Listen: o.Listen,
+		Logger: o.Logger, Cacher: func(_ api.Kind, c *cacher.Config) { c.BookmarkInterval = o.Bookmarks }}); err != nil {
+		return err
+	}
+	s.Client = api.NewClient(s.API.URL, s.hc)
+
+	// The nodes: heartbeats and leases (nodelifecycle's simulator) and
+	// pods (the kubelets), over one set of informers.
+	agents, err := api.NewInformers(s.Client)
+	if err != nil {
+		return err
+	}
+	if s.Sim, err = simulator.New(simulator.Config{Client: s.Client, Zones: o.Zones, NodesPerZone: o.NodesPerZone,
+		RenewInterval: o.Renew, Nodes: agents.Nodes, Workers: 32}); err != nil {
+		return err
+	}
+	if err := s.Sim.Setup(ctx); err != nil {
+		return err
+	}
+	if s.Kubelets, err = kubelet.New(kubelet.Config{Client: s.Client, Informers: agents, StartDelay: o.StartDelay,
+		Running: func(n string) bool { return !s.Sim.Stopped(n) }, Logger: o.Logger}); err != nil {
+		return err
+	}
+	agents.Factory.Start(s.runCtx)
+	s.factories = append(s.factories, agents.Factory)
+	s.run("simulator", func() error { return s.Sim.Run(s.runCtx) })
+	s.run("kubelets", func() error { return s.Kubelets.Run(s.runCtx) })
+
+	// The scheduler, a process of its own.
+	schedInf, err := api.NewInformers(s.Client)
+	if err != nil {
+		return err
+	}
+	if s.Scheduler, err = controllers.NewScheduler(controllers.SchedulerConfig{Client: s.Client, Informers: schedInf,
+		Logger: o.Logger}); err != nil {
+		return err
+	}
+	schedInf.Factory.Start(s.runCtx)
+	s.factories = append(s.factories, schedInf.Factory)
+	s.run("scheduler", func() error { return s.Scheduler.Run(s.runCtx) })
+
+	// The observer's view.
+	if s.View, err = controllers.NewInformers(s.Client); err != nil {
+		return err
+	}
+	s.View.Factory.Start(s.runCtx)
+	s.factories = append(s.factories, s.View.Factory)
+
+	// Two controller manager replicas; the first to be elected leads.
+	for i := range s.Replicas {
+		if err := s.startReplica(i); err != nil {
+			return err
+		}
+	}
+	syncCtx, stop := context.WithTimeout(ctx, o.StepTimeout)
+	defer stop()
+	for _, inf := range []*api.Informers{agents, schedInf, s.View.Informers} {
+		for res, ok := range inf.Factory.WaitForCacheSync(syncCtx) {
+			if !ok {
+				return fmt.Errorf("demo: informer of %s did not sync", res.Resource)
+			}
+		}
+	}
+	select {
+	case <-s.Replicas[0].CM.Manager.Elected():
+	case <-s.Replicas[1].CM.Manager.Elected():
+	case <-syncCtx.Done():
+		return errors.New("demo: no controller manager replica was elected")
+	}
+	return nil
+}
+
+// startReplica starts controller manager replica i.
+func (s *Stack) startReplica(i int) error {
+	o := s.Options
+	name := fmt.Sprintf("controller-manager-%d", i)
+	cm, err := controllers.NewControllerManager(controllers.ManagerConfig{Client: s.Client, Etcd: s.Etcd,
+		ElectionKey: o.Prefix + "-leader/kube-controller-manager", Identity: name, LeaseDuration: o.LeaseDuration,
+		RenewDeadline: o.RenewDeadline, RetryPeriod: o.RetryPeriod, Workers: o.Workers, Monitor: o.Monitor, Grace: o.Grace,
+		Rates:   nodecontroller.Rates{Normal: 10, Secondary: 10, LargeClusterThreshold: 50, UnhealthyZoneThreshold: 0.55},
+		OnEvent: o.OnEvent, OnEvict: o.OnEvict, Logger: o.Logger})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(s.runCtx)
+	r := &Replica{Name: name, CM: cm, cancel: cancel, done: make(chan struct{})}
+	s.Replicas[i] = r
+	s.wg.Go(func() {
+		defer close(r.done)
+		r.err = cm.Run(ctx)
+	})
+	return nil
+}
+
+// Leader returns the index of the replica that leads (-1: none).
+func (s *Stack) Leader() int {
+	for i, r := range s.Replicas {
+		if r != nil && !r.Killed() && r.CM.Manager.IsLeader() {
+			return i
+		}
+	}
+	return -1
+}
+
+// Kill stops replica i as a crash would: its controllers stop at once,
+// its election lease is left to expire.
+func (s *Stack) Kill(i int) {
+	s.Replicas[i].cancel()
+	<-s.Replicas[i].done
+}
+
+// run runs f on a goroutine of the stack and records its error.
+func (s *Stack) run(name string, f func() error) {
+	s.wg.Go(func() {
+		if err := f(); err != nil && !errors.Is(err, context.Canceled) {
+			s.errMu.Lock()
+			if s.err == nil {
+				s.err = fmt.Errorf("%s: %w", name, err)
+			}
+			s.errMu.Unlock()
+		}
+	})
+}
+
+// Close stops everything and returns the first error a component failed
+// with.
+func (s *Stack) Close() error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	for _, f := range s.factories {
+		f.Shutdown()
+	}
+	s.hc.CloseIdleConnections()
+	var errs []error
+	if s.API != nil {
+		errs = append(errs, s.API.Close())
+	}
+	if s.etcd != nil {
+		s.Etcd.Close()
+		s.etcd.Close()
+	}
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return errors.Join(append(errs, s.err)...)
+}
