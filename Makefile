@@ -6,7 +6,7 @@ TIMEOUT ?= 30m
 BENCH   ?= .
 BENCHTIME ?= 1x
 
-.PHONY: all test vet build bench cover fmt demo demo-nodes bench-nodes
+.PHONY: all test vet build bench cover fmt demo demo-nodes bench-nodes demo-cluster bench-cluster
 
 all: build test
 
@@ -88,6 +88,10 @@ demo-nodes:
 ## bench-nodes: the node lifecycle example at scale (5,000 nodes, 50,000 pods): heartbeat-to-taint latency and the controller manager's heap
 bench-nodes:
 	$(GO) test -run '^$$' -bench NodeLifecycle -benchtime 1x -timeout 30m ./examples/nodelifecycle/bench
+
+## demo-cluster: the Deployment → ReplicaSet → Pod → scheduler → kubelet walk over List-Watch with the real kubectl (create, rollout status, set image, undo, scale, a dead node's pods replaced, the leading controller manager killed mid-rollout, cascading deletes), narrated and self-checking
+demo-cluster:
+	$(GO) run ./examples/cluster/cmd/demo-cluster
 
 ## fmt: format the code
 fmt:

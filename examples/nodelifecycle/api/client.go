@@ -84,6 +84,12 @@ func (c *Client) Get(ctx context.Context, k Kind, ns, name string, into reflecto
 	return c.do(ctx, http.MethodGet, k, k.path(ns, name), nil, into)
 }
 
+// List reads every object of k in namespace ns ("": all) into into (a
+// list type, such as *corev1.PodList): a consistent read.
+func (c *Client) List(ctx context.Context, k Kind, ns string, into any) error {
+	return c.do(ctx, http.MethodGet, k, k.path(ns, ""), nil, into)
+}
+
 // Delete deletes ns/name.
 func (c *Client) Delete(ctx context.Context, k Kind, ns, name string) error {
 	return c.do(ctx, http.MethodDelete, k, k.path(ns, name), nil, nil)

@@ -1,0 +1,36 @@
+// Command demo-cluster runs the cluster example's scenario with the real
+// kubectl: a Deployment created, rolled, undone, scaled, its pods evicted
+// from a dead node and replaced, its controller manager's leader killed
+// mid-rollout, and deleted with cascade; every step narrated and checked.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/listwatch/listwatch/examples/cluster/demo"
+)
+
+func main() {
+	o, sn := demo.DefaultOptions, demo.DefaultScenario
+	fs := flag.NewFlagSet("demo-cluster", flag.ExitOnError)
+	fs.IntVar(&sn.Replicas, "replicas", sn.Replicas, "replicas of kubectl create deployment")
+	fs.IntVar(&sn.ScaleTo, "scale-to", sn.ScaleTo, "replicas of kubectl scale")
+	fs.IntVar(&o.Zones, "zones", o.Zones, "zones")
+	fs.IntVar(&o.NodesPerZone, "nodes-per-zone", o.NodesPerZone, "nodes per zone")
+	fs.DurationVar(&o.StartDelay, "start-delay", o.StartDelay, "time a bound pod takes to become Running and Ready")
+	fs.DurationVar(&o.Grace, "grace-period", o.Grace, "node monitor grace period")
+	fs.DurationVar(&o.LeaseDuration, "leader-lease", o.LeaseDuration, "controller manager election lease")
+	fs.StringVar(&o.Listen, "listen", "", "API server address (default: a free loopback port)")
+	_ = fs.Parse(os.Args[1:])
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := demo.Run(ctx, os.Stdout, o, sn); err != nil {
+		fmt.Fprintln(os.Stderr, "demo-cluster:", err)
+		os.Exit(1)
+	}
+}
