@@ -85,7 +85,7 @@ type localBackend struct {
 	etcd   *clientv3.Client
 	prefix string
 	log    *slog.Logger
-	c    client.Client
+	c      client.Client
 
 	mu      sync.Mutex
 	kinds   map[schema.GroupVersionKind]*localKind
