@@ -84,7 +84,15 @@ func (c *local) List(ctx context.Context, list ObjectList, opts ...ListOption) e
 	if err != nil {
 		return err
 	}
-	return s.Storage().GetList(ctx, kind.ListKey(o.Namespace), sopts, list)
+	fresh := newOf(list) // the storage appends to the items it is given
+	if u, ok := list.(runtime.Unstructured); ok {
+		fresh.(runtime.Unstructured).SetUnstructuredContent(map[string]any{
+			"apiVersion": u.UnstructuredContent()["apiVersion"], "kind": u.UnstructuredContent()["kind"]})
+	}
+	if err := s.Storage().GetList(ctx, kind.ListKey(o.Namespace), sopts, fresh); err != nil {
+		return err
+	}
+	return copyInto(list, fresh)
 }
 
 // maxGenerateNameAttempts bounds the names Create tries for generateName.
