@@ -17,6 +17,10 @@ import (
 // ErrNotStarted is returned by Get and List before Start.
 var ErrNotStarted = errors.New("cache: not started")
 
+// ErrStopped is returned by Get and List after Shutdown: the informers no
+// longer follow the storage, so what they hold may be stale.
+var ErrStopped = errors.New("cache: stopped")
+
 // Informer is the shared informer of one kind, holding client.Objects of
 // that kind's Go type.
 type Informer = reflector.SharedIndexInformer[client.Object]
@@ -45,6 +49,7 @@ type Cache struct {
 	mu        sync.Mutex
 	informers map[schema.GroupVersionKind]*Informer
 	ctx       context.Context // Start's, once started
+	stopped   bool            // Shutdown was called
 }
 
 var _ client.Cache = (*Cache)(nil)
@@ -145,4 +150,9 @@ func (c *Cache) Unsynced() []string {
 }
 
 // Shutdown stops every informer and waits for their goroutines.
-func (c *Cache) Shutdown() { c.factory.Shutdown() }
+func (c *Cache) Shutdown() {
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
+	c.factory.Shutdown()
+}

@@ -17,7 +17,8 @@ import (
 )
 
 // synced returns the synced informer of obj's kind: ErrNotStarted before
-// Start, ctx's error if it ends before the informer syncs.
+// Start, ErrStopped after Shutdown, ctx's error if it ends before the
+// informer syncs.
 func (c *Cache) synced(ctx context.Context, obj runtime.Object) (client.Kind, *Informer, error) {
 	kind, err := c.opts.Kinds.KindFor(obj)
 	if err != nil {
@@ -28,9 +29,12 @@ func (c *Cache) synced(ctx context.Context, obj runtime.Object) (client.Kind, *I
 		return client.Kind{}, nil, err
 	}
 	c.mu.Lock()
-	started := c.ctx != nil
+	started, stopped := c.ctx != nil, c.stopped
 	c.mu.Unlock()
-	if !started {
+	switch {
+	case stopped:
+		return client.Kind{}, nil, fmt.Errorf("%w: reading %s", ErrStopped, kind.GroupVersionKind.Kind)
+	case !started:
 		return client.Kind{}, nil, fmt.Errorf("%w: reading %s", ErrNotStarted, kind.GroupVersionKind.Kind)
 	}
 	if !reflector.WaitForCacheSync(ctx, inf.HasSynced) {
