@@ -14,9 +14,15 @@ import (
 )
 
 // TestOwnsEnqueuesTheControllerOwner: a Part's change reconciles the
-// Widget that controls it; a Part without an owner reconciles nothing.
+// Widget that controls it; a Part without an owner reconciles nothing. The
+// same with a manager in process and over HTTP.
 func TestOwnsEnqueuesTheControllerOwner(t *testing.T) {
-	e, rec, ctx := newEnv(t), newRecorder(), testCtx(t)
+	t.Run("local", func(t *testing.T) { testOwns(t, newEnv(t)) })
+	t.Run("http", func(t *testing.T) { testOwns(t, newHTTPEnv(t)) })
+}
+
+func testOwns(t *testing.T, e *env) {
+	rec, ctx := newRecorder(), testCtx(t)
 	require.NoError(t, builder.ControllerManagedBy(e.m).For(&widget.Widget{}).Owns(&widget.Part{}).Complete(rec))
 	e.start(t)
 

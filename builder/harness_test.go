@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,8 @@ import (
 	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/manager"
 	"github.com/listwatch/listwatch/reflector/controller"
+	"github.com/listwatch/listwatch/server"
+	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
 // env is a manager on the shared etcd (under a prefix of its own), its
@@ -125,4 +128,33 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// newHTTPEnv returns a manager whose client and cache talk HTTP to a
+// server over fresh stores (not started).
+func newHTTPEnv(t *testing.T) *env {
+	t.Helper()
+	kinds, err := client.NewKinds(widget.Scheme)
+	require.NoError(t, err)
+	prefix := "/" + strings.ReplaceAll(t.Name(), "/", "_") + "-" + time.Now().Format("150405.000000")
+	var resources []server.Resource
+	for _, k := range kinds.All() {
+		store, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: widget.UnstructuredCodec,
+			NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList, Prefix: prefix, ResourcePrefix: k.KeyRoot})
+		require.NoError(t, err)
+		t.Cleanup(store.Close)
+		resources = append(resources, server.Resource{Group: k.GroupVersionKind.Group, Version: k.GroupVersionKind.Version,
+			Plural: k.Resource, Kind: k.GroupVersionKind.Kind, Namespaced: true, Storage: store, KeyRoot: k.KeyRoot,
+			Subresources: &server.Subresources{Status: true}})
+	}
+	srv, err := server.New(server.Config{Resources: resources})
+	require.NoError(t, err)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	e := &env{reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	e.m, err = manager.New(manager.Options{Name: "test", Kinds: kinds, ServerURL: hs.URL,
+		Registerer: e.reg, Logger: slog.New(slog.NewJSONHandler(e.logs, nil))})
+	require.NoError(t, err)
+	e.c = e.m.GetClient()
+	return e
 }
