@@ -32,9 +32,9 @@ func (m *Manager) AddReadyzCheck(name string, c Check) {
 
 // ProbeHandler serves GET /healthz and /readyz: 200 "ok" when every check
 // passes, 500 listing the failed ones otherwise; ?verbose lists every
-// check and the leader status. /healthz checks that Run is running and has
-// not failed or lost leadership; /readyz also that every started informer
-// of Informers() has synced.
+// check and who leads. /healthz checks that Run is running and has not
+// failed or lost leadership; /readyz also that the manager's cachers are
+// ready and every informer of its cache has synced.
 func (m *Manager) ProbeHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
