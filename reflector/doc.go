@@ -5,7 +5,7 @@
 // reflector/controller; the HTTP ListerWatcher in reflector/httplw.
 //
 // Everything is generic over the object type T (constraint Object: a
-// runtime.Object with metav1.Object metadata, e.g. *testapi.Widget or
+// runtime.Object with metav1.Object metadata, e.g. *widget.Widget or
 // *unstructured.Unstructured); handlers receive T, never interface{}, and
 // "deleted, final state unknown" is a flag on OnDelete, not a wrapper type.
 //
