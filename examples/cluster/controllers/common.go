@@ -4,29 +4,39 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/listwatch/listwatch/cache"
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/manager"
+	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/controller"
 )
 
+// ControllerUIDIndex indexes objects by the UID of their controller
+// (ownerReference with controller: true); orphans are indexed under "".
+const ControllerUIDIndex = "controller-uid"
+
 // Config is what every controller of the package needs.
 type Config struct {
-	// Client writes through the API. Required.
-	Client *api.Client
-	// Informers are the shared informers (the caller starts them).
-	// Required.
-	Informers *Informers
+	// Manager runs the controllers; they read through its cache and
+	// write through its client. Required.
+	Manager *manager.Manager
+	// API is the example's client of the same server: WaitFresh reads
+	// the current resourceVersions with it. Required.
+	API *api.Client
 	// Workers is each controller's number of concurrent Reconciles; 0
 	// means 5 (kube-controller-manager's --concurrent-*-syncs default).
 	Workers int
-	// Logger receives the controllers' logs; nil means slog.Default().
-	Logger *slog.Logger
 	// Now is the controllers' clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -36,19 +46,118 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 5
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	return cfg
 }
 
+// base is what the controllers share: the manager's client, its cache's
+// informers of the three workload kinds (indexed by controller UID), and
+// the freshness gate.
+type base struct {
+	cfg   Config
+	c     client.Client
+	log   *slog.Logger
+	deps  *cache.Informer
+	rss   *cache.Informer
+	pods  *cache.Informer
+	fresh *freshGate
+}
+
+// newBase gets the cache's informers and adds the controller-UID index
+// (once per informer: the controllers of one manager share them).
+func newBase(cfg Config, gate *freshGate) (*base, error) {
+	cfg = cfg.withDefaults()
+	ch := cfg.Manager.GetCache()
+	b := &base{cfg: cfg, c: cfg.Manager.GetClient(), log: cfg.Manager.GetLogger(), fresh: gate}
+	var err error
+	if b.deps, err = ch.InformerFor(&appsv1.DeploymentList{}); err != nil {
+		return nil, err
+	}
+	if b.rss, err = ch.InformerFor(&appsv1.ReplicaSetList{}); err != nil {
+		return nil, err
+	}
+	if b.pods, err = ch.InformerFor(&corev1.PodList{}); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// addIndexes adds the controller-UID index to the ReplicaSet and pod
+// informers.
+func (b *base) addIndexes() error {
+	for _, inf := range []*cache.Informer{b.rss, b.pods} {
+		if err := inf.AddIndexers(reflector.Indexers[client.Object]{ControllerUIDIndex: controllerUID}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// controllerUID indexes obj by its controller's UID.
+func controllerUID(obj client.Object) ([]string, error) {
+	if ref := metav1.GetControllerOf(obj); ref != nil {
+		return []string{string(ref.UID)}, nil
+	}
+	return []string{""}, nil
+}
+
+// indexed returns the objects of inf controlled by uid ("": orphans), as
+// T. They are the informer's own, shared and read-only: a ReplicaSet with
+// 3,000 pods is read without copying them (the cache's List copies every
+// object it returns).
+func indexed[T client.Object](inf *cache.Informer, uid string) []T {
+	objs, _ := inf.GetIndexer().ByIndex(ControllerUIDIndex, uid)
+	out := make([]T, 0, len(objs))
+	for _, o := range objs {
+		if t, ok := o.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// freshGate runs WaitFresh once, before the first Reconcile of any of the
+// manager's controllers: they start when the replica is elected.
+type freshGate struct {
+	api    *api.Client
+	synced map[api.Kind]syncedTo
+	mu     sync.Mutex
+	done   atomic.Bool
+}
+
+// wait blocks until the informers are fresh (at most once successfully).
+func (g *freshGate) wait(ctx context.Context) error {
+	if g.done.Load() {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done.Load() {
+		return nil
+	}
+	if err := WaitFresh(ctx, g.api, g.synced); err != nil {
+		return err
+	}
+	g.done.Store(true)
+	return nil
+}
+
+// gated runs r after the gate.
+func gated(g *freshGate, r controller.Reconciler) controller.Reconciler {
+	return controller.ReconcileFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
+		if err := g.wait(ctx); err != nil {
+			return controller.Result{}, err
+		}
+		return r.Reconcile(ctx, req)
+	})
+}
+
 // setOwnerRefs replaces obj's ownerReferences by refs with a merge patch
 // that requires the resourceVersion obj was read at (a conflict when it
 // changed since: the caller's sync runs again on the fresher object).
-func setOwnerRefs(ctx context.Context, c *api.Client, k api.Kind, obj metav1.Object, refs []metav1.OwnerReference) error {
+func (b *base) setOwnerRefs(ctx context.Context, obj client.Object, refs []metav1.OwnerReference) error {
 	if refs == nil {
 		refs = []metav1.OwnerReference{}
 	}
@@ -57,17 +166,18 @@ func setOwnerRefs(ctx context.Context, c *api.Client, k api.Kind, obj metav1.Obj
 	if err != nil {
 		return err
 	}
-	return c.Patch(ctx, k, obj.GetNamespace(), obj.GetName(), "", types.MergePatchType, patch, nil)
+	return b.c.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, patch))
 }
 
-// deleteExactly deletes ns/name only if it still has uid.
-func deleteExactly(ctx context.Context, c *api.Client, k api.Kind, ns, name string, uid types.UID,
-	policy metav1.DeletionPropagation) error {
-	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+// deleteExactly deletes obj only if its UID is still obj's, with policy
+// when not "".
+func (b *base) deleteExactly(ctx context.Context, obj client.Object, policy metav1.DeletionPropagation) error {
+	uid := obj.GetUID()
+	opts := &client.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
 	if policy != "" {
 		opts.PropagationPolicy = &policy
 	}
-	return c.DeleteWith(ctx, k, ns, name, opts)
+	return b.c.Delete(ctx, obj.DeepCopyObject().(client.Object), opts)
 }
 
 // settled is err unless it is a conflict: a write refused because the
@@ -75,7 +185,7 @@ func deleteExactly(ctx context.Context, c *api.Client, k api.Kind, ns, name stri
 // event that reconciles the object again (an event during a Reconcile
 // gives one more), so a conflict needs no retry of its own.
 func settled(err error) error {
-	if apierrors.IsConflict(err) {
+	if client.IsConflict(err) {
 		return nil
 	}
 	return err

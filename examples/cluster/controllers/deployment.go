@@ -9,12 +9,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/listwatch/listwatch/builder"
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/examples/cluster/replication"
 	"github.com/listwatch/listwatch/examples/cluster/rollout"
-	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/reflector/controller"
 )
 
@@ -23,48 +24,42 @@ import (
 // template equal to an old ReplicaSet's revives it), history cleanup and
 // status.
 type DeploymentController struct {
-	cfg Config
+	*base
 }
 
-// NewDeploymentController returns the controller; Controller wires it.
-func NewDeploymentController(cfg Config) *DeploymentController {
-	return &DeploymentController{cfg: cfg.withDefaults()}
-}
-
-// Controller returns a reflector/controller Controller running d over the
-// Deployment and ReplicaSet informers.
-func (dc *DeploymentController) Controller() (*controller.Controller, error) {
-	c, err := controller.New(controller.Options{Name: "deployment", Reconciler: dc,
-		MaxConcurrentReconciles: dc.cfg.Workers, Logger: dc.cfg.Logger})
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Watch(controller.Kind(dc.cfg.Informers.Deployments, nil)); err != nil {
-		return nil, err
-	}
-	return c, c.Watch(controller.Kind(dc.cfg.Informers.ReplicaSets,
-		controller.EnqueueRequestsFromMapFunc(func(_ context.Context, rs *appsv1.ReplicaSet) []controller.Request {
+// setupDeployments builds the controller on b's manager:
+// For(Deployment), and ReplicaSets mapped to their controlling
+// Deployment, or for an orphan to the Deployments that select it (Owns
+// would skip orphans, which adoption needs).
+func setupDeployments(b *base) (*DeploymentController, error) {
+	dc := &DeploymentController{base: b}
+	err := builder.ControllerManagedBy(b.cfg.Manager).Named("deployment").
+		For(&appsv1.Deployment{}).
+		Watches(&appsv1.ReplicaSet{}, controller.EnqueueRequestsFromMapFunc(func(_ context.Context, rs client.Object) []controller.Request {
 			if ref := metav1.GetControllerOf(rs); ref != nil {
 				if ref.Kind == "Deployment" {
-					return []controller.Request{requestFor(rs.Namespace, ref.Name)}
+					return []controller.Request{requestFor(rs.GetNamespace(), ref.Name)}
 				}
 				return nil
 			}
 			var out []controller.Request
-			for _, d := range dc.cfg.Informers.Deployments.GetStore().List() {
-				if d.Namespace == rs.Namespace && selects(d.Spec.Selector, rs.Labels) {
+			for _, o := range dc.deps.GetStore().List() {
+				if d, ok := o.(*appsv1.Deployment); ok && d.Namespace == rs.GetNamespace() && selects(d.Spec.Selector, rs.GetLabels()) {
 					out = append(out, requestFor(d.Namespace, d.Name))
 				}
 			}
 			return out
-		})))
+		})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: b.cfg.Workers}).
+		Complete(gated(b.fresh, dc))
+	return dc, err
 }
 
 // Reconcile syncs one Deployment.
 func (dc *DeploymentController) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
-	stored, ok := dc.cfg.Informers.Deployments.GetIndexer().GetByKey(req.String())
-	if !ok {
-		return controller.Result{}, nil
+	stored := &appsv1.Deployment{}
+	if err := dc.c.Get(ctx, client.ObjectKey(req.NamespacedName), stored); err != nil {
+		return controller.Result{}, client.IgnoreNotFound(err)
 	}
 	d := rollout.Defaulted(stored)
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
@@ -127,8 +122,8 @@ func (dc *DeploymentController) Reconcile(ctx context.Context, req controller.Re
 // releasing those it no longer selects.
 func (dc *DeploymentController) claim(ctx context.Context, d *appsv1.Deployment) ([]*appsv1.ReplicaSet, error) {
 	sel, _ := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-	candidates := dc.cfg.Informers.ReplicaSetsOf(string(d.UID))
-	for _, rs := range dc.cfg.Informers.ReplicaSetsOf("") {
+	candidates := indexed[*appsv1.ReplicaSet](dc.rss, string(d.UID))
+	for _, rs := range indexed[*appsv1.ReplicaSet](dc.rss, "") {
 		if rs.Namespace == d.Namespace {
 			candidates = append(candidates, rs)
 		}
@@ -138,7 +133,7 @@ func (dc *DeploymentController) claim(ctx context.Context, d *appsv1.Deployment)
 	var errs []error
 	for _, rs := range c.Adopt {
 		refs := append(append([]metav1.OwnerReference(nil), rs.OwnerReferences...), replication.ControllerRef(d, "apps/v1", "Deployment"))
-		if err := setOwnerRefs(ctx, dc.cfg.Client, api.ReplicaSets, rs, refs); err != nil {
+		if err := dc.setOwnerRefs(ctx, rs, refs); err != nil {
 			if err = settled(err); err != nil {
 				errs = append(errs, fmt.Errorf("adopting replicaset %s: %w", rs.Name, err))
 			}
@@ -147,7 +142,7 @@ func (dc *DeploymentController) claim(ctx context.Context, d *appsv1.Deployment)
 		owned = append(owned, rs)
 	}
 	for _, rs := range c.Release {
-		if err := setOwnerRefs(ctx, dc.cfg.Client, api.ReplicaSets, rs, replication.WithoutOwner(rs.OwnerReferences, string(d.UID))); err != nil && !apierrors.IsNotFound(err) {
+		if err := settled(dc.setOwnerRefs(ctx, rs, replication.WithoutOwner(rs.OwnerReferences, string(d.UID)))); err != nil && !client.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("releasing replicaset %s: %w", rs.Name, err))
 		}
 	}
@@ -167,7 +162,7 @@ func (dc *DeploymentController) ensureNewReplicaSet(ctx context.Context, d *apps
 			next.Spec.MinReadySeconds, changed = d.Spec.MinReadySeconds, true
 		}
 		if changed {
-			if err := dc.cfg.Client.Update(ctx, api.ReplicaSets, next); err != nil {
+			if err := dc.c.Update(ctx, next); err != nil {
 				return nil, false, settled(err)
 			}
 		}
@@ -183,13 +178,13 @@ func (dc *DeploymentController) ensureNewReplicaSet(ctx context.Context, d *apps
 		want = *d.Spec.Replicas
 	}
 	rs := rollout.NewReplicaSet(d, rev, want)
-	err = dc.cfg.Client.Create(ctx, api.ReplicaSets, rs)
-	if apierrors.IsAlreadyExists(err) {
+	err = dc.c.Create(ctx, rs)
+	if client.IsAlreadyExists(err) {
 		// Made by an earlier sync (or leader) that the informer has not
 		// shown yet, or a hash collision: the next sync finds it, or
 		// bumps the collision count.
-		existing := rollout.NewReplicaSet(d, rev, want)
-		if gerr := dc.cfg.Client.Get(ctx, api.ReplicaSets, rs.Namespace, rs.Name, existing); gerr == nil &&
+		existing := &appsv1.ReplicaSet{}
+		if gerr := dc.c.Get(ctx, client.KeyOf(rs), existing, client.FromStorage); gerr == nil &&
 			!rollout.EqualTemplates(&existing.Spec.Template, &d.Spec.Template) {
 			return nil, false, dc.bumpCollisionCount(ctx, d)
 		}
@@ -210,7 +205,7 @@ func (dc *DeploymentController) bumpCollisionCount(ctx context.Context, d *appsv
 		n = *next.Status.CollisionCount + 1
 	}
 	next.Status.CollisionCount = &n
-	return settled(dc.cfg.Client.UpdateStatus(ctx, api.Deployments, next))
+	return settled(dc.c.Status().Update(ctx, next))
 }
 
 // setRevision records rev as d's revision annotation (kubectl rollout
@@ -221,7 +216,7 @@ func (dc *DeploymentController) setRevision(ctx context.Context, d *appsv1.Deplo
 		return nil
 	}
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, rollout.RevisionAnnotation, v)
-	return dc.cfg.Client.Patch(ctx, api.Deployments, d.Namespace, d.Name, "", "application/merge-patch+json", patch, nil)
+	return client.IgnoreNotFound(dc.c.Patch(ctx, d.DeepCopy(), client.RawPatch(types.MergePatchType, patch)))
 }
 
 // scale serves a scaling event or a paused Deployment: proportional
@@ -258,7 +253,7 @@ func (dc *DeploymentController) apply(ctx context.Context, d *appsv1.Deployment,
 		changed := next.Spec.Replicas == nil || *next.Spec.Replicas != to
 		next.Spec.Replicas = &to
 		if rollout.SetReplicaAnnotations(next, d, 0) || changed {
-			if err := settled(dc.cfg.Client.Update(ctx, api.ReplicaSets, next)); err != nil && !apierrors.IsNotFound(err) {
+			if err := settled(dc.c.Update(ctx, next)); err != nil && !client.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("scaling replicaset %s to %d: %w", s.RS.Name, to, err))
 			}
 		}
@@ -279,7 +274,7 @@ func (dc *DeploymentController) applyThenStatus(ctx context.Context, d *appsv1.D
 func (dc *DeploymentController) cleanup(ctx context.Context, d *appsv1.Deployment, old []*appsv1.ReplicaSet) error {
 	var errs []error
 	for _, rs := range rollout.HistoryToDelete(d, old) {
-		if err := deleteExactly(ctx, dc.cfg.Client, api.ReplicaSets, rs.Namespace, rs.Name, rs.UID, ""); err != nil && !apierrors.IsNotFound(err) {
+		if err := dc.deleteExactly(ctx, rs, ""); err != nil && !client.IsNotFound(err) {
 			errs = append(errs, err)
 		}
 	}
@@ -296,7 +291,7 @@ func (dc *DeploymentController) writeStatus(ctx context.Context, d *appsv1.Deplo
 	if !equality.Semantic.DeepEqual(s, d.Status) {
 		next := d.DeepCopy()
 		next.Status = s
-		if err := settled(dc.cfg.Client.UpdateStatus(ctx, api.Deployments, next)); err != nil && !apierrors.IsNotFound(err) {
+		if err := settled(dc.c.Status().Update(ctx, next)); err != nil && !client.IsNotFound(err) {
 			return controller.Result{}, err
 		}
 	}

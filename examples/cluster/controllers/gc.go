@@ -9,13 +9,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/listwatch/listwatch/builder"
+	"github.com/listwatch/listwatch/cache"
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/examples/cluster/garbage"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
-	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/controller"
 )
 
@@ -26,108 +27,81 @@ import (
 // ReplicaSet → Pod; owners of other kinds (the simulator's DaemonSet)
 // are taken as present.
 type GarbageCollector struct {
-	cfg Config
-}
-
-// NewGarbageCollector returns the collector; Controllers wires it.
-func NewGarbageCollector(cfg Config) *GarbageCollector {
-	return &GarbageCollector{cfg: cfg.withDefaults()}
+	*base
 }
 
 // gcNode is one kind of the chain for the collector.
 type gcNode struct {
-	kind api.Kind
-	// get reads the cached object of key.
-	get func(key string) (metav1.Object, bool)
+	// newObj is an empty object of the kind.
+	newObj func() client.Object
+	// inf is the kind's informer.
+	inf *cache.Informer
 	// dependents returns the cached objects controlled by uid (nil for
 	// pods, which own nothing).
-	dependents func(uid string) []metav1.Object
-	// depKind is the dependents' kind.
-	depKind api.Kind
+	dependents func(uid string) []client.Object
 }
 
-// nodes are the collector's view of the three kinds.
+// nodes are the collector's view of the three kinds, by kind name.
 func (g *GarbageCollector) nodes() map[string]*gcNode {
-	inf := g.cfg.Informers
 	return map[string]*gcNode{
-		"Deployment": {kind: api.Deployments, depKind: api.ReplicaSets,
-			get:        cached(inf.Deployments.GetIndexer()),
-			dependents: func(uid string) []metav1.Object { return objects(inf.ReplicaSetsOf(uid)) }},
-		"ReplicaSet": {kind: api.ReplicaSets, depKind: api.Pods,
-			get:        cached(inf.ReplicaSets.GetIndexer()),
-			dependents: func(uid string) []metav1.Object { return objects(inf.PodsOf(uid)) }},
-		"Pod": {kind: api.Pods, get: cached(inf.Pods.GetIndexer())},
+		"Deployment": {newObj: func() client.Object { return &appsv1.Deployment{} }, inf: g.deps,
+			dependents: func(uid string) []client.Object { return indexed[client.Object](g.rss, uid) }},
+		"ReplicaSet": {newObj: func() client.Object { return &appsv1.ReplicaSet{} }, inf: g.rss,
+			dependents: func(uid string) []client.Object { return indexed[client.Object](g.pods, uid) }},
+		"Pod": {newObj: func() client.Object { return &corev1.Pod{} }, inf: g.pods},
 	}
 }
 
-// cached reads from an indexer as metav1.Object.
-func cached[T reflector.Object](ix reflector.Indexer[T]) func(string) (metav1.Object, bool) {
-	return func(key string) (metav1.Object, bool) {
-		obj, ok := ix.GetByKey(key)
-		return obj, ok
-	}
-}
+// hasOwners passes objects with ownerReferences or finalizers: the only
+// ones the collector acts on.
+var hasOwners = controller.NewPredicate(func(o client.Object) bool {
+	return len(o.GetOwnerReferences()) > 0 || len(o.GetFinalizers()) > 0
+})
 
-// objects converts typed objects to metav1.Object.
-func objects[T metav1.Object](in []T) []metav1.Object {
-	out := make([]metav1.Object, len(in))
-	for i, o := range in {
-		out[i] = o
-	}
-	return out
-}
-
-// Controllers returns one controller per kind: each reconciles its
-// objects as dependents (are their owners there?) and as owners (does a
-// deletion wait for them?).
-func (g *GarbageCollector) Controllers() ([]*controller.Controller, error) {
+// setupGarbageCollector builds one controller per kind on b's manager:
+// each reconciles its objects as dependents (are their owners there?) and
+// as owners (does a deletion wait for them?), woken by its own events and
+// by its owners' and dependents' deletions.
+func setupGarbageCollector(b *base) (*GarbageCollector, error) {
+	g := &GarbageCollector{base: b}
 	nodes := g.nodes()
-	inf := g.cfg.Informers
-	deps, err := g.controller("gc-deployments", nodes["Deployment"], nodes)
-	if err != nil {
-		return nil, err
-	}
-	rss, err := g.controller("gc-replicasets", nodes["ReplicaSet"], nodes)
-	if err != nil {
-		return nil, err
-	}
-	pods, err := g.controller("gc-pods", nodes["Pod"], nodes)
-	if err != nil {
-		return nil, err
-	}
-	// Each kind's own events, and its owners' and dependents' deletions.
+	opts := controller.Options{MaxConcurrentReconciles: b.cfg.Workers}
 	errs := []error{
-		deps.Watch(controller.Kind(inf.Deployments, nil)),
-		deps.Watch(controller.Kind(inf.ReplicaSets, ownersOnDelete[*appsv1.ReplicaSet]("Deployment"))),
-		rss.Watch(controller.Kind(inf.ReplicaSets, nil)),
-		rss.Watch(controller.Kind(inf.Deployments, dependentsOnDelete[*appsv1.Deployment](nodes["Deployment"]))),
-		rss.Watch(controller.Kind(inf.Pods, ownersOnDelete[*corev1.Pod]("ReplicaSet"))),
-		pods.Watch(controller.Kind(inf.Pods, controller.EventHandlerFuncs[*corev1.Pod]{
-			CreateFunc: func(_ context.Context, e controller.CreateEvent[*corev1.Pod], q controller.Queue) {
-				if len(e.Object.OwnerReferences) > 0 { // most pods' owners are there: the check is cheap, from the cache
-					q.Add(requestFor(e.Object.Namespace, e.Object.Name))
-				}
-			},
-			UpdateFunc: func(_ context.Context, e controller.UpdateEvent[*corev1.Pod], q controller.Queue) {
-				if len(e.ObjectNew.OwnerReferences) > 0 && (e.ObjectNew.DeletionTimestamp != nil ||
-					!slices.Equal(e.ObjectOld.OwnerReferences, e.ObjectNew.OwnerReferences)) {
-					q.Add(requestFor(e.ObjectNew.Namespace, e.ObjectNew.Name))
-				}
-			},
-		})),
-		pods.Watch(controller.Kind(inf.ReplicaSets, dependentsOnDelete[*appsv1.ReplicaSet](nodes["ReplicaSet"]))),
+		builder.ControllerManagedBy(b.cfg.Manager).Named("gc-deployments").
+			For(&appsv1.Deployment{}, builder.WithPredicates(hasOwners)).
+			Watches(&appsv1.ReplicaSet{}, ownersOnDelete("Deployment")).
+			WithOptions(opts).Complete(gated(b.fresh, g.reconciler(nodes["Deployment"], nodes))),
+		builder.ControllerManagedBy(b.cfg.Manager).Named("gc-replicasets").
+			For(&appsv1.ReplicaSet{}, builder.WithPredicates(hasOwners)).
+			Watches(&appsv1.Deployment{}, dependentsOnDelete(nodes["Deployment"])).
+			Watches(&corev1.Pod{}, ownersOnDelete("ReplicaSet")).
+			WithOptions(opts).Complete(gated(b.fresh, g.reconciler(nodes["ReplicaSet"], nodes))),
+		builder.ControllerManagedBy(b.cfg.Manager).Named("gc-pods").
+			For(&corev1.Pod{}, builder.WithPredicates(hasOwners, controller.Or(
+				controller.NewPredicate(func(o client.Object) bool { return o.GetDeletionTimestamp() != nil }),
+				ownerRefsChanged()))).
+			Watches(&appsv1.ReplicaSet{}, dependentsOnDelete(nodes["ReplicaSet"])).
+			WithOptions(opts).Complete(gated(b.fresh, g.reconciler(nodes["Pod"], nodes))),
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	return g, errors.Join(errs...)
+}
+
+// ownerRefsChanged passes creations, deletions and the updates that
+// change ownerReferences (a pod's status updates do not concern the
+// collector).
+func ownerRefsChanged() controller.Predicate[client.Object] {
+	return controller.PredicateFuncs[client.Object]{
+		UpdateFunc: func(e controller.UpdateEvent[client.Object]) bool {
+			return !slices.Equal(e.ObjectOld.GetOwnerReferences(), e.ObjectNew.GetOwnerReferences())
+		},
 	}
-	return []*controller.Controller{deps, rss, pods}, nil
 }
 
 // ownersOnDelete enqueues the owner (of kind) of a deleted dependent: a
 // foreground deletion may be waiting for it.
-func ownersOnDelete[T metav1.Object](kind string) controller.EventHandler[T] {
-	return controller.EventHandlerFuncs[T]{
-		DeleteFunc: func(_ context.Context, e controller.DeleteEvent[T], q controller.Queue) {
+func ownersOnDelete(kind string) builder.EventHandler {
+	return controller.EventHandlerFuncs[client.Object]{
+		DeleteFunc: func(_ context.Context, e controller.DeleteEvent[client.Object], q controller.Queue) {
 			for _, r := range e.Object.GetOwnerReferences() {
 				if r.Kind == kind {
 					q.Add(requestFor(e.Object.GetNamespace(), r.Name))
@@ -139,40 +113,41 @@ func ownersOnDelete[T metav1.Object](kind string) controller.EventHandler[T] {
 
 // dependentsOnDelete enqueues the dependents of an owner deleted, or
 // marked for deletion: their owner check has a new answer.
-func dependentsOnDelete[T metav1.Object](owner *gcNode) controller.EventHandler[T] {
-	enqueue := func(obj T, q controller.Queue) {
+func dependentsOnDelete(owner *gcNode) builder.EventHandler {
+	enqueue := func(obj client.Object, q controller.Queue) {
 		for _, d := range owner.dependents(string(obj.GetUID())) {
 			q.Add(requestFor(d.GetNamespace(), d.GetName()))
 		}
 	}
-	return controller.EventHandlerFuncs[T]{
-		UpdateFunc: func(_ context.Context, e controller.UpdateEvent[T], q controller.Queue) {
+	return controller.EventHandlerFuncs[client.Object]{
+		UpdateFunc: func(_ context.Context, e controller.UpdateEvent[client.Object], q controller.Queue) {
 			if e.ObjectNew.GetDeletionTimestamp() != nil && e.ObjectOld.GetDeletionTimestamp() == nil {
 				enqueue(e.ObjectNew, q)
 			}
 		},
-		DeleteFunc: func(_ context.Context, e controller.DeleteEvent[T], q controller.Queue) { enqueue(e.Object, q) },
+		DeleteFunc: func(_ context.Context, e controller.DeleteEvent[client.Object], q controller.Queue) {
+			enqueue(e.Object, q)
+		},
 	}
 }
 
-// controller builds the collector's controller of one kind.
-func (g *GarbageCollector) controller(name string, n *gcNode, nodes map[string]*gcNode) (*controller.Controller, error) {
-	return controller.New(controller.Options{Name: name, MaxConcurrentReconciles: g.cfg.Workers, Logger: g.cfg.Logger,
-		Reconciler: controller.ReconcileFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
-			obj, ok := n.get(req.String())
-			if !ok {
-				return controller.Result{}, nil
-			}
-			if obj.GetDeletionTimestamp() != nil {
-				return controller.Result{}, g.finishOwner(ctx, n, obj)
-			}
-			return controller.Result{}, g.checkOwners(ctx, n, obj, nodes)
-		})})
+// reconciler is the collector's Reconcile for the kind n.
+func (g *GarbageCollector) reconciler(n *gcNode, nodes map[string]*gcNode) controller.Reconciler {
+	return controller.ReconcileFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
+		cached, ok := n.inf.GetIndexer().GetByKey(req.String())
+		if !ok {
+			return controller.Result{}, nil
+		}
+		if cached.GetDeletionTimestamp() != nil {
+			return controller.Result{}, g.finishOwner(ctx, n, cached)
+		}
+		return controller.Result{}, g.checkOwners(ctx, cached, nodes)
+	})
 }
 
-// ownerState looks up ref (in obj's namespace): from the cache when it
-// has the owner with the reference's UID, else live (the cache may not
-// have seen an owner created a moment ago).
+// ownerState looks up ref (in namespace ns): from the cache when it has
+// the owner with the reference's UID, else live, from the server (the
+// cache may not have seen an owner created a moment ago).
 func (g *GarbageCollector) ownerState(ctx context.Context, ns string, ref metav1.OwnerReference, nodes map[string]*gcNode) (garbage.OwnerState, error) {
 	n, ok := nodes[ref.Kind]
 	if !ok || (ref.APIVersion != "apps/v1" && ref.APIVersion != "v1") {
@@ -187,13 +162,13 @@ func (g *GarbageCollector) ownerState(ctx context.Context, ns string, ref metav1
 		}
 		return garbage.OwnerPresent
 	}
-	if o, ok := n.get(ns + "/" + ref.Name); ok && o.GetUID() == ref.UID {
+	if o, ok := n.inf.GetIndexer().GetByKey(ns + "/" + ref.Name); ok && o.GetUID() == ref.UID {
 		return state(o), nil
 	}
-	live := &metav1.PartialObjectMetadata{}
-	err := g.cfg.Client.Get(ctx, n.kind, ns, ref.Name, live)
+	live := n.newObj()
+	err := g.c.Get(ctx, client.Key(ns, ref.Name), live, client.FromStorage)
 	switch {
-	case apierrors.IsNotFound(err):
+	case client.IsNotFound(err):
 		return garbage.OwnerAbsent, nil
 	case err != nil:
 		return 0, err
@@ -203,7 +178,7 @@ func (g *GarbageCollector) ownerState(ctx context.Context, ns string, ref metav1
 
 // checkOwners deletes obj when its owners are gone, or drops the
 // references of the gone ones when another owner remains.
-func (g *GarbageCollector) checkOwners(ctx context.Context, n *gcNode, obj metav1.Object, nodes map[string]*gcNode) error {
+func (g *GarbageCollector) checkOwners(ctx context.Context, obj client.Object, nodes map[string]*gcNode) error {
 	refs := obj.GetOwnerReferences()
 	if len(refs) == 0 {
 		return nil
@@ -219,16 +194,15 @@ func (g *GarbageCollector) checkOwners(ctx context.Context, n *gcNode, obj metav
 	d := garbage.Decide(refs, func(r metav1.OwnerReference) garbage.OwnerState { return states[r.UID] })
 	switch {
 	case d.Delete:
-		g.cfg.Logger.Debug("garbage collecting", "kind", n.kind.Kind, "namespace", obj.GetNamespace(), "name", obj.GetName(),
-			"propagation", d.Propagation)
-		err := deleteExactly(ctx, g.cfg.Client, n.kind, obj.GetNamespace(), obj.GetName(), obj.GetUID(), d.Propagation)
-		if apierrors.IsNotFound(err) {
+		g.log.Debug("garbage collecting", "namespace", obj.GetNamespace(), "name", obj.GetName(), "propagation", d.Propagation)
+		err := g.deleteExactly(ctx, obj, d.Propagation)
+		if client.IsNotFound(err) {
 			return nil
 		}
 		return settled(err)
 	case len(d.RemoveRefs) > 0:
 		keep := slices.DeleteFunc(slices.Clone(refs), func(r metav1.OwnerReference) bool { return slices.Contains(d.RemoveRefs, r.UID) })
-		return settled(setOwnerRefs(ctx, g.cfg.Client, n.kind, obj, keep))
+		return settled(g.setOwnerRefs(ctx, obj, keep))
 	}
 	return nil
 }
@@ -237,24 +211,25 @@ func (g *GarbageCollector) checkOwners(ctx context.Context, n *gcNode, obj metav
 // removes itself from its dependents, with foregroundDeletion it deletes
 // them; once that is done it removes the finalizer, and the server
 // deletes the owner with its last finalizer.
-func (g *GarbageCollector) finishOwner(ctx context.Context, n *gcNode, obj metav1.Object) error {
+func (g *GarbageCollector) finishOwner(ctx context.Context, n *gcNode, obj client.Object) error {
 	fins := obj.GetFinalizers()
 	orphan, fg := slices.Contains(fins, api.FinalizerOrphan), slices.Contains(fins, api.FinalizerForeground)
-	if (!orphan && !fg) || n.dependents == nil {
-		if orphan || fg {
-			return g.removeFinalizers(ctx, n, obj)
-		}
+	if !orphan && !fg {
 		return nil
+	}
+	var deps []client.Object
+	if n.dependents != nil {
+		deps = n.dependents(string(obj.GetUID()))
 	}
 	var errs []error
 	blocking := 0
-	for _, dep := range n.dependents(string(obj.GetUID())) {
+	for _, dep := range deps {
 		if !garbage.RefersTo(dep.GetOwnerReferences(), obj.GetUID()) {
 			continue
 		}
 		if orphan {
 			refs := slices.DeleteFunc(slices.Clone(dep.GetOwnerReferences()), func(r metav1.OwnerReference) bool { return r.UID == obj.GetUID() })
-			if err := setOwnerRefs(ctx, g.cfg.Client, n.depKind, dep, refs); err != nil && !apierrors.IsNotFound(err) {
+			if err := g.setOwnerRefs(ctx, dep, refs); err != nil && !client.IsNotFound(err) {
 				errs = append(errs, err)
 			}
 			continue
@@ -265,8 +240,7 @@ func (g *GarbageCollector) finishOwner(ctx context.Context, n *gcNode, obj metav
 		if dep.GetDeletionTimestamp() != nil {
 			continue
 		}
-		err := deleteExactly(ctx, g.cfg.Client, n.depKind, dep.GetNamespace(), dep.GetName(), dep.GetUID(), metav1.DeletePropagationForeground)
-		if err != nil && !apierrors.IsNotFound(err) {
+		if err := g.deleteExactly(ctx, dep, metav1.DeletePropagationForeground); err != nil && !client.IsNotFound(err) {
 			errs = append(errs, settled(err))
 		}
 	}
@@ -276,12 +250,12 @@ func (g *GarbageCollector) finishOwner(ctx context.Context, n *gcNode, obj metav
 	if fg && blocking > 0 {
 		return nil // their deletion events bring the owner back here
 	}
-	return g.removeFinalizers(ctx, n, obj)
+	return g.removeFinalizers(ctx, obj)
 }
 
 // removeFinalizers removes the orphan and foregroundDeletion finalizers
 // from obj (with its resourceVersion as a precondition).
-func (g *GarbageCollector) removeFinalizers(ctx context.Context, n *gcNode, obj metav1.Object) error {
+func (g *GarbageCollector) removeFinalizers(ctx context.Context, obj client.Object) error {
 	keep := slices.DeleteFunc(slices.Clone(obj.GetFinalizers()), func(f string) bool {
 		return f == api.FinalizerOrphan || f == api.FinalizerForeground
 	})
@@ -292,12 +266,12 @@ func (g *GarbageCollector) removeFinalizers(ctx context.Context, n *gcNode, obj 
 	if err != nil {
 		return err
 	}
-	err = g.cfg.Client.Patch(ctx, n.kind, obj.GetNamespace(), obj.GetName(), "", "application/merge-patch+json", patch, nil)
-	if apierrors.IsNotFound(err) {
+	err = g.c.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, patch))
+	if client.IsNotFound(err) {
 		return nil
 	}
 	if err = settled(err); err != nil {
-		return fmt.Errorf("removing finalizers of %s %s/%s: %w", n.kind.Kind, obj.GetNamespace(), obj.GetName(), err)
+		return fmt.Errorf("removing finalizers of %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
 }

@@ -4,21 +4,29 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	nodecontroller "github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
 	"github.com/listwatch/listwatch/manager"
-	"github.com/listwatch/listwatch/reflector/controller"
 )
 
 // ManagerConfig configures one replica of the controller manager.
 type ManagerConfig struct {
-	// Client reaches the API. Required.
-	Client *api.Client
+	// API reaches the API server. Required.
+	API *api.Client
+	// HTTPClient is what the manager's client and cache send requests
+	// through; nil means API's.
+	HTTPClient *http.Client
 	// Etcd is the client leader election uses. Required.
 	Etcd *clientv3.Client
 	// ElectionKey is the election's etcd key; "" means
@@ -43,93 +51,122 @@ type ManagerConfig struct {
 	Logger *slog.Logger
 }
 
-// ControllerManager is one replica of the controller manager: shared
-// informers (warm on every replica) and, on the leader only, the
-// Deployment, ReplicaSet, garbage-collector, node lifecycle and taint
-// eviction controllers.
+// ControllerManager is one replica of the controller manager: a
+// manager.Manager (its cache of deployments, replicasets and pods warm on
+// every replica) whose leader runs the Deployment, ReplicaSet and
+// garbage-collector controllers, built with package builder, and
+// nodelifecycle's node lifecycle controller and taint manager, which keep
+// typed informers of their own.
 type ControllerManager struct {
 	// Manager runs it (Run) and says who leads (IsLeader, Elected).
 	Manager *manager.Manager
-	// Informers are its shared informers.
-	Informers *Informers
 	// ReplicaSets is its ReplicaSet controller (Created counts pods).
 	ReplicaSets *ReplicaSetController
+	// NodeInformers are the typed informers of nodelifecycle's
+	// controllers.
+	NodeInformers *api.Informers
+}
+
+// Kinds are the kinds the manager's client and cache serve: apps/v1
+// Deployment and ReplicaSet, core/v1 Pod.
+func Kinds() (*client.Kinds, error) {
+	s := runtime.NewScheme()
+	for gv, objs := range map[schema.GroupVersion][]runtime.Object{
+		appsv1.SchemeGroupVersion: {&appsv1.Deployment{}, &appsv1.DeploymentList{}, &appsv1.ReplicaSet{}, &appsv1.ReplicaSetList{}},
+		corev1.SchemeGroupVersion: {&corev1.Pod{}, &corev1.PodList{}},
+	} {
+		s.AddKnownTypes(gv, objs...)
+	}
+	return client.NewKinds(s)
 }
 
 // NewControllerManager builds a replica; Run runs it.
 func NewControllerManager(cfg ManagerConfig) (*ControllerManager, error) {
-	if cfg.Client == nil || cfg.Etcd == nil || cfg.Identity == "" {
-		return nil, errors.New("controllers: ManagerConfig.Client, Etcd and Identity are required")
+	if cfg.API == nil || cfg.Etcd == nil || cfg.Identity == "" {
+		return nil, errors.New("controllers: ManagerConfig.API, Etcd and Identity are required")
 	}
 	if cfg.ElectionKey == "" {
 		cfg.ElectionKey = "/leader/kube-controller-manager"
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = cfg.API.HTTPClient()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	log := cfg.Logger.With("replica", cfg.Identity)
-	inf, err := NewInformers(cfg.Client)
+	kinds, err := Kinds()
 	if err != nil {
 		return nil, err
 	}
-	m, err := manager.New(manager.Options{Name: "kube-controller-manager", Informers: inf.Factory, Logger: log,
+	m, err := manager.New(manager.Options{Name: "kube-controller-manager", Kinds: kinds, Logger: log,
+		ServerURL: cfg.API.BaseURL(), HTTPClient: cfg.HTTPClient,
 		LeaderElection: &manager.LeaderElection{Client: cfg.Etcd, Key: cfg.ElectionKey, Identity: cfg.Identity,
 			LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod}})
 	if err != nil {
 		return nil, err
 	}
-	cc := Config{Client: cfg.Client, Informers: inf, Workers: cfg.Workers, Logger: log}
-	cm := &ControllerManager{Manager: m, Informers: inf, ReplicaSets: NewReplicaSetController(cc)}
-	rs, err := cm.ReplicaSets.Controller()
+	gate := &freshGate{api: cfg.API}
+	b, err := newBase(Config{Manager: m, API: cfg.API, Workers: cfg.Workers}, gate)
 	if err != nil {
 		return nil, err
 	}
-	deploy, err := NewDeploymentController(cc).Controller()
-	if err != nil {
+	if err := b.addIndexes(); err != nil {
 		return nil, err
 	}
-	gcs, err := NewGarbageCollector(cc).Controllers()
-	if err != nil {
+	gate.synced = map[api.Kind]syncedTo{api.Pods: b.pods.LastSyncResourceVersion,
+		api.ReplicaSets: b.rss.LastSyncResourceVersion, api.Deployments: b.deps.LastSyncResourceVersion}
+	cm := &ControllerManager{Manager: m}
+	if cm.ReplicaSets, err = setupReplicaSets(b); err != nil {
 		return nil, err
 	}
-	nodes, err := nodecontroller.New(nodecontroller.Config{Client: cfg.Client, Informers: inf.Informers,
-		MonitorPeriod: cfg.Monitor, GracePeriod: cfg.Grace, Rates: cfg.Rates, OnEvent: cfg.OnEvent, Logger: log})
-	if err != nil {
+	if _, err := setupDeployments(b); err != nil {
 		return nil, err
 	}
-	taints, err := taint.New(taint.Config{Client: cfg.Client, Informers: inf.Informers, OnEvict: cfg.OnEvict, Logger: log})
-	if err != nil {
+	if _, err := setupGarbageCollector(b); err != nil {
 		return nil, err
 	}
-	fresh := map[api.Kind]syncedTo{api.Pods: inf.Pods.LastSyncResourceVersion,
-		api.ReplicaSets: inf.ReplicaSets.LastSyncResourceVersion, api.Deployments: inf.Deployments.LastSyncResourceVersion}
-	runnables := []manager.Runnable{
-		afterFresh(cfg.Client, fresh, rs), afterFresh(cfg.Client, fresh, deploy),
-		manager.RunnableFunc(nodes.Run), manager.RunnableFunc(taints.Run),
-	}
-	for _, g := range gcs {
-		runnables = append(runnables, afterFresh(cfg.Client, fresh, g))
-	}
-	for _, r := range runnables {
-		if err := m.Add(r); err != nil {
-			return nil, err
-		}
+	if err := cm.addNodeControllers(cfg, log); err != nil {
+		return nil, err
 	}
 	return cm, nil
 }
 
-// afterFresh starts c once the informers are fresh (see WaitFresh).
-func afterFresh(c *api.Client, fresh map[api.Kind]syncedTo, ctrl *controller.Controller) manager.Runnable {
-	return manager.RunnableFunc(func(ctx context.Context) error {
-		if err := WaitFresh(ctx, c, fresh); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		return ctrl.Start(ctx)
-	})
+// addNodeControllers adds nodelifecycle's controllers: their typed
+// informers run on every replica, the controllers on the leader.
+func (cm *ControllerManager) addNodeControllers(cfg ManagerConfig, log *slog.Logger) error {
+	inf, err := api.NewInformers(cfg.API)
+	if err != nil {
+		return err
+	}
+	cm.NodeInformers = inf
+	nodes, err := nodecontroller.New(nodecontroller.Config{Client: cfg.API, Informers: inf,
+		MonitorPeriod: cfg.Monitor, GracePeriod: cfg.Grace, Rates: cfg.Rates, OnEvent: cfg.OnEvent, Logger: log})
+	if err != nil {
+		return err
+	}
+	taints, err := taint.New(taint.Config{Client: cfg.API, Informers: inf, OnEvict: cfg.OnEvict, Logger: log})
+	if err != nil {
+		return err
+	}
+	return errors.Join(cm.Manager.Add(warmEverywhere{inf}), cm.Manager.Add(manager.RunnableFunc(nodes.Run)),
+		cm.Manager.Add(manager.RunnableFunc(taints.Run)))
 }
+
+// warmEverywhere runs an informer factory on every replica, leader or
+// not, so that a standby's caches are warm when it is elected.
+type warmEverywhere struct{ inf *api.Informers }
+
+// Start runs the factory until ctx ends.
+func (w warmEverywhere) Start(ctx context.Context) error {
+	w.inf.Factory.Start(ctx)
+	<-ctx.Done()
+	w.inf.Factory.Shutdown()
+	return nil
+}
+
+// NeedLeaderElection is false: the informers run on every replica.
+func (warmEverywhere) NeedLeaderElection() bool { return false }
 
 // Run runs the replica until ctx ends or it loses leadership
 // (manager.ErrLeadershipLost: a replica that lost it should exit).

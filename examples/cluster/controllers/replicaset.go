@@ -10,11 +10,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/listwatch/listwatch/builder"
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/examples/cluster/replication"
-	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/reflector/controller"
 )
 
@@ -24,74 +24,67 @@ const BurstReplicas = 500
 
 // ReplicaSetController keeps each ReplicaSet's pods at spec.replicas.
 type ReplicaSetController struct {
-	cfg Config
+	*base
 	exp *replication.Expectations
 	// Created counts the pods it created (for tests and benchmarks).
 	Created atomic.Int64
 }
 
-// NewReplicaSetController returns the controller; Controller wires it.
-func NewReplicaSetController(cfg Config) *ReplicaSetController {
-	cfg = cfg.withDefaults()
-	return &ReplicaSetController{cfg: cfg, exp: replication.NewExpectations(0, cfg.Now)}
-}
-
-// Controller returns a reflector/controller Controller running r over
-// the ReplicaSet and pod informers.
-func (r *ReplicaSetController) Controller() (*controller.Controller, error) {
-	c, err := controller.New(controller.Options{Name: "replicaset", Reconciler: r,
-		MaxConcurrentReconciles: r.cfg.Workers, Logger: r.cfg.Logger})
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Watch(controller.Kind(r.cfg.Informers.ReplicaSets, nil)); err != nil {
-		return nil, err
-	}
-	return c, c.Watch(controller.Kind(r.cfg.Informers.Pods, controller.EventHandlerFuncs[*corev1.Pod]{
-		CreateFunc: func(_ context.Context, e controller.CreateEvent[*corev1.Pod], q controller.Queue) {
-			if key, ok := r.owner(e.Object); ok {
-				r.exp.CreationObserved(key.String())
-				q.Add(key)
-				return
-			}
-			r.enqueueSelecting(e.Object, q)
-		},
-		UpdateFunc: func(_ context.Context, e controller.UpdateEvent[*corev1.Pod], q controller.Queue) {
-			oldKey, hadOwner := r.owner(e.ObjectOld)
-			newKey, hasOwner := r.owner(e.ObjectNew)
-			if hadOwner {
-				q.Add(oldKey)
-			}
-			if hasOwner && newKey != oldKey {
-				q.Add(newKey)
-			}
-			if !hasOwner {
-				r.enqueueSelecting(e.ObjectNew, q)
-			}
-		},
-		DeleteFunc: func(_ context.Context, e controller.DeleteEvent[*corev1.Pod], q controller.Queue) {
-			if key, ok := r.owner(e.Object); ok {
-				r.exp.DeletionObserved(key.String(), e.Object.Namespace+"/"+e.Object.Name)
-				q.Add(key)
-			}
-		},
-	}))
-}
-
-// owner is the Request of p's controlling ReplicaSet.
-func (r *ReplicaSetController) owner(p *corev1.Pod) (controller.Request, bool) {
+// podOwner is the Request of p's controlling ReplicaSet.
+func podOwner(p client.Object) (controller.Request, bool) {
 	ref := metav1.GetControllerOf(p)
 	if ref == nil || ref.Kind != "ReplicaSet" {
 		return controller.Request{}, false
 	}
-	return requestFor(p.Namespace, ref.Name), true
+	return requestFor(p.GetNamespace(), ref.Name), true
+}
+
+// setupReplicaSets builds the controller on b's manager:
+// For(ReplicaSet), and pods through a handler that also counts the
+// expectations (Owns would only enqueue).
+func setupReplicaSets(b *base) (*ReplicaSetController, error) {
+	r := &ReplicaSetController{base: b, exp: replication.NewExpectations(0, b.cfg.Now)}
+	err := builder.ControllerManagedBy(b.cfg.Manager).Named("replicaset").
+		For(&appsv1.ReplicaSet{}).
+		Watches(&corev1.Pod{}, controller.EventHandlerFuncs[client.Object]{
+			CreateFunc: func(_ context.Context, e controller.CreateEvent[client.Object], q controller.Queue) {
+				if key, ok := podOwner(e.Object); ok {
+					r.exp.CreationObserved(key.String())
+					q.Add(key)
+					return
+				}
+				r.enqueueSelecting(e.Object, q)
+			},
+			UpdateFunc: func(_ context.Context, e controller.UpdateEvent[client.Object], q controller.Queue) {
+				oldKey, hadOwner := podOwner(e.ObjectOld)
+				newKey, hasOwner := podOwner(e.ObjectNew)
+				if hadOwner {
+					q.Add(oldKey)
+				}
+				if hasOwner && newKey != oldKey {
+					q.Add(newKey)
+				}
+				if !hasOwner {
+					r.enqueueSelecting(e.ObjectNew, q)
+				}
+			},
+			DeleteFunc: func(_ context.Context, e controller.DeleteEvent[client.Object], q controller.Queue) {
+				if key, ok := podOwner(e.Object); ok {
+					r.exp.DeletionObserved(key.String(), e.Object.GetNamespace()+"/"+e.Object.GetName())
+					q.Add(key)
+				}
+			},
+		}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: b.cfg.Workers}).
+		Complete(gated(b.fresh, r))
+	return r, err
 }
 
 // enqueueSelecting enqueues the ReplicaSets of p's namespace that select
 // the orphan p (one of them adopts it).
-func (r *ReplicaSetController) enqueueSelecting(p *corev1.Pod, q controller.Queue) {
-	for _, rs := range r.cfg.Informers.ReplicaSets.GetStore().List() {
-		if rs.Namespace == p.Namespace && selects(rs.Spec.Selector, p.Labels) {
+func (r *ReplicaSetController) enqueueSelecting(p client.Object, q controller.Queue) {
+	for _, o := range r.rss.GetStore().List() {
+		if rs, ok := o.(*appsv1.ReplicaSet); ok && rs.Namespace == p.GetNamespace() && selects(rs.Spec.Selector, p.GetLabels()) {
 			q.Add(requestFor(rs.Namespace, rs.Name))
 		}
 	}
@@ -101,18 +94,21 @@ func (r *ReplicaSetController) enqueueSelecting(p *corev1.Pod, q controller.Queu
 // delete pods when its expectations are met, write its status.
 func (r *ReplicaSetController) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
 	key := req.String()
-	rs, ok := r.cfg.Informers.ReplicaSets.GetIndexer().GetByKey(key)
-	if !ok {
-		r.exp.Forget(key)
-		return controller.Result{}, nil
+	rs := &appsv1.ReplicaSet{}
+	if err := r.c.Get(ctx, client.ObjectKey(req.NamespacedName), rs); err != nil {
+		if client.IsNotFound(err) {
+			r.exp.Forget(key)
+			return controller.Result{}, nil
+		}
+		return controller.Result{}, err
 	}
 	satisfied := r.exp.Satisfied(key)
 	sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 	if err != nil || sel.Empty() {
 		return controller.Result{}, controller.TerminalError(fmt.Errorf("replicaset %s: invalid selector: %v", key, err))
 	}
-	candidates := r.cfg.Informers.PodsOf(string(rs.UID))
-	for _, p := range r.cfg.Informers.PodsOf("") {
+	candidates := indexed[*corev1.Pod](r.pods, string(rs.UID))
+	for _, p := range indexed[*corev1.Pod](r.pods, "") {
 		if p.Namespace == rs.Namespace {
 			candidates = append(candidates, p)
 		}
@@ -131,9 +127,8 @@ func (r *ReplicaSetController) Reconcile(ctx context.Context, req controller.Req
 	now := r.cfg.Now()
 	status := replication.Status(rs, active, now)
 	if !equality.Semantic.DeepEqual(status, rs.Status) {
-		next := rs.DeepCopy()
-		next.Status = status
-		if uerr := settled(r.cfg.Client.UpdateStatus(ctx, api.ReplicaSets, next)); uerr != nil && !apierrors.IsNotFound(uerr) {
+		rs.Status = status
+		if uerr := settled(r.c.Status().Update(ctx, rs)); uerr != nil && !client.IsNotFound(uerr) {
 			err = errors.Join(err, uerr)
 		}
 	}
@@ -151,7 +146,7 @@ func (r *ReplicaSetController) adoptAndRelease(ctx context.Context, rs *appsv1.R
 	var errs []error
 	for _, p := range c.Adopt {
 		refs := append(append([]metav1.OwnerReference(nil), p.OwnerReferences...), replication.ControllerRef(rs, "apps/v1", "ReplicaSet"))
-		if err := setOwnerRefs(ctx, r.cfg.Client, api.Pods, p, refs); err != nil {
+		if err := r.setOwnerRefs(ctx, p, refs); err != nil {
 			if err = settled(err); err != nil {
 				errs = append(errs, fmt.Errorf("adopting pod %s/%s: %w", p.Namespace, p.Name, err))
 			}
@@ -160,8 +155,10 @@ func (r *ReplicaSetController) adoptAndRelease(ctx context.Context, rs *appsv1.R
 		owned = append(owned, p)
 	}
 	for _, p := range c.Release {
-		if err := setOwnerRefs(ctx, r.cfg.Client, api.Pods, p, replication.WithoutOwner(p.OwnerReferences, string(rs.UID))); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("releasing pod %s/%s: %w", p.Namespace, p.Name, err))
+		if err := r.setOwnerRefs(ctx, p, replication.WithoutOwner(p.OwnerReferences, string(rs.UID))); err != nil && !client.IsNotFound(err) {
+			if err = settled(err); err != nil {
+				errs = append(errs, fmt.Errorf("releasing pod %s/%s: %w", p.Namespace, p.Name, err))
+			}
 		}
 	}
 	return owned, errors.Join(errs...)
@@ -180,7 +177,7 @@ func (r *ReplicaSetController) manage(ctx context.Context, key string, rs *appsv
 		n := min(-diff, BurstReplicas)
 		r.exp.ExpectCreations(key, n)
 		created, err := replication.SlowStart(n, func() error {
-			return r.cfg.Client.Create(ctx, api.Pods, replication.NewPod(rs))
+			return r.c.Create(ctx, replication.NewPod(rs))
 		})
 		r.Created.Add(int64(created))
 		for range n - created { // failed or skipped: the informer will not see them
@@ -200,10 +197,9 @@ func (r *ReplicaSetController) manage(ctx context.Context, key string, rs *appsv
 		errs := make([]error, len(victims))
 		for i, p := range victims {
 			wg.Go(func() {
-				err := deleteExactly(ctx, r.cfg.Client, api.Pods, p.Namespace, p.Name, p.UID, "")
-				if err != nil {
+				if err := r.deleteExactly(ctx, p, ""); err != nil {
 					r.exp.DeletionObserved(key, keys[i])
-					if !apierrors.IsNotFound(err) {
+					if !client.IsNotFound(err) {
 						errs[i] = err
 					}
 				}

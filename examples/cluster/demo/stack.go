@@ -147,7 +147,7 @@ type Stack struct {
 	// Replicas are the controller manager's two replicas.
 	Replicas [2]*Replica
 	// View is an observer's informers (the scenario's checks read them).
-	View *controllers.Informers
+	View *Informers
 
 	factories []interface{ Shutdown() }
 	etcd      *etcdrun.Server
@@ -229,7 +229,7 @@ func (s *Stack) start(ctx context.Context) error {
 	s.run("scheduler", func() error { return s.Scheduler.Run(s.runCtx) })
 
 	// The observer's view.
-	if s.View, err = controllers.NewInformers(s.Client); err != nil {
+	if s.View, err = NewInformers(s.Client); err != nil {
 		return err
 	}
 	s.View.Factory.Start(s.runCtx)
@@ -263,7 +263,7 @@ func (s *Stack) start(ctx context.Context) error {
 func (s *Stack) startReplica(i int) error {
 	o := s.Options
 	name := fmt.Sprintf("controller-manager-%d", i)
-	cm, err := controllers.NewControllerManager(controllers.ManagerConfig{Client: s.Client, Etcd: s.Etcd,
+	cm, err := controllers.NewControllerManager(controllers.ManagerConfig{API: s.Client, Etcd: s.Etcd,
 		ElectionKey: o.Prefix + "-leader/kube-controller-manager", Identity: name, LeaseDuration: o.LeaseDuration,
 		RenewDeadline: o.RenewDeadline, RetryPeriod: o.RetryPeriod, Workers: o.Workers, Monitor: o.Monitor, Grace: o.Grace,
 		Rates:   nodecontroller.Rates{Normal: 10, Secondary: 10, LargeClusterThreshold: 50, UnhealthyZoneThreshold: 0.55},

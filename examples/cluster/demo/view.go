@@ -1,4 +1,4 @@
-package controllers
+package demo
 
 import (
 	"fmt"
@@ -58,7 +58,7 @@ func workloadInformer[T reflector.Object](f *reflector.InformerFactory, c *api.C
 	lw, err := httplw.New(httplw.Config{BaseURL: c.BaseURL(), Group: k.Group, Version: k.Version, Plural: k.Plural,
 		HTTPClient: c.HTTPClient(), NewFunc: newObj, NewListFunc: newList})
 	if err != nil {
-		return nil, fmt.Errorf("controllers: %s: %w", k.Plural, err)
+		return nil, fmt.Errorf("demo: %s: %w", k.Plural, err)
 	}
 	return reflector.InformerFor[T](f, k.GroupVersionResource(), lw)
 }
