@@ -40,3 +40,9 @@ func TestDeploymentBecomesAvailable(t *testing.T) {
 		require.Equal(t, corev1.PodRunning, p.Status.Phase)
 	}
 }
+
+// deploymentT is the Deployment type, for api.Mutate.
+type deploymentT = appsv1.Deployment
+
+// newDeployment returns an empty Deployment.
+func newDeployment() *appsv1.Deployment { return &appsv1.Deployment{} }
