@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/cacher"
@@ -23,6 +24,7 @@ import (
 	nodecontroller "github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
+	"github.com/listwatch/listwatch/server"
 )
 
 // Options size the cluster and time it. Zero values take DefaultOptions'.
@@ -51,6 +53,9 @@ type Options struct {
 	Prefix string
 	// StepTimeout bounds each of the scenario's waits.
 	StepTimeout time.Duration
+	// Metrics, when set, gets the API server's request metrics
+	// (apiserver_request_total, ...).
+	Metrics *prometheus.Registry
 	// Logger receives the components' logs; nil discards them below
 	// Error.
 	Logger *slog.Logger
@@ -188,7 +193,8 @@ func (s *Stack) start(ctx context.Context) error {
 	s.runCtx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
 	if s.API, err = api.StartAPIServer(ctx, api.ServerConfig{Client: s.Etcd, Prefix: o.Prefix, Listen: o.Listen,
-		Logger: o.Logger, Cacher: func(_ api.Kind, c *cacher.Config) { c.BookmarkInterval = o.Bookmarks }}); err != nil {
+		Logger: o.Logger, Cacher: func(_ api.Kind, c *cacher.Config) { c.BookmarkInterval = o.Bookmarks },
+		Edit: func(c *server.Config) { c.Metrics = o.Metrics }}); err != nil {
 		return err
 	}
 	s.Client = api.NewClient(s.API.URL, s.hc)
