@@ -299,6 +299,19 @@ func (m *Manager) setLeader(leader bool, key string, rev int64) {
 	m.leader.set(leader)
 }
 
+// runnableNames names rs for logs: a controller's Name(), else its type.
+func runnableNames(rs []Runnable) []string {
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		if n, ok := r.(interface{ Name() string }); ok {
+			out = append(out, n.Name())
+			continue
+		}
+		out = append(out, fmt.Sprintf("%T", r))
+	}
+	return out
+}
+
 // runGroup runs rs until ctx ends and returns when all have returned; an
 // error from one is passed to fail.
 func (m *Manager) runGroup(ctx context.Context, rs []Runnable, fail func(error)) {
@@ -306,7 +319,7 @@ func (m *Manager) runGroup(ctx context.Context, rs []Runnable, fail func(error))
 	for _, r := range rs {
 		wg.Go(func() {
 			if err := r.Start(ctx); err != nil {
-				m.log.Error("runnable failed", "runnable", fmt.Sprintf("%T", r), "err", err)
+				m.log.Error("runnable failed", "runnable", runnableNames([]Runnable{r})[0], "err", err)
 				fail(fmt.Errorf("manager %q: runnable %T: %w", m.name, r, err))
 			}
 		})

@@ -47,6 +47,21 @@ func (b *lockedBuffer) messages(t *testing.T) []string {
 	return out
 }
 
+// find returns the first JSON log line whose msg contains msg.
+func (b *lockedBuffer) find(t *testing.T, msg string) map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.lines {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && strings.Contains(m["msg"].(string), msg) {
+			return m
+		}
+	}
+	t.Fatalf("no log line %q", msg)
+	return nil
+}
+
 // indexOf returns the position of the first message containing s.
 func indexOf(t *testing.T, msgs []string, s string) int {
 	t.Helper()
