@@ -104,8 +104,8 @@ func New(opts Options) (*Manager, error) {
 	}
 	var err error
 	switch {
-	case opts.Etcd != nil:
-		m.backend, err = newLocalBackend(opts.Etcd, opts.EtcdPrefix, m.kinds, m.log)
+	case opts.Etcd != nil || len(opts.Storage) > 0:
+		m.backend, err = newLocalBackend(opts.Etcd, opts.EtcdPrefix, opts.Storage, m.kinds, m.log)
 	case opts.ServerURL != "":
 		m.backend, err = newHTTPBackend(opts.ServerURL, opts.HTTPClient, m.kinds)
 	default:
