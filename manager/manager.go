@@ -115,7 +115,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	m.cache, err = cache.New(cache.Options{Kinds: m.kinds, ListerWatcher: m.backend.listerWatcher,
-		Logger: m.log, InformerOptions: opts.Cache})
+		Logger: m.log, InformerOptions: opts.InformerOptions})
 	if err != nil {
 		return nil, err
 	}

@@ -60,9 +60,9 @@ type Options struct {
 	// API server) through HTTPClient (nil: http.DefaultClient).
 	ServerURL  string
 	HTTPClient *http.Client
-	// Cache configures the informers of the manager's cache (resync, page
-	// size, watch-list, ...).
-	Cache []reflector.InformerOption
+	// InformerOptions configure the informers of the manager's cache
+	// (resync, page size, watch-list, ...).
+	InformerOptions []reflector.InformerOption
 	// LeaderElection makes the leader-only Runnables run on one replica at
 	// a time. Nil runs them at once, on every replica.
 	LeaderElection *LeaderElection
