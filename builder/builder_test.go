@@ -2,7 +2,9 @@ package builder_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/labels"
@@ -100,4 +102,39 @@ func TestPredicates(t *testing.T) {
 func TestForIsRequired(t *testing.T) {
 	e := newEnv(t)
 	require.ErrorIs(t, builder.ControllerManagedBy(e.m).Owns(&widget.Part{}).Complete(newRecorder()), builder.ErrNoFor)
+}
+
+// TestWithOptionsMaxConcurrentReconciles: two Widgets are reconciled at
+// once with MaxConcurrentReconciles 2 (each Reconcile waits for the other
+// to start).
+func TestWithOptionsMaxConcurrentReconciles(t *testing.T) {
+	e, ctx := newEnv(t), testCtx(t)
+	entered := make(chan string, 2)
+	both := make(chan struct{})
+	var once sync.Once
+	r := controller.ReconcileFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
+		select {
+		case entered <- req.Name:
+		default: // a third Reconcile: nothing to wait for
+			return controller.Result{}, nil
+		}
+		if len(entered) == 2 {
+			once.Do(func() { close(both) })
+		}
+		select {
+		case <-both:
+		case <-ctx.Done():
+		}
+		return controller.Result{}, nil
+	})
+	require.NoError(t, builder.ControllerManagedBy(e.m).For(&widget.Widget{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).Complete(r))
+	e.start(t)
+	require.NoError(t, e.c.Create(ctx, widget.NewWidget("default", "a")))
+	require.NoError(t, e.c.Create(ctx, widget.NewWidget("default", "b")))
+	select {
+	case <-both:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the two Reconciles did not run at once")
+	}
 }

@@ -24,10 +24,6 @@ func (c *Cache) synced(ctx context.Context, obj runtime.Object) (client.Kind, *I
 	if err != nil {
 		return client.Kind{}, nil, err
 	}
-	inf, err := c.InformerForKind(kind)
-	if err != nil {
-		return client.Kind{}, nil, err
-	}
 	c.mu.Lock()
 	started, stopped := c.ctx != nil, c.stopped
 	c.mu.Unlock()
@@ -36,6 +32,10 @@ func (c *Cache) synced(ctx context.Context, obj runtime.Object) (client.Kind, *I
 		return client.Kind{}, nil, fmt.Errorf("%w: reading %s", ErrStopped, kind.GroupVersionKind.Kind)
 	case !started:
 		return client.Kind{}, nil, fmt.Errorf("%w: reading %s", ErrNotStarted, kind.GroupVersionKind.Kind)
+	}
+	inf, err := c.InformerForKind(kind) // made (and started) on the first read, as the builder would
+	if err != nil {
+		return client.Kind{}, nil, err
 	}
 	if !reflector.WaitForCacheSync(ctx, inf.HasSynced) {
 		return client.Kind{}, nil, fmt.Errorf("cache: %s not synced: %w", kind.GroupVersionKind.Kind, context.Cause(ctx))

@@ -26,7 +26,8 @@ type Writer interface {
 	Create(ctx context.Context, obj Object, opts ...CreateOption) error
 	// Update replaces the stored object with obj. A resourceVersion in obj
 	// must match the stored one (IsConflict otherwise); status is kept as
-	// stored (write it with Status().Update).
+	// stored (write it with Status().Update) — over HTTP, when the server
+	// serves the kind's /status subresource, as Kubernetes does.
 	Update(ctx context.Context, obj Object, opts ...UpdateOption) error
 	// Patch applies patch to the stored object named by obj and decodes the
 	// result into obj (status is kept as stored; patch it with
@@ -42,7 +43,8 @@ type Writer interface {
 }
 
 // StatusWriter writes the status subresource: only the object's status
-// changes (and the rest of obj is replaced by the stored object).
+// changes (and the rest of obj is replaced by the stored object). Over
+// HTTP the server must serve the kind's /status (404 otherwise).
 type StatusWriter interface {
 	// Update replaces the stored object's status with obj's.
 	Update(ctx context.Context, obj Object, opts ...UpdateOption) error

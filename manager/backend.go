@@ -17,6 +17,7 @@ import (
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/httplw"
 	"github.com/listwatch/listwatch/registry"
+	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
@@ -79,11 +80,13 @@ func (b *httpBackend) stop()                       {}
 
 // localBackend serves each kind in process: an etcd3 store, a cacher over
 // it (the reads and watches) and a registry.Store over the cacher (the
-// writes), made on first use and owned by the manager: started by Run,
-// stopped and closed when Run returns.
+// writes), made on first use, or the storage given for the kind (with a
+// registry.Store over it); owned by the manager: started by Run, stopped
+// and closed when Run returns.
 type localBackend struct {
-	etcd   *clientv3.Client
+	etcd   *clientv3.Client // nil: only given storage
 	prefix string
+	given  map[schema.GroupVersionKind]storage.Interface
 	log    *slog.Logger
 	c      client.Client
 
@@ -99,13 +102,43 @@ type localBackend struct {
 // localKind is one kind's storage stack.
 type localKind struct {
 	name     string
-	store    *etcd3.Store
-	cacher   *cacher.Cacher
+	storage  storage.Interface // what reads, watches and the registry use
 	registry *registry.Store
+	run      func(ctx context.Context) error // runs a cacher until ctx ends; nil: nothing to run
+	ready    func(ctx context.Context) error // waits until it serves reads; nil: at once
+	close    func()                          // closes what was made or given; nil: nothing
 }
 
-func newLocalBackend(etcd *clientv3.Client, prefix string, kinds *client.Kinds, log *slog.Logger) (*localBackend, error) {
-	b := &localBackend{etcd: etcd, prefix: prefix, log: log, kinds: map[schema.GroupVersionKind]*localKind{}}
+// Run, WaitReady and Close are the methods of a given storage the manager
+// uses (a *cacher.Cacher has the first two, an *etcd3.Store the last).
+type (
+	runner interface {
+		Run(ctx context.Context) error
+	}
+	readyWaiter interface {
+		WaitReady(ctx context.Context) error
+	}
+	closer interface{ Close() }
+)
+
+// givenKind returns the stack of a given storage.
+func givenKind(name string, s storage.Interface) *localKind {
+	lk := &localKind{name: name, storage: s}
+	if r, ok := s.(runner); ok {
+		lk.run = r.Run
+	}
+	if w, ok := s.(readyWaiter); ok {
+		lk.ready = w.WaitReady
+	}
+	if c, ok := s.(closer); ok {
+		lk.close = c.Close
+	}
+	return lk
+}
+
+func newLocalBackend(etcd *clientv3.Client, prefix string, given map[schema.GroupVersionKind]storage.Interface,
+	kinds *client.Kinds, log *slog.Logger) (*localBackend, error) {
+	b := &localBackend{etcd: etcd, prefix: prefix, given: given, log: log, kinds: map[schema.GroupVersionKind]*localKind{}}
 	c, err := client.NewLocal(client.LocalConfig{Kinds: kinds, Store: func(k client.Kind) (*registry.Store, error) {
 		lk, err := b.kind(k)
 		if err != nil {
@@ -127,7 +160,7 @@ func (b *localBackend) listerWatcher(kind client.Kind) (reflector.ListerWatcher,
 	if err != nil {
 		return nil, err
 	}
-	return reflector.NewStorageListerWatcher(lk.cacher, kind.KeyRoot, kind.NewList, "",
+	return reflector.NewStorageListerWatcher(lk.storage, kind.KeyRoot, kind.NewList, "",
 		reflector.WithAttrFunc(kind.GetAttrs)), nil
 }
 
@@ -142,6 +175,35 @@ func (b *localBackend) kind(kind client.Kind) (*localKind, error) {
 	if b.stopped {
 		return nil, fmt.Errorf("manager: stopped: no storage for %s", kind.GroupVersionKind.Kind)
 	}
+	name := kind.GroupVersionResource().GroupResource().String()
+	var lk *localKind
+	if s, ok := b.given[kind.GroupVersionKind]; ok {
+		lk = givenKind(name, s)
+	} else {
+		var err error
+		if lk, err = b.makeKind(name, kind); err != nil {
+			return nil, err
+		}
+	}
+	reg, err := registry.New(registry.Config{Storage: lk.storage, Resource: kind.GroupVersionResource().GroupResource(),
+		Kind: kind.GroupVersionKind.Kind})
+	if err != nil {
+		return nil, err
+	}
+	lk.registry = reg
+	b.kinds[kind.GroupVersionKind] = lk
+	b.order = append(b.order, lk)
+	if b.runCtx != nil {
+		b.run(lk)
+	}
+	return lk, nil
+}
+
+// makeKind makes kind's etcd3 store and cacher.
+func (b *localBackend) makeKind(name string, kind client.Kind) (*localKind, error) {
+	if b.etcd == nil {
+		return nil, fmt.Errorf("%w: no Options.Storage for %s", ErrNoBackend, kind.GroupVersionKind)
+	}
 	newFunc := func() runtime.Object { return kind.New() }
 	store, err := etcd3.New(etcd3.Config{Client: b.etcd, Codec: kind.Codec, NewFunc: newFunc,
 		NewListFunc: kind.NewList, Prefix: b.prefix, ResourcePrefix: kind.KeyRoot, Logger: b.log})
@@ -154,26 +216,17 @@ func (b *localBackend) kind(kind client.Kind) (*localKind, error) {
 		store.Close()
 		return nil, fmt.Errorf("manager: cacher of %s: %w", kind.GroupVersionKind.Kind, err)
 	}
-	reg, err := registry.New(registry.Config{Storage: c, Resource: kind.GroupVersionResource().GroupResource(),
-		Kind: kind.GroupVersionKind.Kind})
-	if err != nil {
-		store.Close()
-		return nil, err
-	}
-	lk := &localKind{name: kind.GroupVersionResource().GroupResource().String(), store: store, cacher: c, registry: reg}
-	b.kinds[kind.GroupVersionKind] = lk
-	b.order = append(b.order, lk)
-	if b.runCtx != nil {
-		b.run(lk)
-	}
-	return lk, nil
+	return &localKind{name: name, storage: c, run: c.Run, ready: c.WaitReady, close: store.Close}, nil
 }
 
 // run runs lk's cacher until the backend stops (b.mu held).
 func (b *localBackend) run(lk *localKind) {
+	if lk.run == nil {
+		return
+	}
 	ctx := b.runCtx
 	b.wg.Go(func() {
-		if err := lk.cacher.Run(ctx); err != nil {
+		if err := lk.run(ctx); err != nil {
 			b.log.Error("cacher failed", "resource", lk.name, "err", err)
 		}
 	})
@@ -191,7 +244,10 @@ func (b *localBackend) start(ctx context.Context) error {
 	}
 	b.mu.Unlock()
 	for _, lk := range kinds {
-		if err := lk.cacher.WaitReady(ctx); err != nil {
+		if lk.ready == nil {
+			continue
+		}
+		if err := lk.ready(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -214,7 +270,9 @@ func (b *localBackend) stop() {
 	}
 	b.wg.Wait()
 	for _, lk := range kinds {
-		lk.store.Close()
+		if lk.close != nil {
+			lk.close()
+		}
 	}
 	b.log.Info("cachers stopped and stores closed", "stores", len(kinds))
 }
@@ -226,7 +284,7 @@ func (b *localBackend) readiness() error {
 	b.mu.Unlock()
 	var errs []error
 	for _, lk := range kinds {
-		if err := lk.cacher.ReadinessCheck(); err != nil {
+		if err := lk.storage.ReadinessCheck(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", lk.name, err))
 		}
 	}

@@ -21,7 +21,9 @@
 //
 // With Options.Etcd the manager makes, for each kind its client or cache
 // first uses, an etcd3 store, a cacher over it and a registry.Store (the
-// write rules); with Options.ServerURL its client and informers talk HTTP.
+// write rules); with Options.Storage it uses, runs and closes the storage
+// given for a kind instead; with Options.ServerURL its client and informers
+// talk HTTP.
 // GetClient reads the kinds its cache watches from the cache and the rest
 // from storage, and writes through the registry (or the server). GetCache
 // makes and holds one informer per kind (the builder's For, Owns and

@@ -2,6 +2,7 @@ package manager_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -109,7 +110,8 @@ type replica struct {
 	m      *manager.Manager
 	client *clientv3.Client
 	cancel context.CancelFunc
-	done   chan error // Run's result
+	done   chan error    // Run's result
+	logs   *lockedBuffer // its manager's and controller's JSON log lines
 }
 
 // leaderElection returns the election options of the tests: a lease of
@@ -142,7 +144,8 @@ func newReplicaWith(t *testing.T, name string, client *clientv3.Client, prefix s
 	if opts.LeaderElection != nil {
 		opts.LeaderElection.Identity = name
 	}
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})).With("replica", name)
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewJSONHandler(io.MultiWriter(t.Output(), logs), &slog.HandlerOptions{Level: slog.LevelInfo})).With("replica", name)
 	opts.Logger = log
 	opts.Etcd, opts.EtcdPrefix = client, prefix
 	opts.Kinds, _ = lwclient.NewKinds(widget.Scheme)
@@ -155,7 +158,7 @@ func newReplicaWith(t *testing.T, name string, client *clientv3.Client, prefix s
 	require.NoError(t, err)
 	require.NoError(t, c.Watch(controller.Kind[lwclient.Object](inf, nil)))
 	require.NoError(t, m.Add(c))
-	return &replica{name: name, m: m, client: client}
+	return &replica{name: name, m: m, client: client, logs: logs}
 }
 
 // start runs the replica's manager in the background; stop (at cleanup

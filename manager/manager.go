@@ -104,8 +104,8 @@ func New(opts Options) (*Manager, error) {
 	}
 	var err error
 	switch {
-	case opts.Etcd != nil:
-		m.backend, err = newLocalBackend(opts.Etcd, opts.EtcdPrefix, m.kinds, m.log)
+	case opts.Etcd != nil || len(opts.Storage) > 0:
+		m.backend, err = newLocalBackend(opts.Etcd, opts.EtcdPrefix, opts.Storage, m.kinds, m.log)
 	case opts.ServerURL != "":
 		m.backend, err = newHTTPBackend(opts.ServerURL, opts.HTTPClient, m.kinds)
 	default:
@@ -115,7 +115,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	m.cache, err = cache.New(cache.Options{Kinds: m.kinds, ListerWatcher: m.backend.listerWatcher,
-		Logger: m.log, InformerOptions: opts.Cache})
+		Logger: m.log, InformerOptions: opts.InformerOptions})
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +299,19 @@ func (m *Manager) setLeader(leader bool, key string, rev int64) {
 	m.leader.set(leader)
 }
 
+// runnableNames names rs for logs: a controller's Name(), else its type.
+func runnableNames(rs []Runnable) []string {
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		if n, ok := r.(interface{ Name() string }); ok {
+			out = append(out, n.Name())
+			continue
+		}
+		out = append(out, fmt.Sprintf("%T", r))
+	}
+	return out
+}
+
 // runGroup runs rs until ctx ends and returns when all have returned; an
 // error from one is passed to fail.
 func (m *Manager) runGroup(ctx context.Context, rs []Runnable, fail func(error)) {
@@ -306,7 +319,7 @@ func (m *Manager) runGroup(ctx context.Context, rs []Runnable, fail func(error))
 	for _, r := range rs {
 		wg.Go(func() {
 			if err := r.Start(ctx); err != nil {
-				m.log.Error("runnable failed", "runnable", fmt.Sprintf("%T", r), "err", err)
+				m.log.Error("runnable failed", "runnable", runnableNames([]Runnable{r})[0], "err", err)
 				fail(fmt.Errorf("manager %q: runnable %T: %w", m.name, r, err))
 			}
 		})

@@ -12,9 +12,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/storage"
 )
 
 // Defaults of LeaderElection, those of client-go's leader election.
@@ -42,6 +44,14 @@ type Options struct {
 	// returns. It is also LeaderElection.Client's default. The manager does
 	// not close it.
 	Etcd *clientv3.Client
+	// Storage gives the storage of some kinds instead of the one Etcd
+	// would make (an etcd3 store or a cacher configured by the caller); the
+	// manager writes to it through a registry.Store and owns it as its
+	// own: it runs it while Run runs when it has Run(ctx) error (a cacher),
+	// waits for WaitReady(ctx) error before starting the cache, and calls
+	// Close() (an etcd3 store) when Run returns. With Storage and no Etcd,
+	// only these kinds can be used.
+	Storage map[schema.GroupVersionKind]storage.Interface
 	// EtcdPrefix is put before every storage key the manager's stores use
 	// in etcd (etcd3.Config.Prefix), to share one etcd between tenants.
 	EtcdPrefix string
@@ -50,9 +60,9 @@ type Options struct {
 	// API server) through HTTPClient (nil: http.DefaultClient).
 	ServerURL  string
 	HTTPClient *http.Client
-	// Cache configures the informers of the manager's cache (resync, page
-	// size, watch-list, ...).
-	Cache []reflector.InformerOption
+	// InformerOptions configure the informers of the manager's cache
+	// (resync, page size, watch-list, ...).
+	InformerOptions []reflector.InformerOption
 	// LeaderElection makes the leader-only Runnables run on one replica at
 	// a time. Nil runs them at once, on every replica.
 	LeaderElection *LeaderElection

@@ -14,11 +14,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/cache"
+	"github.com/listwatch/listwatch/cacher"
 	lwclient "github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/manager"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
 // lockedBuffer collects log lines from concurrent writers.
@@ -45,6 +49,21 @@ func (b *lockedBuffer) messages(t *testing.T) []string {
 		out = append(out, m["msg"].(string))
 	}
 	return out
+}
+
+// find returns the first JSON log line whose msg contains msg.
+func (b *lockedBuffer) find(t *testing.T, msg string) map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.lines {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && strings.Contains(m["msg"].(string), msg) {
+			return m
+		}
+	}
+	t.Fatalf("no log line %q", msg)
+	return nil
 }
 
 // indexOf returns the position of the first message containing s.
@@ -193,4 +212,41 @@ func leaderInfo(t *testing.T, reg *prometheus.Registry, identity string) float64
 	}
 	t.Fatal(errors.New("no manager_leader_info for " + identity))
 	return 0
+}
+
+// TestManagerRunsGivenStorage: a cacher given in Options.Storage is run,
+// waited for, served through the client and cache, and stopped with the
+// manager; the store under it is the caller's.
+func TestManagerRunsGivenStorage(t *testing.T) {
+	kinds, err := lwclient.NewKinds(widget.Scheme)
+	require.NoError(t, err)
+	gvk := widget.GroupVersion.WithKind(widget.Kind)
+	store, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: widget.Codec, NewFunc: widget.New,
+		NewListFunc: widget.NewList, Prefix: testPrefix(t), ResourcePrefix: widget.KeyRoot})
+	require.NoError(t, err)
+	defer store.Close()
+	c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: widget.KeyRoot, NewFunc: widget.New,
+		NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs})
+	require.NoError(t, err)
+	m, err := manager.New(manager.Options{Name: "given", Kinds: kinds,
+		Storage: map[schema.GroupVersionKind]storage.Interface{gvk: c}})
+	require.NoError(t, err)
+	_, err = m.GetCache().InformerFor(&widget.Widget{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Run(runCtx) }()
+
+	require.NoError(t, m.GetClient().Create(ctx, widget.NewWidget("default", "w1")))
+	require.Eventually(t, func() bool {
+		return m.GetClient().Get(ctx, lwclient.Key("default", "w1"), &widget.Widget{}) == nil
+	}, 10*time.Second, 5*time.Millisecond, "read through the cache over the given cacher")
+	require.NoError(t, c.ReadinessCheck(), "the manager ran the given cacher")
+	err = m.GetClient().Get(ctx, lwclient.Key("default", "x"), &widget.Part{})
+	require.ErrorIs(t, err, manager.ErrNoBackend, "no Etcd: only the given kinds")
+	stop()
+	require.NoError(t, <-done)
+	require.Error(t, c.Run(ctx), "the given cacher ran and stopped with the manager")
 }
