@@ -8,6 +8,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -27,6 +28,9 @@ func main() {
 	fs.DurationVar(&o.LeaseDuration, "leader-lease", o.LeaseDuration, "controller manager election lease")
 	fs.StringVar(&o.Listen, "listen", "", "API server address (default: a free loopback port)")
 	_ = fs.Parse(os.Args[1:])
+	// The API server's cachers log their lists at Info; the narration is
+	// the demo's output.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := demo.Run(ctx, os.Stdout, o, sn); err != nil {
