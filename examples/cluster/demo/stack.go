@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -56,8 +57,8 @@ type Options struct {
 	// Metrics, when set, gets the API server's request metrics
 	// (apiserver_request_total, ...).
 	Metrics *prometheus.Registry
-	// Logger receives the components' logs; nil discards them below
-	// Error.
+	// Logger receives the components' logs; nil means their errors only,
+	// to standard error.
 	Logger *slog.Logger
 	// OnEvent and OnEvict get the node lifecycle controller's and the
 	// taint manager's reports (from either replica).
@@ -103,15 +104,10 @@ func (o Options) withDefaults() Options {
 		o.Prefix = "/registry"
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(discard{}, &slog.HandlerOptions{Level: slog.LevelError}))
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
 	return o
 }
-
-// discard is an io.Writer that keeps nothing.
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // Replica is one controller manager process.
 type Replica struct {
