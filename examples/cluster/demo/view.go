@@ -8,18 +8,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/listwatch/listwatch/examples/cluster/controllers"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/httplw"
 )
 
-// ControllerUIDIndex indexes objects by the UID of their controller
-// (ownerReference with controller: true); orphans are indexed under "".
-const ControllerUIDIndex = "controller-uid"
+// ControllerUIDIndex is the controllers' index name, by controller UID.
+const ControllerUIDIndex = controllers.ControllerUIDIndex
 
-// Informers are one process's shared informers: nodelifecycle's (nodes,
-// pods by node, node leases) and the workloads', all from one factory
-// over the HTTP API.
+// Informers are an observer's typed informers, all from one factory over
+// the HTTP API: nodelifecycle's (nodes, pods by node, node leases) and
+// the workloads', ReplicaSets and pods indexed by controller UID. The
+// scenario's checks and the benchmark read them; the controllers have the
+// manager's.
 type Informers struct {
 	*api.Informers
 	// Deployments and ReplicaSets are the workload informers.
