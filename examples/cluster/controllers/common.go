@@ -65,12 +65,12 @@ type base struct {
 	fresh *freshGate
 }
 
-// newBase gets the cache's informers and adds the controller-UID index
-// (once per informer: the controllers of one manager share them).
-func newBase(cfg Config, gate *freshGate) (*base, error) {
+// newBase gets the cache's informers, adds the controller-UID index to
+// the ReplicaSet and pod informers, and makes the freshness gate.
+func newBase(cfg Config) (*base, error) {
 	cfg = cfg.withDefaults()
 	ch := cfg.Manager.GetCache()
-	b := &base{cfg: cfg, c: cfg.Manager.GetClient(), log: cfg.Manager.GetLogger(), fresh: gate}
+	b := &base{cfg: cfg, c: cfg.Manager.GetClient(), log: cfg.Manager.GetLogger()}
 	var err error
 	if b.deps, err = ch.InformerFor(&appsv1.DeploymentList{}); err != nil {
 		return nil, err
@@ -81,18 +81,14 @@ func newBase(cfg Config, gate *freshGate) (*base, error) {
 	if b.pods, err = ch.InformerFor(&corev1.PodList{}); err != nil {
 		return nil, err
 	}
-	return b, nil
-}
-
-// addIndexes adds the controller-UID index to the ReplicaSet and pod
-// informers.
-func (b *base) addIndexes() error {
 	for _, inf := range []*cache.Informer{b.rss, b.pods} {
 		if err := inf.AddIndexers(reflector.Indexers[client.Object]{ControllerUIDIndex: controllerUID}); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	b.fresh = &freshGate{api: cfg.API, synced: map[api.Kind]syncedTo{api.Pods: b.pods.LastSyncResourceVersion,
+		api.ReplicaSets: b.rss.LastSyncResourceVersion, api.Deployments: b.deps.LastSyncResourceVersion}}
+	return b, nil
 }
 
 // controllerUID indexes obj by its controller's UID.

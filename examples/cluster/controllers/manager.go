@@ -106,16 +106,10 @@ func NewControllerManager(cfg ManagerConfig) (*ControllerManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	gate := &freshGate{api: cfg.API}
-	b, err := newBase(Config{Manager: m, API: cfg.API, Workers: cfg.Workers}, gate)
+	b, err := newBase(Config{Manager: m, API: cfg.API, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}
-	if err := b.addIndexes(); err != nil {
-		return nil, err
-	}
-	gate.synced = map[api.Kind]syncedTo{api.Pods: b.pods.LastSyncResourceVersion,
-		api.ReplicaSets: b.rss.LastSyncResourceVersion, api.Deployments: b.deps.LastSyncResourceVersion}
 	cm := &ControllerManager{Manager: m}
 	if cm.ReplicaSets, err = setupReplicaSets(b); err != nil {
 		return nil, err
