@@ -139,7 +139,13 @@ func (g *GarbageCollector) reconciler(n *gcNode, nodes map[string]*gcNode) contr
 			return controller.Result{}, nil
 		}
 		if cached.GetDeletionTimestamp() != nil {
-			return controller.Result{}, g.finishOwner(ctx, n, cached)
+			err := g.finishOwner(ctx, n, cached)
+			if errors.Is(err, errDependentsChanged) {
+				// Orphaning races the dependents' own writers; their
+				// events do not wake this owner, so look again.
+				return controller.Result{Requeue: true}, nil
+			}
+			return controller.Result{}, err
 		}
 		return controller.Result{}, g.checkOwners(ctx, cached, nodes)
 	})
@@ -207,6 +213,10 @@ func (g *GarbageCollector) checkOwners(ctx context.Context, obj client.Object, n
 	return nil
 }
 
+// errDependentsChanged says a dependent changed while the owner was being
+// removed from it.
+var errDependentsChanged = errors.New("a dependent changed while being orphaned")
+
 // finishOwner serves an owner being deleted: with the orphan finalizer it
 // removes itself from its dependents, with foregroundDeletion it deletes
 // them; once that is done it removes the finalizer, and the server
@@ -222,14 +232,17 @@ func (g *GarbageCollector) finishOwner(ctx context.Context, n *gcNode, obj clien
 		deps = n.dependents(string(obj.GetUID()))
 	}
 	var errs []error
-	blocking := 0
+	blocking, changed := 0, false
 	for _, dep := range deps {
 		if !garbage.RefersTo(dep.GetOwnerReferences(), obj.GetUID()) {
 			continue
 		}
 		if orphan {
 			refs := slices.DeleteFunc(slices.Clone(dep.GetOwnerReferences()), func(r metav1.OwnerReference) bool { return r.UID == obj.GetUID() })
-			if err := g.setOwnerRefs(ctx, dep, refs); err != nil && !client.IsNotFound(err) {
+			switch err := g.setOwnerRefs(ctx, dep, refs); {
+			case client.IsConflict(err):
+				changed = true
+			case err != nil && !client.IsNotFound(err):
 				errs = append(errs, err)
 			}
 			continue
@@ -246,6 +259,9 @@ func (g *GarbageCollector) finishOwner(ctx context.Context, n *gcNode, obj clien
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
+	}
+	if changed {
+		return errDependentsChanged
 	}
 	if fg && blocking > 0 {
 		return nil // their deletion events bring the owner back here

@@ -2,6 +2,7 @@
 // kubectl: a Deployment created, rolled, undone, scaled, its pods evicted
 // from a dead node and replaced, its controller manager's leader killed
 // mid-rollout, and deleted with cascade; every step narrated and checked.
+// With -serve it keeps the cluster running for kubectl instead.
 package main
 
 import (
@@ -27,13 +28,18 @@ func main() {
 	fs.DurationVar(&o.Grace, "grace-period", o.Grace, "node monitor grace period")
 	fs.DurationVar(&o.LeaseDuration, "leader-lease", o.LeaseDuration, "controller manager election lease")
 	fs.StringVar(&o.Listen, "listen", "", "API server address (default: a free loopback port)")
+	serve := fs.Bool("serve", false, "keep the cluster running for kubectl instead of playing the scenario")
 	_ = fs.Parse(os.Args[1:])
 	// The API server's cachers log their lists at Info; the narration is
 	// the demo's output.
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := demo.Run(ctx, os.Stdout, o, sn); err != nil {
+	run := func() error { return demo.Run(ctx, os.Stdout, o, sn) }
+	if *serve {
+		run = func() error { return demo.Serve(ctx, os.Stdout, o) }
+	}
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "demo-cluster:", err)
 		os.Exit(1)
 	}
