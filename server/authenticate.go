@@ -6,9 +6,11 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/filters"
+	"github.com/listwatch/listwatch/server/request"
 )
 
 // authenticate identifies req's user with Config.Authenticator; a request
@@ -16,8 +18,8 @@ import (
 // AllowAnonymous, as Kubernetes answers.
 func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
 	if s.cfg.Authenticator == nil {
-		if info := infoFrom(req.Context()); info != nil {
-			info.user = auth.AnonymousUser
+		if info := filters.RequestInfoFrom(req.Context()); info != nil {
+			info.User = auth.AnonymousUser
 		}
 		return req, nil
 	}
@@ -31,8 +33,8 @@ func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
 	case !ok:
 		return req, apierrors.NewUnauthorized("Unauthorized")
 	}
-	if info := infoFrom(req.Context()); info != nil {
-		info.user = u.Name
+	if info := filters.RequestInfoFrom(req.Context()); info != nil {
+		info.User = u.Name
 	}
 	return req.WithContext(auth.WithUser(req.Context(), u)), nil
 }
@@ -71,7 +73,7 @@ func (s *Server) authorizeVerb(req *http.Request, t target, verb string) error {
 	if reason != "" {
 		msg += ": " + reason
 	}
-	return apierrors.NewForbidden(schema.GroupResource{Group: t.res.Group, Resource: t.res.Plural}, t.name, fmt.Errorf("%s", msg))
+	return apierrors.NewForbidden(k8sschema.GroupResource{Group: t.res.Group, Resource: t.res.Plural}, t.name, fmt.Errorf("%s", msg))
 }
 
 // authorizeNonResource asks Config.Authorizer whether a request on a path
@@ -92,7 +94,7 @@ func (s *Server) authorizeNonResource(req *http.Request) error {
 	if reason != "" {
 		msg += ": " + reason
 	}
-	return apierrors.NewForbidden(schema.GroupResource{}, "", fmt.Errorf("%s", msg))
+	return apierrors.NewForbidden(k8sschema.GroupResource{}, "", fmt.Errorf("%s", msg))
 }
 
 // kubeVerb is Kubernetes' verb for a resource request.
@@ -100,7 +102,7 @@ func kubeVerb(req *http.Request, t target) string {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead:
 		switch {
-		case isWatch(req):
+		case request.IsWatch(req):
 			return "watch"
 		case t.name == "":
 			return "list"

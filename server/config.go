@@ -10,12 +10,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/listwatch/listwatch/server/auth"
-	"github.com/listwatch/listwatch/server/crdschema"
+	"github.com/listwatch/listwatch/server/filters"
+	"github.com/listwatch/listwatch/server/schema"
+	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -46,6 +48,14 @@ const (
 	// DefaultHealthCheckTimeout bounds each check of /readyz and /livez.
 	DefaultHealthCheckTimeout = 2 * time.Second
 )
+
+// RequestLogLevel is the level of the per-request log lines (see
+// filters.RequestLogLevel): a handler at slog.Level(-v) shows them from -v 2.
+const RequestLogLevel = filters.RequestLogLevel
+
+// PrinterColumn is one column of a resource's table output (see
+// schema.PrinterColumn).
+type PrinterColumn = schema.PrinterColumn
 
 // Resource registers one API resource served over a storage.Interface.
 type Resource struct {
@@ -112,8 +122,8 @@ type Resource struct {
 }
 
 // GroupVersion returns the resource's group and version.
-func (r *Resource) GroupVersion() schema.GroupVersion {
-	return schema.GroupVersion{Group: r.Group, Version: r.Version}
+func (r *Resource) GroupVersion() k8sschema.GroupVersion {
+	return k8sschema.GroupVersion{Group: r.Group, Version: r.Version}
 }
 
 func (r *Resource) validate() error {
@@ -136,7 +146,7 @@ func (r *Resource) validate() error {
 	if !strings.HasPrefix(r.KeyRoot, "/") || strings.HasSuffix(r.KeyRoot, "/") {
 		errs = append(errs, fmt.Errorf("key root %q must start with \"/\" and not end with \"/\"", r.KeyRoot))
 	}
-	if _, err := tableColumns(r.PrinterColumns); err != nil {
+	if err := schema.CheckPrinterColumns(r.PrinterColumns); err != nil {
 		errs = append(errs, err)
 	}
 	if r.Subresources != nil {
@@ -145,7 +155,7 @@ func (r *Resource) validate() error {
 		}
 	}
 	if r.Schema != nil {
-		if err := crdschema.CheckStructural(r.Schema); err != nil {
+		if err := schema.CheckStructural(r.Schema); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -329,4 +339,15 @@ func orDefault(v, d time.Duration) time.Duration {
 		return d
 	}
 	return v
+}
+
+// CacheCodec returns the codec for a cacher that stores the objects of r
+// (cacher.Config.Codec): it keeps each object as the JSON this server writes
+// for it, apiVersion and kind included, and names that format
+// (storage.FormatNamer). The server then writes lists served from that
+// cache by copying the cached bytes, with no decoding and no encoding per
+// item, makes its watch events' lines from them, and the cache holds about
+// the encoded size per object.
+func CacheCodec(r Resource) *wire.Codec {
+	return wire.NewCodec(wire.NewKind(r.GroupVersion().String(), r.Kind))
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -164,7 +165,7 @@ func TestStatusCodes(t *testing.T) {
 		{"text/plain", "POST", coll, "text/plain", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"strategic merge patch", "PATCH", item, "application/strategic-merge-patch+json", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"apply patch without fieldManager", "PATCH", item, "application/apply-patch+yaml", `{}`, 422, metav1.StatusReasonInvalid},
-		{"force on a merge patch", "PATCH", item + "?force=true", mediaMergePatch, `{}`, 422, metav1.StatusReasonInvalid},
+		{"force on a merge patch", "PATCH", item + "?force=true", wire.MediaMergePatch, `{}`, 422, metav1.StatusReasonInvalid},
 		{"JSON patch not a list", "PATCH", item, "application/json-patch+json", `{"op":"add"}`, 400, metav1.StatusReasonBadRequest},
 		{"JSON patch failed test", "PATCH", item, "application/json-patch+json", `[{"op":"test","path":"/metadata/name","value":"other"}]`, 422, metav1.StatusReasonInvalid},
 		{"JSON patch missing path", "PATCH", item, "application/json-patch+json", `[{"op":"remove","path":"/spec/nope"}]`, 422, metav1.StatusReasonInvalid},

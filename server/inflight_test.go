@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/listwatch/server/filters"
 )
 
 // TestInflightLimits: with one read-only and one mutating slot, a read
@@ -26,7 +28,7 @@ func TestInflightLimits(t *testing.T) {
 	proxy.freeze()
 	held := make(chan response, 2)
 	go func() { held <- f.do(http.MethodGet, apiBase+"/namespaces/ns/widgets/a", "", nil) }()
-	require.Eventually(t, func() bool { return f.srv.inflight.inflight(kindReadOnly) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return f.srv.inflight.Count(filters.KindReadOnly) == 1 }, 10*time.Second, 5*time.Millisecond)
 
 	r := f.do(http.MethodGet, apiBase+"/gadgets", "", nil)
 	r.status(t, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests)
@@ -39,7 +41,7 @@ func TestInflightLimits(t *testing.T) {
 	go func() {
 		held <- f.do(http.MethodPost, apiBase+"/namespaces/ns/widgets", "application/json", widget("ns", "b", nil, ""))
 	}()
-	require.Eventually(t, func() bool { return f.srv.inflight.inflight(kindMutating) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return f.srv.inflight.Count(filters.KindMutating) == 1 }, 10*time.Second, 5*time.Millisecond)
 	r = f.do(http.MethodPost, apiBase+"/gadgets", "application/json", gadget("g2"))
 	r.status(t, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests)
 	require.Equal(t, "1", r.header.Get("Retry-After"))

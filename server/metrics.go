@@ -8,6 +8,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/listwatch/listwatch/server/filters"
+	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 // serverMetrics are the request and watch metrics of a Server, named as
@@ -53,10 +57,10 @@ func newServerMetrics(reg *prometheus.Registry, s *Server) (*serverMetrics, erro
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "apiserver_current_inflight_requests",
 			Help:        "Requests being served (watches excluded) by request kind; counted only under a limit.",
 			ConstLabels: prometheus.Labels{"request_kind": kind}},
-			func() float64 { return float64(s.inflight.inflight(kind)) })
+			func() float64 { return float64(s.inflight.Count(kind)) })
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.dropped, m.terminated, watches,
-		inflightFunc(kindReadOnly), inflightFunc(kindMutating)} {
+		inflightFunc(filters.KindReadOnly), inflightFunc(filters.KindMutating)} {
 		if err := reg.Register(c); err != nil {
 			m.unregister()
 			return nil, err
@@ -80,7 +84,7 @@ func (m *serverMetrics) unregister() {
 // collection, APPLY for a server-side apply patch, else the method.
 func verb(req *http.Request, t target) string {
 	switch {
-	case req.Method == http.MethodGet && isWatch(req):
+	case req.Method == http.MethodGet && request.IsWatch(req):
 		return "WATCH"
 	case req.Method == http.MethodGet && t.name == "":
 		return "LIST"
@@ -97,7 +101,7 @@ func verb(req *http.Request, t target) string {
 // isApplyPatch reports whether req's body is a server-side apply patch.
 func isApplyPatch(req *http.Request) bool {
 	mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
-	return mt == mediaApplyPatch
+	return mt == wire.MediaApplyPatch
 }
 
 // otherLabel is the label value of any verb or code outside the known
@@ -131,13 +135,6 @@ func codeLabel(code int) string {
 	return codeLabels[code]
 }
 
-// isWatch reports whether req asks for a watch stream.
-func isWatch(req *http.Request) bool {
-	v := req.URL.Query().Get("watch")
-	b, err := strconv.ParseBool(v)
-	return err == nil && b
-}
-
 // observe records one answered resource request.
 func (m *serverMetrics) observe(verb, resource string, code int, took time.Duration) {
 	if m == nil {
@@ -155,37 +152,6 @@ func (m *serverMetrics) drop(kind string) {
 		m.dropped.WithLabelValues(kind).Inc()
 	}
 }
-
-// statusRecorder remembers the status code written through it; it keeps
-// http.Flusher for watch streams.
-type statusRecorder struct {
-	http.ResponseWriter
-	code int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.code == 0 {
-		r.code = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Flush implements http.Flusher.
-func (r *statusRecorder) Flush() {
-	if f, ok := r.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // terminatedWatch counts a watch of resource ended as too slow; m may be
 // nil (no Config.Metrics).
