@@ -59,10 +59,10 @@ func TestMetricsEndpoint(t *testing.T) {
 
 	body := string(f.do(http.MethodGet, "/metrics", "", nil).body)
 	for _, want := range []string{
-		`apiserver_request_total{code="201",resource="widgets",verb="POST"} 2`,
-		`apiserver_request_total{code="200",resource="widgets",verb="LIST"} 1`,
-		`apiserver_request_total{code="404",resource="widgets",verb="GET"} 1`,
-		`apiserver_request_duration_seconds_count{resource="widgets",verb="LIST"} 1`,
+		`apiserver_request_total{code="201",resource="widgets",subresource="",verb="POST"} 2`,
+		`apiserver_request_total{code="200",resource="widgets",subresource="",verb="LIST"} 1`,
+		`apiserver_request_total{code="404",resource="widgets",subresource="",verb="GET"} 1`,
+		`apiserver_request_duration_seconds_count{resource="widgets",subresource="",verb="LIST"} 1`,
 		`apiserver_longrunning_requests{verb="WATCH"} 1`,
 	} {
 		require.True(t, strings.Contains(body, want), "missing %s in:\n%s", want, body)

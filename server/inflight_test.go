@@ -81,5 +81,5 @@ func TestMetricLabelsBounded(t *testing.T) {
 	}
 	require.Equal(t, before, series(), "made-up methods added series")
 	body := string(f.do(http.MethodGet, "/metrics", "", nil).body)
-	require.Contains(t, body, `apiserver_request_total{code="405",resource="widgets",verb="other"} 60`)
+	require.Contains(t, body, `apiserver_request_total{code="405",resource="widgets",subresource="",verb="other"} 60`)
 }

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"errors"
 	"mime"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/listwatch/listwatch/server/filters"
@@ -19,8 +21,8 @@ import (
 // (metricVerb, the registered resources, codeLabel), so that no request can
 // add series.
 type serverMetrics struct {
-	requests *prometheus.CounterVec   // verb, resource, code
-	latency  *prometheus.HistogramVec // verb, resource (watches excluded)
+	requests *prometheus.CounterVec   // verb, resource, subresource, code
+	latency  *prometheus.HistogramVec // verb, resource, subresource (watches excluded)
 	dropped  *prometheus.CounterVec   // request_kind
 	// terminated counts watches ended by the slow-client policy
 	// (Config.SlowWatcherTimeout), by resource.
@@ -37,10 +39,10 @@ type serverMetrics struct {
 func newServerMetrics(reg *prometheus.Registry, s *Server) (*serverMetrics, error) {
 	m := &serverMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_request_total",
-			Help: "Requests by verb, resource and HTTP status code."}, []string{"verb", "resource", "code"}),
+			Help: "Requests by verb, resource, subresource and HTTP status code."}, []string{"verb", "resource", "subresource", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_request_duration_seconds",
-			Help:    "Time to answer a request (watches excluded), by verb and resource.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10)}, []string{"verb", "resource"}),
+			Help:    "Time to answer a request (watches excluded), by verb, resource and subresource.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10)}, []string{"verb", "resource", "subresource"}),
 		handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 	}
 	m.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_dropped_requests_total",
@@ -66,6 +68,21 @@ func newServerMetrics(reg *prometheus.Registry, s *Server) (*serverMetrics, erro
 			return nil, err
 		}
 		m.collectors = append(m.collectors, c)
+	}
+	// The Go runtime's and the process's collectors (go_*, process_*), as
+	// every Kubernetes component serves them; kept when the registry has
+	// them already.
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		err := reg.Register(c)
+		var exists prometheus.AlreadyRegisteredError
+		switch {
+		case err == nil:
+			m.collectors = append(m.collectors, c)
+		case !errors.As(err, &exists):
+			m.unregister()
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -136,13 +153,13 @@ func codeLabel(code int) string {
 }
 
 // observe records one answered resource request.
-func (m *serverMetrics) observe(verb, resource string, code int, took time.Duration) {
+func (m *serverMetrics) observe(verb, resource, subresource string, code int, took time.Duration) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(verb, resource, codeLabel(code)).Inc()
+	m.requests.WithLabelValues(verb, resource, subresource, codeLabel(code)).Inc()
 	if verb != "WATCH" {
-		m.latency.WithLabelValues(verb, resource).Observe(took.Seconds())
+		m.latency.WithLabelValues(verb, resource, subresource).Observe(took.Seconds())
 	}
 }
 

@@ -150,7 +150,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		code = http.StatusOK // net/http's answer to a handler that wrote nothing
 	}
 	if info.Resource != "" {
-		s.metrics.observe(info.Verb, info.Resource, code, time.Since(start))
+		s.metrics.observe(info.Verb, info.Resource, info.Subresource, code, time.Since(start))
 	}
 	filters.LogRequest(s.log, req, info, metricVerb(req.Method), code, time.Since(start))
 }
@@ -227,7 +227,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []stri
 			return
 		}
 		if info := filters.RequestInfoFrom(req.Context()); info != nil {
-			info.Verb, info.Resource = verb(req, t), t.res.Plural
+			info.Verb, info.Resource, info.Subresource = verb(req, t), t.res.Plural, t.subresource
 		}
 		s.serveAuthorized(w, req, t)
 	default:

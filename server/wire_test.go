@@ -170,3 +170,19 @@ func TestInternalErrorsAreLogged(t *testing.T) {
 	require.NotContains(t, rec.Body.String(), "ResourceExhausted")
 	require.NotContains(t, rec.Body.String(), "2097152")
 }
+
+// TestNoContentTypeIsJSON: a create or update body without a Content-Type
+// is read as JSON, as kube-apiserver reads it (kubectl scale
+// --current-replicas sends its Scale so); a patch still needs its type.
+func TestNoContentTypeIsJSON(t *testing.T) {
+	f := newFixture(t)
+	coll := apiBase + "/namespaces/ns/widgets"
+	r := f.do(http.MethodPost, coll, "", widget("ns", "n1", nil, ""))
+	require.Equal(t, http.StatusCreated, r.code, string(r.body))
+	u := r.object(t)
+	u.Object["spec"] = map[string]any{"replicas": int64(2)}
+	r = f.do(http.MethodPut, coll+"/n1", "", u.Object)
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	require.EqualValues(t, 2, r.object(t).Object["spec"].(map[string]any)["replicas"])
+	f.do(http.MethodPatch, coll+"/n1", "", `{}`).status(t, http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType)
+}

@@ -19,6 +19,9 @@ type RequestInfo struct {
 	User     string
 	Verb     string // metric verb ("LIST", "WATCH", ...); "" for other paths
 	Resource string // "" for other paths
+	// Subresource is "status" or "scale" on a subresource, else "" (a
+	// fixed set: the server routes no other).
+	Subresource string
 }
 
 type requestInfoKey struct{}

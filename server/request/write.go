@@ -17,10 +17,22 @@ import (
 	"github.com/listwatch/listwatch/server/wire"
 )
 
+// mediaType is the Content-Type of req's body without parameters. A body
+// without one is JSON, as kube-apiserver reads it (kubectl scale
+// --current-replicas and client-go's scale client send none).
+func mediaType(req *http.Request) (string, error) {
+	ct := req.Header.Get("Content-Type")
+	if ct == "" {
+		return wire.MediaJSON, nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return mt, err
+}
+
 // readBody checks the request's Content-Type against accepted (415
-// otherwise) and reads at most maxBytes of body (413 beyond).
-// An empty body is returned as nil when allowEmpty, else it is 400. A
-// YAML body (when accepted) is returned converted to JSON.
+// otherwise; none is JSON) and reads at most maxBytes of body (413
+// beyond). An empty body is returned as nil when allowEmpty, else it is
+// 400. A YAML body (when accepted) is returned converted to JSON.
 func readBody(w http.ResponseWriter, req *http.Request, maxBytes int64, allowEmpty bool, accepted ...string) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxBytes))
 	if err != nil {
@@ -37,10 +49,9 @@ func readBody(w http.ResponseWriter, req *http.Request, maxBytes int64, allowEmp
 		}
 		return nil, apierrors.NewBadRequest("request body is empty")
 	}
-	ct := req.Header.Get("Content-Type")
-	mt, _, perr := mime.ParseMediaType(ct)
+	mt, perr := mediaType(req)
 	if perr != nil || !slices.Contains(accepted, mt) {
-		return nil, unsupportedMediaType(ct, accepted)
+		return nil, unsupportedMediaType(req.Header.Get("Content-Type"), accepted)
 	}
 	if mt == wire.MediaYAML {
 		return wire.YAMLToJSON(body)
@@ -135,7 +146,7 @@ func ReadWrite(w http.ResponseWriter, req *http.Request, spec WriteSpec, maxBody
 		return nil, err
 	}
 	wr := &Write{Body: body}
-	wr.MediaType, _, _ = mime.ParseMediaType(req.Header.Get("Content-Type"))
+	wr.MediaType, _ = mediaType(req)
 	if spec.manager {
 		if wr.Manager, err = FieldManager(req); err != nil {
 			return nil, err
