@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/server/wire"
 )
 
@@ -78,7 +78,7 @@ func testServer(tb testing.TB, slow time.Duration) (*Server, *resource) {
 func fakeWatch(n int) *watch.FakeWatcher {
 	src := watch.NewFakeWithChanSize(n, false)
 	for i := range n {
-		src.Add(testapi.MakeUnstructured("ns", fmt.Sprintf("w%d", i), nil))
+		src.Add(widget.NewUnstructuredWidget("ns", fmt.Sprintf("w%d", i), nil))
 	}
 	return src
 }

@@ -108,7 +108,7 @@ func TestWireDetails(t *testing.T) {
 	require.Equal(t, "the server could not find the requested resource", st.Message)
 
 	// A namespace in the body differing from the path: 400, Kubernetes' words.
-	st = f.do(http.MethodPost, coll, "application/json", widget("other", "w2", nil, "")).
+	st = f.do(http.MethodPost, coll, "application/json", testWidget("other", "w2", nil, "")).
 		status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
 	require.Equal(t, "the namespace of the provided object does not match the namespace sent on the request", st.Message)
 
@@ -177,7 +177,7 @@ func TestInternalErrorsAreLogged(t *testing.T) {
 func TestNoContentTypeIsJSON(t *testing.T) {
 	f := newFixture(t)
 	coll := apiBase + "/namespaces/ns/widgets"
-	r := f.do(http.MethodPost, coll, "", widget("ns", "n1", nil, ""))
+	r := f.do(http.MethodPost, coll, "", testWidget("ns", "n1", nil, ""))
 	require.Equal(t, http.StatusCreated, r.code, string(r.body))
 	u := r.object(t)
 	u.Object["spec"] = map[string]any{"replicas": int64(2)}
