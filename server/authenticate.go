@@ -39,6 +39,21 @@ func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
 	return req.WithContext(auth.WithUser(req.Context(), u)), nil
 }
 
+// checkCredentials fails (401) a request whose credentials the
+// Authenticator refuses; a request without any passes. /livez, /readyz and
+// /healthz are open to anyone, but not to wrong credentials, as
+// kube-apiserver answers them.
+func (s *Server) checkCredentials(req *http.Request) error {
+	if s.cfg.Authenticator == nil {
+		return nil
+	}
+	if _, _, err := s.cfg.Authenticator.Authenticate(req); err != nil {
+		s.log.Debug("authentication failed", "path", req.URL.Path, "err", err)
+		return apierrors.NewUnauthorized("Unauthorized")
+	}
+	return nil
+}
+
 // authorizeResource asks Config.Authorizer whether t may be served (403
 // Forbidden worded as Kubernetes words it when not). Without an
 // authorizer everything is allowed.

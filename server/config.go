@@ -45,6 +45,10 @@ const (
 	// --max-mutating-requests-inflight defaults.
 	DefaultMaxRequestsInFlight         = 400
 	DefaultMaxMutatingRequestsInFlight = 200
+	// WatchMemoryEstimate is what one idle watch costs the server, in
+	// bytes, as make bench-scale-http measures it (heap and stack of the
+	// server per HTTP/2 watch, rounded up): the unit of DefaultMaxWatches.
+	WatchMemoryEstimate = 32 << 10
 	// DefaultHealthCheckTimeout bounds each check of /readyz and /livez.
 	DefaultHealthCheckTimeout = 2 * time.Second
 )
@@ -199,6 +203,17 @@ type Config struct {
 	// method (create, update, patch, delete). 0 means
 	// DefaultMaxMutatingRequestsInFlight (200); negative means no limit.
 	MaxMutatingRequestsInFlight int
+	// MaxWatches bounds the watch streams served at once, whoever opens
+	// them; past it a watch is answered 429 Too Many Requests with
+	// Retry-After: 1. One HTTP/2 connection carries hundreds of watches,
+	// so connection limits do not bound them. 0 means DefaultMaxWatches();
+	// negative means no limit.
+	MaxWatches int
+	// MaxWatchesPerUser bounds the watch streams one user (as the
+	// Authenticator names them; system:anonymous for all anonymous
+	// clients) has open at once, 429 past it. 0 means
+	// DefaultMaxWatchesPerUser(MaxWatches); negative means no limit.
+	MaxWatchesPerUser int
 	// MaxConnections bounds the connections Serve holds open; past it the
 	// listener stops accepting (new clients wait in the kernel's backlog)
 	// and says so in the log, so that clients can never take the last file
@@ -315,6 +330,12 @@ func (c *Config) withDefaults() (Config, error) {
 	if out.MaxMutatingRequestsInFlight == 0 {
 		out.MaxMutatingRequestsInFlight = DefaultMaxMutatingRequestsInFlight
 	}
+	if out.MaxWatches == 0 {
+		out.MaxWatches = DefaultMaxWatches()
+	}
+	if out.MaxWatchesPerUser == 0 {
+		out.MaxWatchesPerUser = DefaultMaxWatchesPerUser(out.MaxWatches)
+	}
 	if out.MaxRequestBodyBytes <= 0 {
 		out.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
 	}
@@ -331,6 +352,29 @@ func (c *Config) withDefaults() (Config, error) {
 		out.GitVersion = moduleVersion()
 	}
 	return out, nil
+}
+
+// DefaultMaxWatches is the watches a quarter of the memory the process
+// may count on (filters.MemoryLimit: GOMEMLIMIT, the cgroup's limit or
+// the machine's memory) holds at WatchMemoryEstimate each, at least 1,000
+// and at most 1,000,000 (100,000 when the memory is unknown).
+func DefaultMaxWatches() int {
+	mem := filters.MemoryLimit()
+	if mem == 0 {
+		return 100_000
+	}
+	return int(min(max(mem/4/WatchMemoryEstimate, 1_000), 1_000_000))
+}
+
+// DefaultMaxWatchesPerUser is a tenth of maxWatches (at least 100): no one
+// client can take the server's watches, while a controller manager's
+// informers (tens of watches) and a busy kubectl stay well inside. It is 0
+// (no limit) when maxWatches is negative.
+func DefaultMaxWatchesPerUser(maxWatches int) int {
+	if maxWatches < 0 {
+		return -1
+	}
+	return max(maxWatches/10, 100)
 }
 
 // orDefault is d when v is not positive.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/filters"
 )
 
@@ -50,6 +51,47 @@ func TestInflightLimits(t *testing.T) {
 	codes := []int{(<-held).code, (<-held).code}
 	require.ElementsMatch(t, []int{http.StatusNotFound, http.StatusCreated}, codes, "the held get and create, once etcd is back")
 	require.Equal(t, http.StatusOK, f.do(http.MethodGet, apiBase+"/gadgets", "", nil).code)
+}
+
+// TestAuthenticatedBeforeLimits: with the read-only limit reached, a
+// request with wrong credentials is 401, not 429 (it is refused before it
+// could take a slot), and a known user still gets the limit's 429.
+func TestAuthenticatedBeforeLimits(t *testing.T) {
+	tokens, err := auth.ParseTokens(strings.NewReader(testTokens))
+	require.NoError(t, err)
+	st, proxy := newFreezableStore(t, "/widgets")
+	f := newFixture(t, func(c *Config) {
+		c.Resources[0].Storage = st
+		c.Authenticator = tokens
+		c.MaxRequestsInFlight = 1
+	})
+	get := func(token string) *http.Response {
+		req, err := http.NewRequestWithContext(testCtx(t), http.MethodGet, f.ts.URL+apiBase+"/gadgets", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := f.client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	proxy.freeze()
+	held := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(testCtx(t), http.MethodGet, f.ts.URL+apiBase+"/namespaces/ns/widgets/a", nil)
+		req.Header.Set("Authorization", "Bearer alice-token")
+		resp, err := f.client.Do(req)
+		if err != nil {
+			held <- 0
+			return
+		}
+		resp.Body.Close()
+		held <- resp.StatusCode
+	}()
+	require.Eventually(t, func() bool { return f.srv.inflight.Count(filters.KindReadOnly) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Equal(t, http.StatusUnauthorized, get("wrong-token").StatusCode)
+	require.Equal(t, http.StatusTooManyRequests, get("bob-token").StatusCode)
+	proxy.thaw()
+	require.Equal(t, http.StatusNotFound, <-held)
 }
 
 // TestMetricLabelsBounded: made-up HTTP methods, unknown resources and

@@ -31,6 +31,7 @@ type Server struct {
 	openapi   *schema.OpenAPI
 	inflight  *filters.InFlight
 	timeout   *filters.Timeout
+	watches   *filters.WatchLimits
 
 	closeOnce sync.Once
 	// closing is closed by Close; every watch stream ends when it is.
@@ -68,6 +69,7 @@ func New(cfg Config) (*Server, error) {
 		closing:   make(chan struct{}),
 		inflight:  filters.NewInFlight(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight),
 	}
+	s.watches = filters.NewWatchLimits(c.MaxWatches, c.MaxWatchesPerUser)
 	s.timeout = &filters.Timeout{Max: c.RequestTimeout, BodyRead: c.BodyReadTimeout, WriteError: s.writeError}
 	if c.Metrics != nil {
 		m, err := newServerMetrics(c.Metrics, s)
@@ -130,13 +132,20 @@ type target struct {
 }
 
 // ServeHTTP implements http.Handler. /livez, /readyz and /healthz are
-// answered first, open to anyone and outside every limit. Every other
-// request counts against its in-flight limit (429 past it; watches are not
-// counted), runs under RequestTimeout (watches under their own
-// timeoutSeconds), and is logged and measured when answered.
+// answered first, open to anyone (but 401 for credentials the
+// Authenticator refuses) and outside every limit. Every other request is
+// authenticated (401 before any limit), then counts against its in-flight
+// limit (429 past it; watches have their own limits), runs under
+// RequestTimeout (watches under their own timeoutSeconds), and is logged
+// and measured when answered.
 func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	parts := splitPath(req.URL.Path)
 	if isHealthPath(parts) {
+		if err := s.checkCredentials(req); err != nil {
+			w.Header().Set("Connection", "close")
+			s.writeError(w, req, err)
+			return
+		}
 		s.serveHealth(w, req, parts)
 		return
 	}
@@ -155,8 +164,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	filters.LogRequest(s.log, req, info, metricVerb(req.Method), code, time.Since(start))
 }
 
-// serveLimited serves req within its in-flight limit and its deadline.
+// serveLimited authenticates req, then serves it within its in-flight
+// limit and its deadline: a request with wrong credentials is 401 even when
+// the limit is reached, and never takes a slot.
 func (s *Server) serveLimited(w http.ResponseWriter, req *http.Request, parts []string, long bool) {
+	req, err := s.authenticate(req)
+	if err != nil {
+		// The client has nothing to keep the connection for.
+		w.Header().Set("Connection", "close")
+		s.writeError(w, req, err)
+		return
+	}
 	if long {
 		s.serveAPI(w, req, parts, true)
 		return
@@ -172,19 +190,13 @@ func (s *Server) serveLimited(w http.ResponseWriter, req *http.Request, parts []
 	s.timeout.Serve(w, req, func(w http.ResponseWriter, req *http.Request) { s.serveAPI(w, req, parts, false) })
 }
 
-// serveAPI authenticates, authorizes and dispatches a request.
+// serveAPI authorizes and dispatches an authenticated request.
 func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []string, long bool) {
-	req, err := s.authenticate(req)
-	if err == nil && !isResourcePath(parts) {
-		err = s.authorizeNonResource(req)
-	}
-	if err != nil {
-		if apierrors.IsUnauthorized(err) {
-			// The client has nothing to keep the connection for.
-			w.Header().Set("Connection", "close")
+	if !isResourcePath(parts) {
+		if err := s.authorizeNonResource(req); err != nil {
+			s.writeError(w, req, err)
+			return
 		}
-		s.writeError(w, req, err)
-		return
 	}
 	if long {
 		filters.LogWatchStart(s.log, req)

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/storage"
 )
@@ -35,6 +36,9 @@ const maxBatchLines = 256
 // ERROR event; the client resumes from the last RV it decoded, so nothing
 // is lost.
 //
+// Config.MaxWatches and MaxWatchesPerUser bound the watches open at once
+// (429 past them).
+//
 // The stream also ends, cleanly, at timeoutSeconds (capped by
 // MaxWatchTimeout; a random time between half of it and all of it when
 // the client gives none), when the client goes away, when the storage
@@ -47,6 +51,12 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 		return
 	default:
 	}
+	release, err := s.watches.Acquire(auth.UserFrom(req.Context()).Name)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	defer release()
 	if err := t.res.Storage.ReadinessCheck(); err != nil {
 		s.writeError(w, req, err)
 		return
