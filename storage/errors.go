@@ -3,7 +3,6 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -131,41 +130,6 @@ func (e *Error) Is(target error) bool {
 	return t.Code == e.Code
 }
 
-// String names the code.
-func (c Code) String() string {
-	switch c {
-	case CodeNotFound:
-		return "not found"
-	case CodeKeyExists:
-		return "key exists"
-	case CodeConflict:
-		return "resource version conflict"
-	case CodeInvalidObj:
-		return "invalid object"
-	case CodeInvalidArgument:
-		return "invalid argument"
-	case CodeGone:
-		return "too old resource version"
-	case CodeTooLargeResourceVersion:
-		return "too large resource version"
-	case CodeNotReady:
-		return "storage not ready"
-	case CodeTimeout:
-		return "timeout"
-	case CodeCorruptObj:
-		return "corrupt object"
-	case CodeTooManyRequests:
-		return "too many requests"
-	case CodeUnreachable:
-		return "storage unreachable"
-	case CodeRequestTooLarge:
-		return "request too large"
-	case CodeInternal:
-		return "internal error"
-	}
-	return "storage error"
-}
-
 // Status returns the Kubernetes status for the error, so that
 // k8s.io/apimachinery/pkg/api/errors helpers (IsNotFound, IsGone,
 // IsResourceExpired, IsConflict, ...) and the HTTP layer understand it.
@@ -173,11 +137,10 @@ func (e *Error) Status() metav1.Status {
 	if e.status != nil {
 		return *e.status.DeepCopy()
 	}
-	code, reason := e.Code.httpStatus()
 	st := metav1.Status{
 		Status:  metav1.StatusFailure,
-		Code:    code,
-		Reason:  reason,
+		Code:    int32(e.Code.HTTPStatus()),
+		Reason:  e.Code.Reason(),
 		Message: e.Error(),
 	}
 	st.ListMeta.Continue = e.Continue
@@ -196,34 +159,6 @@ func (e *Error) Status() metav1.Status {
 		}
 	}
 	return st
-}
-
-func (c Code) httpStatus() (int32, metav1.StatusReason) {
-	switch c {
-	case CodeNotFound:
-		return http.StatusNotFound, metav1.StatusReasonNotFound
-	case CodeKeyExists:
-		return http.StatusConflict, metav1.StatusReasonAlreadyExists
-	case CodeConflict:
-		return http.StatusConflict, metav1.StatusReasonConflict
-	case CodeInvalidObj:
-		return http.StatusUnprocessableEntity, metav1.StatusReasonInvalid
-	case CodeInvalidArgument:
-		return http.StatusBadRequest, metav1.StatusReasonBadRequest
-	case CodeGone:
-		return http.StatusGone, metav1.StatusReasonExpired
-	case CodeTooLargeResourceVersion:
-		return http.StatusGatewayTimeout, metav1.StatusReasonTimeout
-	case CodeNotReady, CodeTooManyRequests:
-		return http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests
-	case CodeTimeout:
-		return http.StatusGatewayTimeout, metav1.StatusReasonTimeout
-	case CodeRequestTooLarge:
-		return http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge
-	case CodeUnreachable:
-		return http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable
-	}
-	return http.StatusInternalServerError, metav1.StatusReasonInternalError
 }
 
 // ErrTooManyCorrupt is the ListStopped of a list that met the store's limit

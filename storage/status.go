@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,51 +55,24 @@ func FromStatus(st *metav1.Status) error {
 	return e
 }
 
-// codeOfStatus maps a Status to the storage code whose Status it is.
+// codeOfStatus maps a Status to the storage code whose Status it is (the
+// reverse of codeTable): by reason, then by HTTP status; a 504 with the
+// ResourceVersionTooLarge cause is CodeTooLargeResourceVersion, a 500
+// InternalError with a corrupt object's message is CodeCorruptObj.
 func codeOfStatus(st *metav1.Status) (Code, bool) {
-	switch st.Reason {
-	case metav1.StatusReasonExpired, metav1.StatusReasonGone:
-		return CodeGone, true
-	case metav1.StatusReasonNotFound:
-		return CodeNotFound, true
-	case metav1.StatusReasonAlreadyExists:
-		return CodeKeyExists, true
-	case metav1.StatusReasonConflict:
-		return CodeConflict, true
-	case metav1.StatusReasonInvalid:
-		return CodeInvalidObj, true
-	case metav1.StatusReasonBadRequest:
-		return CodeInvalidArgument, true
-	case metav1.StatusReasonTimeout, metav1.StatusReasonServerTimeout:
-		if hasCause(st, metav1.CauseTypeResourceVersionTooLarge) {
-			return CodeTooLargeResourceVersion, true
-		}
-		return CodeTimeout, true
-	case metav1.StatusReasonTooManyRequests:
-		return CodeTooManyRequests, true
-	case metav1.StatusReasonRequestEntityTooLarge:
-		return CodeRequestTooLarge, true
-	case metav1.StatusReasonServiceUnavailable:
-		return CodeUnreachable, true
-	case metav1.StatusReasonStoreReadError:
+	code, ok := byReason[st.Reason]
+	if !ok {
+		code, ok = byHTTPStatus[st.Code]
+	}
+	switch {
+	case !ok:
+		return CodeUnknown, false
+	case code == CodeTimeout && hasCause(st, metav1.CauseTypeResourceVersionTooLarge):
+		return CodeTooLargeResourceVersion, true
+	case code == CodeInternal && st.Reason == metav1.StatusReasonInternalError && strings.HasPrefix(st.Message, corruptObjMsg):
 		return CodeCorruptObj, true
-	case metav1.StatusReasonInternalError:
-		if strings.HasPrefix(st.Message, corruptObjMsg) {
-			return CodeCorruptObj, true
-		}
-		return CodeInternal, true
 	}
-	switch st.Code {
-	case http.StatusGone:
-		return CodeGone, true
-	case http.StatusTooManyRequests:
-		return CodeTooManyRequests, true
-	case http.StatusServiceUnavailable:
-		return CodeUnreachable, true
-	case http.StatusGatewayTimeout:
-		return CodeTimeout, true
-	}
-	return CodeUnknown, false
+	return code, true
 }
 
 func hasCause(st *metav1.Status, t metav1.CauseType) bool {
