@@ -12,7 +12,9 @@ import (
 // StatusOf returns the metav1.Status that carries err across a process
 // boundary (an HTTP answer, a watch ERROR event): an *Error or any other
 // apimachinery APIStatus keeps its code and reason (however wrapped), a
-// context deadline is 504 Timeout, anything else is 500 InternalError.
+// context deadline is 504 Timeout, anything else is 500 InternalError. The
+// message names no key, endpoint or etcd/gRPC cause (see
+// Error.ClientMessage); an error that is not a status is not quoted.
 // FromStatus turns the Status back into an *Error.
 func StatusOf(err error) metav1.Status {
 	var api apierrors.APIStatus
@@ -20,10 +22,17 @@ func StatusOf(err error) metav1.Status {
 	case errors.As(err, &api):
 		return api.Status()
 	case errors.Is(err, context.DeadlineExceeded):
-		return apierrors.NewTimeoutError(err.Error(), 0).ErrStatus
+		return apierrors.NewTimeoutError("the request did not complete in time", 0).ErrStatus
 	}
-	return apierrors.NewInternalError(err).ErrStatus
+	st := apierrors.NewInternalError(errors.New(internalMessage)).ErrStatus
+	st.Message, st.Details = internalMessage, nil
+	return st
 }
+
+// internalMessage is what a client is told of an error no code stands
+// for: its text may carry anything (keys, etcd's and gRPC's words), so it
+// stays in the server's log.
+const internalMessage = "an error on the server prevented the request from succeeding (the server logs the cause)"
 
 // FromStatus is the inverse of StatusOf: the error a Status (the object of
 // a watch ERROR event, the body of a non-2xx answer) stands for. A Status

@@ -43,7 +43,7 @@ func TestAESGCMEndToEnd(t *testing.T) {
 		t.Fatalf("get through the transformer: %v %q", err, got.Spec.Data)
 	}
 
-	t.Run("wrong key is a corrupt object naming the key", func(t *testing.T) {
+	t.Run("wrong key is a corrupt object whose key only its log text names", func(t *testing.T) {
 		wrong := aesStore(t, prefix, value.AESGCMKey{Name: "k1", Secret: secret(9)})
 		err := wrong.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &widget.Widget{})
 		if !errors.Is(err, storage.ErrCorruptObj) || !errors.Is(err, value.ErrDecrypt) || !strings.Contains(err.Error(), "/widgets/ns/a") {
@@ -58,8 +58,8 @@ func TestAESGCMEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := expectEvent(t, w, watch.Error, "", 0)
-		if !strings.Contains(statusMessage(ev), "/widgets/ns/a") {
-			t.Fatalf("watch error event does not name the key: %v", ev.Object)
+		if strings.Contains(statusMessage(ev), "/widgets/ns/a") {
+			t.Fatalf("watch error event names the storage key: %v", ev.Object)
 		}
 		expectClosed(t, w)
 	})
