@@ -27,6 +27,9 @@ const (
 	// (its connection alive, no answer) is detected within
 	// DefaultProbeInterval + DefaultProbeTimeout.
 	DefaultProbeTimeout = 2 * time.Second
+	// firstReminder is how long etcd is down before Run first logs that it
+	// still is (then after twice as long, and so on).
+	firstReminder = 10 * time.Second
 	// downProbeInterval spaces the probes while etcd is down, so that
 	// requests stop failing fast soon after it answers again.
 	downProbeInterval = 250 * time.Millisecond
@@ -47,7 +50,8 @@ const (
 // from a background probe (a linearizable read with a short deadline), so
 // that a dead, frozen or partitioned etcd is noticed within seconds with
 // or without traffic. It logs each change once (lost, with the endpoints
-// and the error; restored, with how long it was lost).
+// and the error; restored, with how long it was lost) and, under Run, that
+// etcd is still lost after 10 s, 20 s, 40 s, ...
 //
 // While etcd is known down, requests fail at once with a
 // storage.ErrUnavailable error (503 with Retry-After: they were never
@@ -63,9 +67,10 @@ type Health struct {
 
 	mu        sync.Mutex // guards the fields below
 	down      bool
-	probedOut bool      // Run's last probe got no answer (cleared by any answer)
-	running   bool      // Run is probing
-	since     time.Time // when down last changed
+	probedOut bool          // Run's last probe got no answer (cleared by any answer)
+	running   bool          // Run is probing
+	reminder  time.Duration // Run logs "still unavailable" once down this long (see remind)
+	since     time.Time     // when down last changed
 	lastErr   *storage.Error
 	observed  time.Time // the last outcome
 	lastReset time.Time // the last ResetConnectBackoff
@@ -123,6 +128,7 @@ func (h *Health) Run(ctx context.Context) {
 		case <-t.C:
 		}
 		h.probe(ctx)
+		h.remind()
 		next := h.probeInterval
 		if h.isDown() {
 			next = min(next, downProbeInterval)
@@ -162,6 +168,33 @@ func (h *Health) probe(ctx context.Context) {
 	default:
 		h.answered() // etcd answered, with an error
 	}
+}
+
+// remind logs, while etcd stays down, that it still is: when it has been
+// down firstReminder, then each time that doubles, so that an operator
+// reading the recent log of an idle server sees the outage without
+// scrolling back to its start, and a long outage costs a few lines.
+func (h *Health) remind() {
+	h.mu.Lock()
+	down, since := h.down, h.since
+	due := h.reminder
+	if !down {
+		h.reminder = 0
+		h.mu.Unlock()
+		return
+	}
+	if due == 0 {
+		due = firstReminder
+	}
+	lasting := time.Since(since)
+	if lasting < due {
+		h.reminder = due
+		h.mu.Unlock()
+		return
+	}
+	h.reminder = 2 * due
+	h.mu.Unlock()
+	h.log.Warn("etcd is still unavailable", "endpoints", h.client.Endpoints(), "for", lasting.Round(time.Second))
 }
 
 func (h *Health) isDown() bool {
