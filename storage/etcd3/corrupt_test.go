@@ -42,7 +42,7 @@ func TestUndecodableValues(t *testing.T) {
 			isCorrupt("get", s.Get(ctx, "/widgets/ns/bad", storage.GetOptions{}, s.newFunc()))
 			isCorrupt("list", s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, s.newListFunc()))
 			noop := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) { return in, nil, nil }
-			isCorrupt("update", s.GuaranteedUpdate(ctx, "/widgets/ns/bad", s.newFunc(), false, nil, noop, nil))
+			isCorrupt("update", s.GuaranteedUpdate(ctx, "/widgets/ns/bad", s.newFunc(), false, nil, noop, nil, storage.UpdateOptions{}))
 			w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: "0", Predicate: storage.Everything})
 			if err != nil {
 				t.Fatal(err)

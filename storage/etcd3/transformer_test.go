@@ -68,7 +68,7 @@ func TestAESGCMEndToEnd(t *testing.T) {
 		rotated := aesStore(t, prefix, value.AESGCMKey{Name: "k2", Secret: secret(2)}, k1)
 		noop := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) { return in, nil, nil }
 		out := &widget.Widget{}
-		if err := rotated.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, noop, nil); err != nil {
+		if err := rotated.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, noop, nil, storage.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		after := rawGet(t, s, "/widgets/ns/a").Kvs[0]
@@ -79,7 +79,7 @@ func TestAESGCMEndToEnd(t *testing.T) {
 			t.Fatalf("destination %s %q", out.ResourceVersion, out.Spec.Data)
 		}
 		// Now current: a second no-op writes nothing.
-		if err := rotated.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, noop, nil); err != nil {
+		if err := rotated.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, noop, nil, storage.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if again := rawGet(t, s, "/widgets/ns/a").Kvs[0]; again.ModRevision != after.ModRevision {
