@@ -51,6 +51,7 @@ func Resources(nodes, pods, leases storage.Interface) []server.Resource {
 			KeyRoot: KeyRoots[Pods], GetAttrs: PodAttrs, SelectableFields: []string{"spec.nodeName", "status.phase"},
 			Validate: validPod, Subresources: &server.Subresources{Status: true},
 			PrinterColumns: []server.PrinterColumn{
+				{Name: "Ready", Type: "boolean", JSONPath: ".status.containerStatuses[0].ready", Description: "The first container is ready."},
 				{Name: "Status", Type: "string", JSONPath: ".status.phase"},
 				{Name: "Node", Type: "string", JSONPath: ".spec.nodeName"},
 				{Name: "IP", Type: "string", JSONPath: ".status.podIP", Priority: 1},
