@@ -54,6 +54,10 @@ type Options struct {
 	Prefix string
 	// StepTimeout bounds each of the scenario's waits.
 	StepTimeout time.Duration
+	// NoControllerManager leaves the controller manager out: something
+	// else runs it (the benchmark runs it in a process of its own, to
+	// measure it alone). StartReplica's ElectionKey is then the one to use.
+	NoControllerManager bool
 	// Metrics, when set, gets the API server's request metrics
 	// (apiserver_request_total, ...).
 	Metrics *prometheus.Registry
@@ -238,9 +242,11 @@ func (s *Stack) start(ctx context.Context) error {
 	s.factories = append(s.factories, s.View.Factory)
 
 	// Two controller manager replicas; the first to be elected leads.
-	for i := range s.Replicas {
-		if err := s.startReplica(i); err != nil {
-			return err
+	if !o.NoControllerManager {
+		for i := range s.Replicas {
+			if err := s.startReplica(i); err != nil {
+				return err
+			}
 		}
 	}
 	syncCtx, stop := context.WithTimeout(ctx, o.StepTimeout)
@@ -252,6 +258,9 @@ func (s *Stack) start(ctx context.Context) error {
 			}
 		}
 	}
+	if o.NoControllerManager {
+		return nil
+	}
 	select {
 	case <-s.Replicas[0].CM.Manager.Elected():
 	case <-s.Replicas[1].CM.Manager.Elected():
@@ -261,15 +270,22 @@ func (s *Stack) start(ctx context.Context) error {
 	return nil
 }
 
-// startReplica starts controller manager replica i.
-func (s *Stack) startReplica(i int) error {
-	o := s.Options
-	name := fmt.Sprintf("controller-manager-%d", i)
-	cm, err := controllers.NewControllerManager(controllers.ManagerConfig{API: s.Client, Etcd: s.Etcd,
+// ManagerConfig is the configuration of the stack's controller manager
+// replica named name, with o's timing, on the API at client and etcd at
+// etcd.
+func ManagerConfig(o Options, client *api.Client, etcd *clientv3.Client, name string) controllers.ManagerConfig {
+	o = o.withDefaults()
+	return controllers.ManagerConfig{API: client, Etcd: etcd,
 		ElectionKey: o.Prefix + "-leader/kube-controller-manager", Identity: name, LeaseDuration: o.LeaseDuration,
 		RenewDeadline: o.RenewDeadline, RetryPeriod: o.RetryPeriod, Workers: o.Workers, Monitor: o.Monitor, Grace: o.Grace,
 		Rates:   nodecontroller.Rates{Normal: 10, Secondary: 10, LargeClusterThreshold: 50, UnhealthyZoneThreshold: 0.55},
-		OnEvent: o.OnEvent, OnEvict: o.OnEvict, Logger: o.Logger})
+		OnEvent: o.OnEvent, OnEvict: o.OnEvict, Logger: o.Logger}
+}
+
+// startReplica starts controller manager replica i.
+func (s *Stack) startReplica(i int) error {
+	name := fmt.Sprintf("controller-manager-%d", i)
+	cm, err := controllers.NewControllerManager(ManagerConfig(s.Options, s.Client, s.Etcd, name))
 	if err != nil {
 		return err
 	}
