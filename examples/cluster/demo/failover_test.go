@@ -27,13 +27,27 @@ func TestLeaderKilledMidRollout(t *testing.T) {
 	defer func() { _ = s.View.Pods.RemoveEventHandler(reg) }()
 	sc := &script{ctx: ctx, s: s}
 
-	// 1: killed while creating.
-	require.NoError(t, s.Client.Create(ctx, api.Deployments, webDeployment(replicas, "nginx:1")))
-	require.NoError(t, sc.await("the first pods", func() bool { return web.created("nginx:1") > 0 }))
+	// 1: killed while creating: as soon as the third pod shows, from the
+	// watch handler, so that the kill lands between slow-start batches.
 	first := s.Leader()
 	require.GreaterOrEqual(t, first, 0)
-	s.Kill(first)
-	require.Less(t, web.created("nginx:1"), replicas, "the leader was killed before it created every pod")
+	killed := make(chan int, 1)
+	web.setOnNew(func(image string, seen int) {
+		if image == "nginx:1" && seen == 3 {
+			s.Kill(first)
+			killed <- web.created("nginx:1")
+		}
+	})
+	require.NoError(t, s.Client.Create(ctx, api.Deployments, webDeployment(replicas, "nginx:1")))
+	var atKill int
+	select {
+	case atKill = <-killed:
+	case <-ctx.Done():
+		t.Fatal("the third pod never showed")
+	}
+	web.setOnNew(nil)
+	t.Logf("leader killed with %d of %d pods seen", atKill, replicas)
+	require.Less(t, atKill, replicas, "the leader was killed before it created every pod")
 	require.NoError(t, sc.await("the standby elected", func() bool { return s.Replicas[1-first].CM.Manager.IsLeader() }))
 	require.NoError(t, sc.await("all available", func() bool { return sc.rolledOut("default", "web", replicas) }))
 	require.Equal(t, replicas, web.created("nginx:1"), "pods created for %d replicas", replicas)
@@ -43,18 +57,27 @@ func TestLeaderKilledMidRollout(t *testing.T) {
 	// mid-rollout.
 	require.NoError(t, s.startReplica(first))
 	web.resetPeak()
+	second := 1 - first
+	require.Equal(t, second, s.Leader())
+	web.setOnNew(func(image string, seen int) {
+		if image == "nginx:2" && seen == 2 {
+			s.Kill(second)
+			killed <- web.created("nginx:2")
+		}
+	})
 	_, err = api.Mutate(ctx, s.Client, api.Deployments, "default", "web", newDeployment, func(d *deploymentT) (bool, error) {
 		d.Spec.Template.Spec.Containers[0].Image = "nginx:2"
 		return true, nil
 	})
 	require.NoError(t, err)
-	require.NoError(t, sc.await("the rollout under way", func() bool {
-		n := web.created("nginx:2")
-		return n > 0 && n < replicas
-	}))
-	second := s.Leader()
-	require.Equal(t, 1-first, second)
-	s.Kill(second)
+	select {
+	case atKill = <-killed:
+	case <-ctx.Done():
+		t.Fatal("the rollout never started")
+	}
+	web.setOnNew(nil)
+	t.Logf("leader killed mid-rollout with %d of %d new pods seen", atKill, replicas)
+	require.Less(t, atKill, replicas)
 	require.NoError(t, sc.await("the replacement elected", func() bool { return s.Replicas[first].CM.Manager.IsLeader() }))
 	require.NoError(t, sc.await("the rollout complete", func() bool {
 		return sc.rolledOut("default", "web", replicas) && sc.podsWithImage("default", "web", "nginx:2") == replicas &&

@@ -18,6 +18,10 @@ type tracker struct {
 	alive map[string]bool            // pod keys alive now
 	seen  map[string]map[string]bool // image → pod keys ever seen
 	peak  int
+	// onNew, when set, is called (from the informer's handler goroutine,
+	// without the lock) with the image and the count of its pods seen so
+	// far, each time a new pod appears.
+	onNew func(image string, seen int)
 }
 
 // newTracker registers a tracker of app's pods on inf.
@@ -38,20 +42,35 @@ func (t *tracker) observe(p *corev1.Pod, deleted bool) {
 	}
 	key := p.Namespace + "/" + p.Name
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if deleted || p.DeletionTimestamp != nil {
 		delete(t.alive, key)
+		t.mu.Unlock()
 		return
 	}
 	t.alive[key] = true
 	t.peak = max(t.peak, len(t.alive))
+	img, n, fresh := "", 0, false
 	if len(p.Spec.Containers) > 0 {
-		img := p.Spec.Containers[0].Image
+		img = p.Spec.Containers[0].Image
 		if t.seen[img] == nil {
 			t.seen[img] = map[string]bool{}
 		}
+		fresh = !t.seen[img][key]
 		t.seen[img][key] = true
+		n = len(t.seen[img])
 	}
+	hook := t.onNew
+	t.mu.Unlock()
+	if fresh && hook != nil {
+		hook(img, n)
+	}
+}
+
+// setOnNew sets the hook called for each new pod.
+func (t *tracker) setOnNew(f func(image string, seen int)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.onNew = f
 }
 
 // resetPeak starts a new peak from the pods alive now and returns the
