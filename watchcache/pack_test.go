@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 func mapID(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
@@ -19,11 +19,11 @@ func sameString(a, b string) bool { return a == b && unsafe.StringData(a) == uns
 
 func TestEqualLabelsShareOneMap(t *testing.T) {
 	c, _ := newTestCache(t, nil)
-	a := widget("ns", "a", 1, map[string]string{"app": "x", "tier": "1"})
-	b := widget("ns", "b", 2, map[string]string{"tier": "1", "app": "x"})
-	d := widget("ns", "d", 3, map[string]string{"app": "x"})
-	e := widget("ns", "e", 4, nil)
-	u := testapi.MakeUnstructured("ns", "u", map[string]string{"app": "x", "tier": "1"})
+	a := testWidget("ns", "a", 1, map[string]string{"app": "x", "tier": "1"})
+	b := testWidget("ns", "b", 2, map[string]string{"tier": "1", "app": "x"})
+	d := testWidget("ns", "d", 3, map[string]string{"app": "x"})
+	e := testWidget("ns", "e", 4, nil)
+	u := widget.NewUnstructuredWidget("ns", "u", map[string]string{"app": "x", "tier": "1"})
 	u.SetResourceVersion("5")
 	if err := c.Replace([]runtime.Object{a, b, d, e, u}, 10); err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestEqualLabelsShareOneMap(t *testing.T) {
 		t.Fatal("the element's label set is not the object's")
 	}
 	// An event's object joins the table too.
-	m := widget("ns", "m", 11, map[string]string{"app": "x", "tier": "1"})
+	m := testWidget("ns", "m", 11, map[string]string{"app": "x", "tier": "1"})
 	mustApply(t, c, "add", m, 11)
 	if mapID(m.Labels) != mapID(a.Labels) {
 		t.Fatal("an applied object's equal labels are not shared")
@@ -54,8 +54,8 @@ func TestEqualLabelsShareOneMap(t *testing.T) {
 
 func TestNoPackingKeepsObjectsAsGiven(t *testing.T) {
 	c, _ := newTestCache(t, func(cfg *Config) { cfg.NoPacking = true })
-	a := widget("ns", "a", 1, map[string]string{"app": "x"})
-	b := widget("ns", "b", 2, map[string]string{"app": "x"})
+	a := testWidget("ns", "a", 1, map[string]string{"app": "x"})
+	b := testWidget("ns", "b", 2, map[string]string{"app": "x"})
 	if err := c.Replace([]runtime.Object{a, b}, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -70,9 +70,9 @@ func TestApplySharesRepeatedAnnotations(t *testing.T) {
 		t.Fatal(err)
 	}
 	pad := strings.Repeat("x", 800)
-	var objs []*testapi.Widget
+	var objs []*widget.Widget
 	for i := range 3 {
-		w := widget("ns", fmt.Sprint("w", i), uint64(2+i), nil)
+		w := testWidget("ns", fmt.Sprint("w", i), uint64(2+i), nil)
 		w.Annotations = map[string]string{"pad": strings.Clone(pad), "seq": fmt.Sprint(i)}
 		mustApply(t, c, "add", w, uint64(2+i))
 		objs = append(objs, w)
@@ -82,7 +82,7 @@ func TestApplySharesRepeatedAnnotations(t *testing.T) {
 	}
 	el, _, _, _ := c.Get("/widgets/ns/w2")
 	obj, _ := el.Object()
-	if got := obj.(*testapi.Widget).Annotations; got["pad"] != pad || got["seq"] != "2" {
+	if got := obj.(*widget.Widget).Annotations; got["pad"] != pad || got["seq"] != "2" {
 		t.Fatalf("annotations: %v", got)
 	}
 }
@@ -92,10 +92,10 @@ func TestApplySharesRepeatedAnnotations(t *testing.T) {
 func TestNoPackingEncoded(t *testing.T) {
 	codec := &widgetCodec{}
 	c, _ := newTestCache(t, func(cfg *Config) { cfg.Codec, cfg.NoPacking = codec, true })
-	w := widget("ns", "a", 7, map[string]string{"app": "x"})
+	w := testWidget("ns", "a", 7, map[string]string{"app": "x"})
 	ev := mustApply(t, c, "add", w, 7)
 	raw, ok := ev.Cur.Encoded()
-	if enc, err := runtime.Encode(testapi.Codec, w); !ok || err != nil || string(raw) != string(enc) {
+	if enc, err := runtime.Encode(widget.Codec, w); !ok || err != nil || string(raw) != string(enc) {
 		t.Fatalf("Encoded = %s, %v (%v)", raw, ok, err)
 	}
 	if ev.Cur.Key != "/widgets/ns/a" || ev.Cur.Fields.Get("spec.nodeName") != w.Spec.NodeName || ev.Cur.Labels["app"] != "x" {
