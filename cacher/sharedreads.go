@@ -109,6 +109,6 @@ func waitEnded(ctx context.Context, what string) error {
 
 // currentRV is the storage's current revision for a consistent read or a
 // watch's start, shared with the ones that ask at the same time.
-func (c *Cacher) currentRV(ctx context.Context) (uint64, error) {
-	return c.revisions.do(ctx, "current resource version", c.store.GetCurrentResourceVersion)
+func (f *feed) currentRV(ctx context.Context) (uint64, error) {
+	return f.revisions.do(ctx, "current resource version", f.store.GetCurrentResourceVersion)
 }

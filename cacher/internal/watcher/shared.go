@@ -1,33 +1,35 @@
-package cacher
+package watcher
 
 import (
 	"context"
 	"time"
+
+	"github.com/listwatch/listwatch/cacher/internal/history"
 )
 
 // The watcher's side of the shared catch-up after a relist (see
-// feed_gap.go): replaying the gap's history, filtered as live events are.
+// the cacher's feed_history.go): replaying a shared history, filtered as live events are.
 
-// catchUpFromGap replays g's events after pos until pos reaches g.until
+// catchUpFromGap replays g's events after pos until pos reaches g.Until
 // (true: the cache takes over) or g cannot serve the watcher any more
 // (true: the caller finds another source); false when the watch ended.
-func (w *watcher) catchUpFromGap(ctx context.Context, g *gapHistory) bool {
+func (w *Watcher) catchUpFromGap(ctx context.Context, g *history.Shared) bool {
 	// A shared read may still be listing its first state.
 	if !w.waitGap(ctx, g, w.pos) {
 		return false
 	}
 	for ctx.Err() == nil {
-		if w.pos >= g.until || g.failed.Load() {
+		if w.pos >= g.Until || g.Failed() {
 			return true
 		}
-		evs, r, err := g.cache.EventsSince(w.pos, w.env.catchUpBatch)
+		evs, r, err := g.Cache.EventsSince(w.pos, w.env.CatchUpBatch)
 		if err != nil {
 			w.noGap = g
 			return true
 		}
 		if len(evs) == 0 {
-			w.pos = max(w.pos, min(r, g.until))
-			if w.pos < g.until && !w.waitGap(ctx, g, w.pos+1) {
+			w.pos = max(w.pos, min(r, g.Until))
+			if w.pos < g.Until && !w.waitGap(ctx, g, w.pos+1) {
 				return false
 			}
 			continue
@@ -52,10 +54,10 @@ func (w *watcher) catchUpFromGap(ctx context.Context, g *gapHistory) bool {
 
 // waitGap waits until g holds every revision up to rv, g fails or the
 // watch ends (false).
-func (w *watcher) waitGap(ctx context.Context, g *gapHistory, rv uint64) bool {
-	for ctx.Err() == nil && !g.failed.Load() {
+func (w *Watcher) waitGap(ctx context.Context, g *history.Shared, rv uint64) bool {
+	for ctx.Err() == nil && !g.Failed() {
 		step, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		err := g.cache.WaitUntilFresh(step, rv)
+		err := g.Cache.WaitUntilFresh(step, rv)
 		cancel()
 		if err == nil {
 			return true
