@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/cacher/internal/history"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -20,8 +20,8 @@ func (versionerOnly) Versioner() storage.Versioner { return storage.APIObjectVer
 // newDispatchCacher returns a cacher without storage, its cache at RV 1,
 // whose feed a test drives by hand.
 func newDispatchCacher(t testing.TB) *Cacher {
-	c, err := New(Config{Storage: versionerOnly{}, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs, IndexLabels: []string{"app"},
+	c, err := New(Config{Storage: versionerOnly{}, ResourcePrefix: "/widgets", NewFunc: widget.New,
+		NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs, IndexLabels: []string{"app"},
 		WatcherBufferSize: 1 << 16})
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func newDispatchCacher(t testing.TB) *Cacher {
 // event without watchers.
 func BenchmarkUncacheableCheck(b *testing.B) {
 	c := newDispatchCacher(b)
-	w := testapi.Make("ns", "a", map[string]string{"app": "x"})
+	w := widget.NewWidget("ns", "a").WithLabels(map[string]string{"app": "x"})
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := c.f.uncacheable(w); err != nil {
@@ -51,9 +51,9 @@ func BenchmarkUncacheableCheck(b *testing.B) {
 // MODIFIED event, without watchers.
 func BenchmarkApplyOneRevision(b *testing.B) {
 	c := newDispatchCacher(b)
-	objs := make([]*testapi.Widget, 1024)
+	objs := make([]*widget.Widget, 1024)
 	for i := range objs {
-		objs[i] = testapi.Make("ns", "w"+strconv.Itoa(i), map[string]string{"app": "x"})
+		objs[i] = widget.NewWidget("ns", "w"+strconv.Itoa(i)).WithLabels(map[string]string{"app": "x"})
 	}
 	rv := uint64(1)
 	batch := &history.Revision{}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -36,7 +36,7 @@ func shardWatchers(t testing.TB, c *shardRig, n int) []*Entry {
 }
 
 func applyWithUID(t testing.TB, c *shardRig, i int, uid types.UID, rv uint64) *watchcache.Event {
-	o := testapi.Make("ns", fmt.Sprintf("w%05d", i), nil)
+	o := widget.NewWidget("ns", fmt.Sprintf("w%05d", i))
 	o.UID, o.ResourceVersion = uid, fmt.Sprint(rv)
 	ev, err := c.cache.Apply(watch.Added, o, rv)
 	if err != nil {
@@ -127,7 +127,7 @@ func newShardRig(t testing.TB) *shardRig {
 			return "", err
 		}
 		return "/widgets/" + a.GetNamespace() + "/" + a.GetName(), nil
-	}, GetAttrs: testapi.GetAttrs, Versioner: storage.APIObjectVersioner{}})
+	}, GetAttrs: widget.GetAttrs, Versioner: storage.APIObjectVersioner{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func newShardRig(t testing.TB) *shardRig {
 
 // addTestWatcher registers an entry of key with pred in live dispatch.
 func (c *shardRig) addTestWatcher(key string, recursive bool, pred storage.SelectionPredicate) *Entry {
-	pred.GetAttrs = testapi.GetAttrs
+	pred.GetAttrs = widget.GetAttrs
 	spec := Spec{Key: key, Recursive: recursive, Pred: pred, EmptyPred: pred.Empty()}
 	if recursive {
 		spec.Prefix = RecursivePrefix(key)

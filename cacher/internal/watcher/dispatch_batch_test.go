@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/cacher/internal/hub"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -28,7 +28,7 @@ func (f *batchFixture) apply() *watchcache.Event {
 	f.t.Helper()
 	f.rv++
 	var ev *watchcache.Event
-	o := testapi.Make("ns", fmt.Sprintf("w%d", f.rv), nil)
+	o := widget.NewWidget("ns", fmt.Sprintf("w%d", f.rv))
 	o.ResourceVersion = fmt.Sprint(f.rv)
 	err := f.c.hub.Commit(func(tx hub.Tx) error {
 		var err error
@@ -115,7 +115,7 @@ func TestDispatchBatchHoldsUntilTheBatchEnds(t *testing.T) {
 func TestDispatchBatchHandsOverBeforeBookmarks(t *testing.T) {
 	f := newBatchFixture(t)
 	opts := storage.ListOptions{Recursive: true, Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
-	opts.Predicate.GetAttrs = testapi.GetAttrs
+	opts.Predicate.GetAttrs = widget.GetAttrs
 	w := f.c.env.New("/widgets", opts)
 	f.c.hub.Add(w.e)
 	f.c.hub.Batch(true)
@@ -167,7 +167,7 @@ func TestDispatchSharesEncodedWrappers(t *testing.T) {
 	var ws []*Watcher
 	for range 3 {
 		w := f.c.env.New("/widgets", storage.ListOptions{Recursive: true,
-			Predicate: storage.SelectionPredicate{GetAttrs: testapi.GetAttrs}})
+			Predicate: storage.SelectionPredicate{GetAttrs: widget.GetAttrs}})
 		w.Encoded = true
 		f.c.hub.Add(w.e)
 		ws = append(ws, w)

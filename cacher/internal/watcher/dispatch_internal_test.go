@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -45,7 +45,7 @@ func TestDispatchVisitsOnlyMatchingWatchers(t *testing.T) {
 			for i := range 1000 {
 				tc.watch(c, i)
 			}
-			obj := testapi.Make("ns", "w0042", map[string]string{"app": "a0042"})
+			obj := widget.NewWidget("ns", "w0042").WithLabels(map[string]string{"app": "a0042"})
 			if tc.name == "namespace prefix" {
 				obj.Namespace = "ns0042"
 			}
@@ -75,7 +75,7 @@ func TestDispatchUsesPreviousIndexValues(t *testing.T) {
 	wx := c.addTestWatcher("/widgets", true, sel("x"))
 	wy := c.addTestWatcher("/widgets", true, sel("y"))
 	apply := func(app string, rv uint64) *watchcache.Event {
-		o := testapi.Make("ns", "a", map[string]string{"app": app})
+		o := widget.NewWidget("ns", "a").WithLabels(map[string]string{"app": app})
 		o.ResourceVersion = fmt.Sprint(rv)
 		ev, err := c.cache.Apply(watch.Modified, o, rv)
 		if err != nil {
@@ -96,7 +96,7 @@ func TestDispatchUsesPreviousIndexValues(t *testing.T) {
 	}
 }
 
-func objRV(o runtime.Object) string { return o.(*testapi.Widget).ResourceVersion }
+func objRV(o runtime.Object) string { return o.(*widget.Widget).ResourceVersion }
 
 // BenchmarkDispatch measures the dispatcher's cost per event with 1,000
 // single-object watchers, against 1,000 unindexed watchers with a selector.
@@ -116,7 +116,7 @@ func BenchmarkDispatch(b *testing.B) {
 			}
 			var evs []*watchcache.Event
 			for i := range 1000 {
-				o := testapi.Make("ns", fmt.Sprintf("w%04d", i), map[string]string{"owner": fmt.Sprintf("w%04d", i)})
+				o := widget.NewWidget("ns", fmt.Sprintf("w%04d", i)).WithLabels(map[string]string{"owner": fmt.Sprintf("w%04d", i)})
 				ev, err := c.cache.Apply(watch.Added, o, uint64(i+2))
 				if err != nil {
 					b.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/cacher/internal/hub"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -25,7 +25,7 @@ func widgetKey(obj runtime.Object) (string, error) {
 // newWidgetCache returns a cache of widgets at RV 1, indexed by the
 // label app.
 func newWidgetCache(t testing.TB) *watchcache.Cache {
-	cache, err := watchcache.New(watchcache.Config{KeyFunc: widgetKey, GetAttrs: testapi.GetAttrs,
+	cache, err := watchcache.New(watchcache.Config{KeyFunc: widgetKey, GetAttrs: widget.GetAttrs,
 		Versioner: storage.APIObjectVersioner{}, IndexLabels: []string{"app"}})
 	if err != nil {
 		t.Fatal(err)
@@ -54,14 +54,14 @@ func newDispatchRig(t testing.TB) *dispatchRig {
 	cache := newWidgetCache(t)
 	h := hub.New(hub.Config{IndexLabels: []string{"app"}, Wall: clock.RealClock{}, Metrics: noMetrics{}})
 	env := &Env{Source: memHistory{cache}, Hub: h, Wall: clock.RealClock{}, Metrics: noMetrics{},
-		Versioner: storage.APIObjectVersioner{}, NewFunc: testapi.NewWidget, KeyFunc: widgetKey,
+		Versioner: storage.APIObjectVersioner{}, NewFunc: widget.New, KeyFunc: widgetKey,
 		CatchUpBatch: 256, BufferSize: 1 << 16}
 	return &dispatchRig{cache: cache, hub: h, env: env}
 }
 
 // addTestWatcher registers a watcher of key in live dispatch, not started.
 func (c *dispatchRig) addTestWatcher(key string, recursive bool, pred storage.SelectionPredicate) *Watcher {
-	pred.GetAttrs = testapi.GetAttrs
+	pred.GetAttrs = widget.GetAttrs
 	w := c.env.New(key, storage.ListOptions{Recursive: recursive, Predicate: pred})
 	c.hub.Add(w.e)
 	return w

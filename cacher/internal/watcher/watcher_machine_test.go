@@ -12,7 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher/internal/history"
 	"github.com/listwatch/listwatch/cacher/internal/hub"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -59,10 +59,10 @@ func newMachineRig(t *testing.T) *machineRig {
 		loopsEnded: make(chan struct{}), ended: make(chan struct{})}
 	r.hub = hub.New(hub.Config{Wall: r.wall, Metrics: noMetrics{}})
 	env := &Env{Source: memHistory{cache}, Hub: r.hub, Wall: r.wall, Metrics: noMetrics{},
-		Versioner: storage.APIObjectVersioner{}, NewFunc: testapi.NewWidget, KeyFunc: widgetKey,
+		Versioner: storage.APIObjectVersioner{}, NewFunc: widget.New, KeyFunc: widgetKey,
 		CatchUpBatch: 4, BufferSize: 2}
 	r.w = env.New("/widgets", storage.ListOptions{Recursive: true,
-		Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true, GetAttrs: testapi.GetAttrs}})
+		Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true, GetAttrs: widget.GetAttrs}})
 	r.w.BookmarkAt = r.wall.Now().Add(time.Minute) // its deadline bookmark
 	r.w.Plan = Plan{Pos: 1}
 
@@ -98,7 +98,7 @@ func (r *machineRig) stop() {
 func (r *machineRig) publish(n int) {
 	for range n {
 		r.rv++
-		o := testapi.Make("ns", fmt.Sprintf("w%d", r.rv), nil)
+		o := widget.NewWidget("ns", fmt.Sprintf("w%d", r.rv))
 		o.ResourceVersion = fmt.Sprint(r.rv)
 		err := r.hub.Commit(func(tx hub.Tx) error {
 			ev, err := r.cache.Apply(watch.Added, o, r.rv)
