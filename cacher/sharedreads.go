@@ -23,7 +23,7 @@ import (
 // under way waits for the rest of that round trip as well as its own. The
 // zero value is ready to use.
 type sharedReads[T any] struct {
-	mu       sync.Mutex
+	mu       sync.Mutex     // taken by the requests' goroutines, briefly, never with another lock
 	started  uint64         // storage reads started so far; each one's seq
 	inflight *sharedRead[T] // the read under way, nil when none is
 	last     *sharedRead[T] // the read that ended last

@@ -21,7 +21,9 @@ type Shared struct {
 	// it has been read. Written by the goroutine that reads the storage.
 	Cache       *watchcache.Cache
 	From, Until uint64
-	// failed: the shared read ended before Until.
+	// failed: the shared read ended before Until. Set by the goroutine
+	// that reads the storage (or the one that could not start it), read by
+	// the watchers' goroutines.
 	failed atomic.Bool
 }
 

@@ -10,7 +10,7 @@ import (
 // pushes without blocking; the watcher's goroutine takes everything queued
 // at once, so a burst costs one wake-up rather than one per event.
 type queue struct {
-	mu  sync.Mutex
+	mu  sync.Mutex          // taken by dispatch (push, Hub.mu held) and the watcher's goroutine (takeAll)
 	buf []*watchcache.Event // guarded by mu
 	max int
 	// ready holds a token while buf may be non-empty; the dispatcher
