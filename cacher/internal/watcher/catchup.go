@@ -14,9 +14,13 @@ import (
 	"github.com/listwatch/listwatch/watchcache"
 )
 
-// catchUp replays history after pos, from the cache or, when the cache no
-// longer holds it (or is not ready), from the storage, until the watcher has joined live
-// dispatch (true) or ended (false).
+// catchUp is the watcher's one catch-up loop: it replays history after
+// pos until the watcher has joined live dispatch (true) or ended (false).
+// Each round asks where the events after pos are: in the cache's history
+// (the ring), else in a shared read of the storage's history (Source.Shared,
+// replayed by replayShared up to its end), else only in the storage, which
+// the watcher's own stream replays (catchUpFromStorage: the cache is being
+// re-initialised, or no shared read can serve it); then it asks again.
 func (w *Watcher) catchUp(ctx context.Context) bool {
 	for ctx.Err() == nil {
 		evs, _, err := w.env.Source.EventsSince(w.pos, w.env.CatchUpBatch)
@@ -27,7 +31,7 @@ func (w *Watcher) catchUp(ctx context.Context) bool {
 			// storage's history shared with the others serves.
 			g := w.sharedRead
 			w.sharedRead = nil // not kept beyond this catch-up
-			if !w.catchUpFromGap(ctx, g) {
+			if !w.replayShared(ctx, g) {
 				return false
 			}
 			continue
@@ -69,7 +73,7 @@ func (w *Watcher) shared() *history.Shared {
 		w.sharedRead = nil
 		return nil
 	}
-	w.sharedRead = w.env.Source.Shared(w.pos, w.noGap)
+	w.sharedRead = w.env.Source.Shared(w.pos, w.noShared)
 	return w.sharedRead
 }
 

@@ -10,12 +10,12 @@ import (
 // The watcher's side of the shared catch-up after a relist (see
 // the cacher's feed_history.go): replaying a shared history, filtered as live events are.
 
-// catchUpFromGap replays g's events after pos until pos reaches g.Until
+// replayShared replays g's events after pos until pos reaches g.Until
 // (true: the cache takes over) or g cannot serve the watcher any more
 // (true: the caller finds another source); false when the watch ended.
-func (w *Watcher) catchUpFromGap(ctx context.Context, g *history.Shared) bool {
+func (w *Watcher) replayShared(ctx context.Context, g *history.Shared) bool {
 	// A shared read may still be listing its first state.
-	if !w.waitGap(ctx, g, w.pos) {
+	if !w.waitShared(ctx, g, w.pos) {
 		return false
 	}
 	for ctx.Err() == nil {
@@ -24,12 +24,12 @@ func (w *Watcher) catchUpFromGap(ctx context.Context, g *history.Shared) bool {
 		}
 		evs, r, err := g.Cache.EventsSince(w.pos, w.env.CatchUpBatch)
 		if err != nil {
-			w.noGap = g
+			w.noShared = g
 			return true
 		}
 		if len(evs) == 0 {
 			w.pos = max(w.pos, min(r, g.Until))
-			if w.pos < g.Until && !w.waitGap(ctx, g, w.pos+1) {
+			if w.pos < g.Until && !w.waitShared(ctx, g, w.pos+1) {
 				return false
 			}
 			continue
@@ -39,12 +39,12 @@ func (w *Watcher) catchUpFromGap(ctx context.Context, g *history.Shared) bool {
 				return false
 			}
 		}
-		// The batch ends with a whole revision: once the gap holds it
+		// The batch ends with a whole revision: once the shared read holds it
 		// completely, it is delivered completely.
 		last := evs[len(evs)-1].RV
 		if last <= r {
 			w.pos = max(w.pos, last)
-		} else if !w.waitGap(ctx, g, last) {
+		} else if !w.waitShared(ctx, g, last) {
 			// The newest revision is still arriving: wait for its end.
 			return false
 		}
@@ -52,9 +52,9 @@ func (w *Watcher) catchUpFromGap(ctx context.Context, g *history.Shared) bool {
 	return false
 }
 
-// waitGap waits until g holds every revision up to rv, g fails or the
+// waitShared waits until g holds every revision up to rv, g fails or the
 // watch ends (false).
-func (w *Watcher) waitGap(ctx context.Context, g *history.Shared, rv uint64) bool {
+func (w *Watcher) waitShared(ctx context.Context, g *history.Shared, rv uint64) bool {
 	for ctx.Err() == nil && !g.Failed() {
 		step, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 		err := g.Cache.WaitUntilFresh(step, rv)

@@ -54,9 +54,9 @@ type Watcher struct {
 	// sources in the middle of one; replays skip what it already handled.
 	revRV   uint64
 	revSeen []string
-	// noGap is a shared history that could not serve the watcher: it does
+	// noShared is a shared history that could not serve the watcher: it does
 	// not try it again.
-	noGap *history.Shared
+	noShared *history.Shared
 	// sharedRead is the shared history chosen by shared, for the catch-up
 	// that chose it.
 	sharedRead *history.Shared
