@@ -94,3 +94,42 @@ func TestCacheReads(t *testing.T) {
 	c.Shutdown()
 	require.ErrorIs(t, c.List(ctx, &list), cache.ErrStopped)
 }
+
+// TestIndexField: a List selecting an indexed field reads its index, in a
+// namespace or in all, also for a field GetAttrs does not return, and
+// together with other selectors.
+func TestIndexField(t *testing.T) {
+	kinds, err := client.NewKinds(widget.Scheme) // default GetAttrs: no spec.color
+	require.NoError(t, err)
+	colored := func(ns, name, color string) widget.Widget {
+		w := newWidget(ns, name, map[string]string{"app": name}, "")
+		w.Spec.Color = color
+		return w
+	}
+	lw := staticLW(colored("a", "w1", "red"), colored("a", "w2", "blue"), colored("b", "w3", "red"))
+	c, err := cache.New(cache.Options{Kinds: kinds, ListerWatcher: func(client.Kind) (reflector.ListerWatcher, error) { return lw, nil }})
+	require.NoError(t, err)
+	require.NoError(t, c.IndexField(&widget.Widget{}, "spec.color", func(o client.Object) []string {
+		return []string{o.(*widget.Widget).Spec.Color}
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.Start(ctx)
+	defer c.Shutdown()
+	require.True(t, c.WaitForCacheSync(ctx))
+
+	list := func(opts ...client.ListOption) []string {
+		var l widget.WidgetList
+		require.NoError(t, c.List(ctx, &l, opts...))
+		var out []string
+		for _, i := range l.Items {
+			out = append(out, i.Name)
+		}
+		return out
+	}
+	require.ElementsMatch(t, []string{"w1", "w3"}, list(client.MatchingFields{"spec.color": "red"}))
+	require.ElementsMatch(t, []string{"w1"}, list(client.InNamespace("a"), client.MatchingFields{"spec.color": "red"}))
+	require.ElementsMatch(t, []string{"w3"}, list(client.MatchingFields{"spec.color": "red", "metadata.name": "w3"}))
+	require.ElementsMatch(t, []string{"w1"}, list(client.MatchingFields{"spec.color": "red"}, client.MatchingLabels{"app": "w1"}))
+	require.Empty(t, list(client.InNamespace("b"), client.MatchingFields{"spec.color": "blue"}))
+}

@@ -62,7 +62,9 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object
 }
 
 // List implements client.Reader: copies of the cached objects matching the
-// namespace and selectors, with the informer's last resourceVersion.
+// namespace and selectors, with the informer's last resourceVersion. An
+// exact field requirement on a field of IndexField is served from its
+// index; the other fields are those of the kind's GetAttrs.
 // Limit and Continue are not served from a cache (client.WithCache sends
 // those lists to storage).
 func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
@@ -74,17 +76,21 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 	for _, f := range opts {
 		f.ApplyToList(&o)
 	}
-	var objs []client.Object
-	if o.Namespace != "" {
+	objs, fieldSel, indexed, err := fromFieldIndex(inf, o.Namespace, o.FieldSelector)
+	switch {
+	case err != nil:
+		return err
+	case indexed: // already in o.Namespace
+	case o.Namespace != "":
 		if objs, err = inf.GetIndexer().ByIndex(reflector.NamespaceIndex, o.Namespace); err != nil {
 			return err
 		}
-	} else {
+	default:
 		objs = inf.GetStore().List()
 	}
 	items := make([]runtime.Object, 0, len(objs))
 	for _, obj := range objs {
-		ok, err := matches(kind, obj, o.LabelSelector, o.FieldSelector)
+		ok, err := matches(kind, obj, o.LabelSelector, fieldSel)
 		if err != nil {
 			return err
 		}

@@ -61,7 +61,7 @@ func newLocal(t *testing.T) client.Client {
 	}
 	c, err := client.NewLocal(client.LocalConfig{Kinds: kinds, Store: func(k client.Kind) (*registry.Store, error) {
 		return regs[k.GroupVersionKind.Kind], nil
-	}})
+	}, Dependents: kinds.All})
 	require.NoError(t, err)
 	return c
 }

@@ -123,7 +123,8 @@ type Kinds struct {
 // NewKinds returns Kinds holding every kind of schemes that has metadata
 // and a list type (KindList), as namespaced kinds with the default
 // resource, key root and attributes and the scheme's JSON codec. Change a
-// kind (cluster-scoped, another plural, selectable fields) with Add.
+// kind (cluster-scoped, another plural, selectable fields) with Get and
+// Add.
 func NewKinds(schemes ...*runtime.Scheme) (*Kinds, error) {
 	k := &Kinds{byGVK: map[schema.GroupVersionKind]Kind{}, byType: map[reflect.Type]schema.GroupVersionKind{}}
 	for _, s := range schemes {
@@ -184,7 +185,13 @@ func schemeKind(s *runtime.Scheme, gvk schema.GroupVersionKind, types map[schema
 	}, true
 }
 
-// Add registers kind, replacing a kind of the same GroupVersionKind.
+// Add registers kind, replacing a kind of the same GroupVersionKind. To
+// change a kind NewKinds registered (cluster-scoped, selectable fields),
+// Get it, change the fields and Add it back:
+//
+//	node, _ := kinds.Get(corev1.SchemeGroupVersion.WithKind("Node"))
+//	node.Namespaced = false
+//	err := kinds.Add(node)
 func (k *Kinds) Add(kind Kind) error {
 	kind, err := kind.withDefaults()
 	if err != nil {

@@ -86,8 +86,12 @@ type PatchOption interface{ ApplyToPatch(*PatchOptions) }
 type DeleteOptions struct {
 	// Preconditions (uid, resourceVersion) must hold on the stored object.
 	Preconditions *metav1.Preconditions
-	// PropagationPolicy is sent to the server (HTTP). The in-process
-	// client has no garbage collector: dependents are not deleted.
+	// PropagationPolicy says what happens to the dependents (objects with
+	// an ownerReference to the deleted one): over HTTP it is sent to the
+	// server; in process (with LocalConfig.Dependents, as a manager's
+	// client has) Foreground deletes them before the object, Background
+	// after it, Orphan removes their reference. Nil leaves them: there is
+	// no garbage collector.
 	PropagationPolicy *metav1.DeletionPropagation
 	// DryRun checks the delete without doing it.
 	DryRun bool

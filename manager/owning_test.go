@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/cache"
@@ -249,4 +250,29 @@ func TestManagerRunsGivenStorage(t *testing.T) {
 	stop()
 	require.NoError(t, <-done)
 	require.Error(t, c.Run(ctx), "the given cacher ran and stopped with the manager")
+}
+
+// TestManagerClientPropagatesDeletes: the manager's client deletes the
+// dependents of a deleted object among the kinds it serves.
+func TestManagerClientPropagatesDeletes(t *testing.T) {
+	kinds, err := lwclient.NewKinds(widget.Scheme)
+	require.NoError(t, err)
+	m, err := manager.New(manager.Options{Name: "gc", Kinds: kinds, Etcd: etcd.Client, EtcdPrefix: testPrefix(t)})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Run(runCtx) }()
+	defer func() { stop(); require.NoError(t, <-done) }()
+
+	c := m.GetClient()
+	w := widget.NewWidget("default", "w1")
+	require.NoError(t, c.Create(ctx, w))
+	p := &widget.Part{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "w1-0"}}
+	require.NoError(t, lwclient.SetControllerReference(w, p, kinds))
+	require.NoError(t, c.Create(ctx, p))
+	require.NoError(t, c.Delete(ctx, w, lwclient.PropagationPolicy(metav1.DeletePropagationBackground)))
+	err = c.Get(ctx, lwclient.KeyOf(p), &widget.Part{}, lwclient.FromStorage)
+	require.True(t, lwclient.IsNotFound(err), "the Part went with its Widget: %v", err)
 }
