@@ -131,8 +131,16 @@ func (s *Simulator) Setup(ctx context.Context) error {
 		s.leases[n], s.beats[n] = l, now
 		s.mu.Unlock()
 		for i := range s.cfg.PodsPerNode {
-			if err := s.cfg.Client.Create(ctx, api.Pods, newPod(s.cfg.Namespace, n, i, s.cfg.TolerationSeconds)); err != nil {
+			p := newPod(s.cfg.Namespace, n, i, s.cfg.TolerationSeconds)
+			status := p.Status
+			if err := s.cfg.Client.Create(ctx, api.Pods, p); err != nil {
 				return fmt.Errorf("simulator: creating pod %d of %s: %w", i, n, err)
+			}
+			// A pod's status is written through /status, as its kubelet
+			// posts it; the create kept none.
+			p.Status = status
+			if err := s.cfg.Client.UpdateStatus(ctx, api.Pods, p); err != nil {
+				return fmt.Errorf("simulator: posting the status of pod %d of %s: %w", i, n, err)
 			}
 		}
 		return nil

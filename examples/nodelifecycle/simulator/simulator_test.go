@@ -33,7 +33,7 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
 
 // TestSimulator: Setup creates Z×N Ready nodes with zone labels, their
 // leases and their pods (one daemon pod per node, then plain and tolerating
-// pods); Run renews leases; a stopped node's heartbeats stop while the
+// pods, Running); Run renews leases; a stopped node's heartbeats stop while the
 // others' go on, and resume; a node whose NodeReady was set to Unknown posts
 // True again.
 func TestSimulator(t *testing.T) {
@@ -67,6 +67,7 @@ func TestSimulator(t *testing.T) {
 	require.NoError(t, err)
 	kinds := map[string]int{}
 	for _, p := range pods {
+		require.Equal(t, corev1.PodRunning, p.Status.Phase, "posted through /status")
 		kinds[p.Labels[KindLabel]]++
 		if p.Labels[KindLabel] == string(PodTolerating) {
 			require.Equal(t, int64(7), *p.Spec.Tolerations[0].TolerationSeconds)
