@@ -3,7 +3,8 @@
 // heartbeats, leases): a pod bound to a node whose kubelet runs becomes
 // Running and Ready after a configurable delay, written to its /status
 // as a kubelet writes it. There are no containers: the delay stands for
-// pulling images and starting them.
+// pulling images and starting them, and an image tagged BrokenTag fails
+// to pull (the pod stays Pending, never Ready).
 package kubelet
 
 import (
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,6 +124,13 @@ func (k *Kubelets) start(ctx context.Context, key string) {
 	}
 	next := p.DeepCopy()
 	next.Status = RunningStatus(p, time.Now())
+	if image, bad := brokenImage(p); bad {
+		if p.Status.Phase == corev1.PodPending && len(p.Status.ContainerStatuses) > 0 {
+			k.queue.Forget(key) // already reported
+			return
+		}
+		next.Status = PullFailedStatus(p, image, time.Now())
+	}
 	err := k.cfg.Client.UpdateStatus(ctx, api.Pods, next)
 	switch {
 	case err == nil:
@@ -135,6 +144,37 @@ func (k *Kubelets) start(ctx context.Context, key string) {
 		k.cfg.Logger.Warn("kubelet: pod status not written", "pod", key, "node", p.Spec.NodeName, "err", err)
 		k.queue.AddRateLimited(key)
 	}
+}
+
+// BrokenTag marks images that cannot be pulled: a pod with one stays
+// Pending with ErrImagePull (and never becomes Ready), as a typo in an
+// image does on a real node.
+const BrokenTag = ":broken"
+
+// brokenImage returns p's first image with BrokenTag.
+func brokenImage(p *corev1.Pod) (string, bool) {
+	for _, c := range p.Spec.Containers {
+		if strings.HasSuffix(c.Image, BrokenTag) {
+			return c.Image, true
+		}
+	}
+	return "", false
+}
+
+// PullFailedStatus is the status a kubelet posts for p when image cannot
+// be pulled: Pending, not Ready, the container waiting with ErrImagePull.
+func PullFailedStatus(p *corev1.Pod, image string, now time.Time) corev1.PodStatus {
+	t := metav1.NewTime(now)
+	s := corev1.PodStatus{Phase: corev1.PodPending, StartTime: &t, HostIP: "192.168.0.1", QOSClass: corev1.PodQOSBestEffort,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: t},
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", LastTransitionTime: t}}}
+	for _, c := range p.Spec.Containers {
+		s.ContainerStatuses = append(s.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Image: c.Image,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull",
+				Message: fmt.Sprintf("failed to pull image %q: not found", image)}}})
+	}
+	return s
 }
 
 // RunningStatus is the status a kubelet posts for p once its containers

@@ -1,0 +1,60 @@
+package demo
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/listwatch/listwatch/examples/cluster/rollout"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+)
+
+// TestProgressDeadlineWithKubectl: a rollout to an image that cannot be
+// pulled stops making progress; after progressDeadlineSeconds the
+// Deployment's Progressing condition turns False with
+// ProgressDeadlineExceeded, kubectl rollout status fails saying so, the
+// old pods keep serving (maxUnavailable holds), and kubectl rollout undo
+// recovers.
+func TestProgressDeadlineWithKubectl(t *testing.T) {
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	s := startStack(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	k, err := newKubectl(s.API.URL, t.TempDir())
+	require.NoError(t, err)
+	sc := &script{ctx: ctx, s: s}
+	d := webDeployment(4, "nginx:1")
+	deadline := int32(2)
+	d.Spec.ProgressDeadlineSeconds = &deadline
+	require.NoError(t, s.Client.Create(ctx, api.Deployments, d))
+	_, err = k.run(ctx, "rollout", "status", "deployment/web", "--timeout=30s")
+	require.NoError(t, err)
+
+	_, err = k.run(ctx, "set", "image", "deployment/web", "nginx=nginx:broken")
+	require.NoError(t, err)
+	out, err := k.run(ctx, "rollout", "status", "deployment/web", "--timeout=30s")
+	require.Error(t, err, "rollout status must fail: %s", out)
+	require.Contains(t, err.Error(), "exceeded its progress deadline")
+	dep := sc.deployment("default", "web")
+	c := rollout.Condition(dep.Status, appsv1.DeploymentProgressing)
+	require.NotNil(t, c)
+	require.Equal(t, rollout.ReasonProgressDeadline, c.Reason)
+	require.GreaterOrEqual(t, dep.Status.AvailableReplicas, int32(3), "maxUnavailable (25%% of 4 = 1) kept the old pods serving")
+
+	_, err = k.run(ctx, "rollout", "undo", "deployment/web")
+	require.NoError(t, err)
+	_, err = k.run(ctx, "rollout", "status", "deployment/web", "--timeout=30s")
+	require.NoError(t, err)
+	require.NoError(t, sc.await("back on nginx:1", func() bool {
+		return sc.rolledOut("default", "web", 4) && sc.podsWithImage("default", "web", "nginx:1") == 4 &&
+			len(sc.podsOf("default", "web")) == 4
+	}))
+	c = rollout.Condition(sc.deployment("default", "web").Status, appsv1.DeploymentProgressing)
+	require.Equal(t, rollout.ReasonNewRSAvailable, c.Reason, "progressing again after the undo")
+}
