@@ -186,3 +186,24 @@ func TestClient(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleStatusUpdateIsAConflictNamingTheObject: a status write from a
+// stale object is a Conflict that names the object, in process and over
+// HTTP.
+func TestStaleStatusUpdateIsAConflictNamingTheObject(t *testing.T) {
+	for _, impl := range implementations {
+		t.Run(impl.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c := impl.new(t)
+			w := create(t, ctx, c, "w1", nil, "")
+			stale := w.DeepCopy()
+			w.Spec.Color = "blue"
+			require.NoError(t, c.Update(ctx, w))
+			stale.Status.ReadyReplicas = 3
+			err := c.Status().Update(ctx, stale)
+			require.True(t, client.IsConflict(err), "%v", err)
+			require.Contains(t, err.Error(), `"w1"`)
+		})
+	}
+}

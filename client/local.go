@@ -324,12 +324,18 @@ type localStatus struct{ c *local }
 
 func (w localStatus) Update(ctx context.Context, obj Object, opts ...UpdateOption) error {
 	return w.c.update(ctx, obj, updateOptions(opts).DryRun, func(cur runtime.Object) (runtime.Object, error) {
-		if rv := obj.GetResourceVersion(); rv != "" {
-			if a, err := meta.Accessor(cur); err == nil && a.GetResourceVersion() != rv {
-				return nil, storage.NewConflictError("", 0, "the object has been modified; please apply your changes to the latest version and try again")
-			}
+		next, err := withStatusOf(cur, obj)
+		if err != nil {
+			return nil, err
 		}
-		return withStatusOf(cur, obj)
+		// obj's resourceVersion, checked by the registry as for Update
+		// (a Conflict naming the object when obj is stale).
+		a, err := meta.Accessor(next)
+		if err != nil {
+			return nil, err
+		}
+		a.SetResourceVersion(obj.GetResourceVersion())
+		return next, nil
 	})
 }
 

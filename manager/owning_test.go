@@ -166,7 +166,8 @@ func TestCurrentLeader(t *testing.T) {
 	require.NotZero(t, l.Revision)
 	require.True(t, strings.HasPrefix(l.Key, key+"/"))
 
-	require.Contains(t, verbose(t, b.m), "leader: false (identity b; leader: a)")
+	require.Eventually(t, func() bool { return strings.Contains(verbose(t, b.m), "leader: false (identity b; leader: a)") },
+		10*time.Second, 10*time.Millisecond, "the standby's /readyz?verbose names the leader")
 	require.Contains(t, verbose(t, a.m), "leader: true (identity a)")
 	require.Equal(t, 1.0, leaderInfo(t, regA, "a"))
 	require.Equal(t, 0.0, leaderInfo(t, regB, "b"))

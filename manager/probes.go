@@ -122,7 +122,7 @@ func (m *Manager) leaderStatus(ctx context.Context) string {
 	if m.IsLeader() {
 		return fmt.Sprintf("true (identity %s)", m.election.Identity)
 	}
-	ctx, cancel := context.WithTimeout(ctx, m.election.RetryPeriod)
+	ctx, cancel := context.WithTimeout(ctx, m.election.RenewDeadline) // a bound etcd reads are held to
 	defer cancel()
 	l, err := CurrentLeader(ctx, m.election.Client, m.election.Key)
 	if err != nil {
