@@ -167,7 +167,7 @@ type Stack struct {
 // Start starts a cluster; Close stops it.
 func Start(ctx context.Context, o Options) (*Stack, error) {
 	o = o.withDefaults()
-	s := &Stack{Options: o, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	s := &Stack{Options: o, hc: &http.Client{Transport: api.RetryTooManyRequests(&http.Transport{MaxIdleConnsPerHost: 64})}}
 	if err := s.start(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
