@@ -6,7 +6,7 @@ TIMEOUT ?= 30m
 BENCH   ?= .
 BENCHTIME ?= 1x
 
-.PHONY: all test vet build bench cover fmt demo demo-nodes bench-nodes
+.PHONY: all test vet build bench cover fmt demo demo-nodes bench-nodes robustness
 
 all: build test
 
@@ -71,6 +71,12 @@ bench-peer:
 ## bench: the benchmark tables (see README); one table per benchmark, one column per metric
 bench:
 	set -o pipefail; $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -timeout 60m $(PKGS) | $(GO) run ./internal/benchtable
+
+DURATION ?= 5m
+SEED     ?= 0
+## robustness: the robustness suite as a soak (docs/robustness.md): DURATION of traffic (5m unless set) through three cacher replicas over a three-member embedded etcd, every fault kind cycling, then the checks; SEED replays a run (0: from the clock); prints the run's table, and on failure the seed and the directory holding the history and porcupine's visualisation
+robustness:
+	$(GO) test -race -count=1 -timeout 3h -run 'TestRobustness$$' -v ./robustness -args -robustness.duration=$(DURATION) -robustness.seed=$(SEED)
 
 ## cover: test coverage summary
 cover:

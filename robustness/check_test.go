@@ -122,20 +122,22 @@ func (r *run) checkLinearizable(res *result, ops []*op) {
 		}
 	}
 	sort.Slice(acked, func(i, j int) bool { return acked[i].Return < acked[j].Return })
+	newestBy := make([]*op, len(acked)) // newestBy[i]: the highest-RV write among acked[:i+1]
+	for i, w := range acked {
+		newestBy[i] = w
+		if i > 0 && newestBy[i-1].RV > w.RV {
+			newestBy[i] = newestBy[i-1]
+		}
+	}
 	for _, o := range ops {
 		if o.Kind != opList || o.Mode != rvConsistent || o.failed() {
 			continue
 		}
-		var newest *op
-		for _, w := range acked {
-			if w.Return >= o.Call {
-				break
-			}
-			if newest == nil || w.RV > newest.RV {
-				newest = w
-			}
+		n := sort.Search(len(acked), func(i int) bool { return acked[i].Return >= o.Call })
+		if n == 0 {
+			continue
 		}
-		if newest != nil && o.RV < newest.RV {
+		if newest := newestBy[n-1]; o.RV < newest.RV {
 			res.add(checkLinearizable, o, fmt.Sprintf("consistent list at RV %d misses write %s acknowledged before it began", o.RV, newest))
 		}
 	}

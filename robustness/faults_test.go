@@ -20,11 +20,12 @@ const (
 	faultCutConnections faultKind = "cut-connections" // one replica's connections to etcd are closed
 	faultCompact        faultKind = "compact"         // etcd's history is compacted while lists page and watches resume
 	faultRestartReplica faultKind = "restart-replica" // a cacher replica dies and restarts empty while etcd moves on
+	faultPartition      faultKind = "partition"       // a member's peer traffic is blackholed (leader or follower)
 )
 
 // allFaults are the kinds a run cycles through.
 var allFaults = []faultKind{faultKillFollower, faultCompact, faultFreeze, faultRestartReplica,
-	faultKillLeader, faultCutConnections, faultClusterDown}
+	faultKillLeader, faultCutConnections, faultClusterDown, faultPartition}
 
 // faultRecord is one injected fault.
 type faultRecord struct {
@@ -91,9 +92,11 @@ func (r *run) inject(ctx context.Context, rng *rand.Rand, k faultKind) (string, 
 		if k == faultKillFollower {
 			m = (lead + 1 + rng.IntN(2)) % 3
 		}
-		return cluster.Members[m].Name, r.killMembers(ctx, []int{m}, hold)
+		took, err := r.killMembers(ctx, []int{m}, hold)
+		return cluster.Members[m].Name + took, err
 	case faultClusterDown:
-		return "all members", r.killMembers(ctx, []int{0, 1, 2}, hold+time.Second)
+		took, err := r.killMembers(ctx, []int{0, 1, 2}, hold+time.Second)
+		return "all members" + took, err
 	case faultFreeze:
 		for _, l := range r.links() {
 			for _, p := range l.proxies {
@@ -118,6 +121,21 @@ func (r *run) inject(ctx context.Context, rng *rand.Rand, k faultKind) (string, 
 			errs = append(errs, p.Revive())
 		}
 		return rep.String(), errors.Join(errs...)
+	case faultPartition:
+		lead, err := cluster.WaitLeader(ctx)
+		if err != nil {
+			return "", err
+		}
+		m, role := lead, "leader"
+		if rng.IntN(2) == 0 {
+			m, role = (lead+1+rng.IntN(2))%3, "follower"
+		}
+		if err := cluster.Partition(m); err != nil {
+			return "", err
+		}
+		sleepCtx(ctx, requestTimeout+hold)
+		cluster.Heal()
+		return cluster.Members[m].Name + " (" + role + ")", nil
 	case faultCompact:
 		return r.compact(ctx, rng)
 	case faultRestartReplica:
@@ -133,18 +151,23 @@ func (r *run) inject(ctx context.Context, rng *rand.Rand, k faultKind) (string, 
 // process's connections die with it), then the members; after hold it
 // restarts them together (a member waits for a quorum) and opens the
 // proxies again.
-func (r *run) killMembers(ctx context.Context, ms []int, hold time.Duration) error {
+func (r *run) killMembers(ctx context.Context, ms []int, hold time.Duration) (string, error) {
+	t0 := time.Now()
 	for _, l := range r.links() {
 		for _, m := range ms {
 			l.proxies[m].Kill()
 		}
 	}
-	var wg sync.WaitGroup
+	// One after another: members stopped together each wait out etcd's
+	// 7 s request timeout for their peer connections to drain, where one
+	// stopped while its peers run is gone in about a second.
 	for _, m := range ms {
-		wg.Go(func() { cluster.StopMember(m) })
+		cluster.StopMember(m)
 	}
-	wg.Wait()
+	stopped := time.Since(t0)
 	sleepCtx(context.WithoutCancel(ctx), hold)
+	t1 := time.Now()
+	var wg sync.WaitGroup
 	errs := make([]error, len(ms))
 	for i, m := range ms {
 		wg.Go(func() { errs[i] = cluster.RestartMember(m) })
@@ -155,7 +178,8 @@ func (r *run) killMembers(ctx context.Context, ms []int, hold time.Duration) err
 			errs = append(errs, l.proxies[m].Revive())
 		}
 	}
-	return errors.Join(errs...)
+	return fmt.Sprintf(" (stopped in %v, down %v, restarted in %v)", stopped.Round(time.Millisecond),
+		hold.Round(time.Millisecond), time.Since(t1).Round(time.Millisecond)), errors.Join(errs...)
 }
 
 // compact compacts etcd a few revisions behind the newest acknowledged

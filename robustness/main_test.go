@@ -17,7 +17,7 @@ var cluster *embedtest.Cluster
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	c, err := embedtest.StartClusterServer(embedtest.Options{})
+	c, err := embedtest.StartClusterServer(embedtest.Options{PeerProxies: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "embedtest: %v\n", err)
 		os.Exit(1)

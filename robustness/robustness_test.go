@@ -127,6 +127,9 @@ func (r *run) writeArtifacts(res *result) (string, error) {
 	if err := os.WriteFile(filepath.Join(dir, "history.json"), b, 0o644); err != nil {
 		return dir, err
 	}
+	if err := os.WriteFile(filepath.Join(dir, "replicas.log"), r.log.bytes(), 0o644); err != nil {
+		return dir, err
+	}
 	if len(res.badKeys) > 0 {
 		k := res.badKeys[0]
 		hist := modelOps(r.rec.all(), r.keys, res.truth)[k]

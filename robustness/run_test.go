@@ -3,7 +3,6 @@ package robustness
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
@@ -52,6 +51,7 @@ type run struct {
 	replicas []*replica
 
 	compactRev atomic.Uint64 // the last compaction's revision
+	log        logBuffer     // the replicas' logs
 
 	mu          sync.Mutex
 	watches     []*watchRec
@@ -124,10 +124,9 @@ func execute(t *testing.T, cfg runConfig) (*run, *result) {
 	r.hist = storagetest.RecordHistory(histCtx, r.guaranteeEnv(r.histLink.client), startRev+1)
 	defer func() { stopHist(); <-r.hist.Done() }()
 
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
+	// The stores' and cachers' logs go to the run's log, written out with
+	// the history when the run fails.
+	logger := slog.New(slog.NewTextHandler(&r.log, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	for i := range cfg.Replicas {
 		var wrap, plant func(storage.Interface) storage.Interface
 		if i == 0 || cfg.PlantAll {
@@ -215,4 +214,23 @@ func (r *run) checkFinalState(ctx context.Context, res *result) {
 			res.add(checkLost, o, fmt.Sprintf("final consistent list of %s differs from etcd at RV %d: %s", rep, o.RV, d))
 		}
 	}
+}
+
+// logBuffer is a log shared by goroutines, kept in memory.
+type logBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+func (l *logBuffer) bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]byte(nil), l.b...)
 }

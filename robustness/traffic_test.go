@@ -100,6 +100,9 @@ func (c *client) step(ctx context.Context, rep int, s storage.Interface) {
 		return // the run ended under the request: not an answer
 	}
 	c.run.rec.add(o)
+	if o.failed() && !o.is(storage.CodeNotFound) && !o.is(storage.CodeKeyExists) && !o.is(storage.CodeConflict) {
+		sleepCtx(ctx, time.Duration(20+c.rng.IntN(80))*time.Millisecond) // back off, as a client does
+	}
 }
 
 func (c *client) newWidget(key, seq string) *widget.Widget {
