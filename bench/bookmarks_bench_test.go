@@ -11,7 +11,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/listwatch/listwatch/cacher"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -28,7 +28,7 @@ func BenchmarkIdleBookmarks(b *testing.B) {
 		clk := clocktesting.NewFakeClock(time.Now())
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		c, stop, err := runCacher(ctx, cacher.Config{Storage: f.store, ResourcePrefix: resourcePrefix,
-			NewFunc: testapi.NewWidget, NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs, Clock: clk})
+			NewFunc: widget.New, NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs, Clock: clk})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/listwatch/listwatch/cacher"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -16,9 +16,9 @@ func newCache(ctx context.Context, backend storage.Interface) (storage.Interface
 	c, stop, err := runCacher(ctx, cacher.Config{
 		Storage:        backend,
 		ResourcePrefix: resourcePrefix,
-		NewFunc:        testapi.NewWidget,
-		NewListFunc:    testapi.NewWidgetList,
-		GetAttrs:       testapi.GetAttrs,
+		NewFunc:        widget.New,
+		NewListFunc:    widget.NewList,
+		GetAttrs:       widget.GetAttrs,
 		IndexLabels:    []string{"app"},
 		IndexFields:    []string{"spec.nodeName"},
 	})

@@ -59,6 +59,6 @@
 //
 // Objects follow the workload: namespace bench, names obj-00000…, labels
 // app=app-<i%10> and tier=tier-<(i/10)%10>, spec.nodeName=node-<i%100>,
-// padded with an annotation to about 1 KiB of JSON (testapi.Codec); JSON is
+// padded with an annotation to about 1 KiB of JSON (widget.Codec); JSON is
 // the only encoding measured (Widget has no protobuf form).
 package bench

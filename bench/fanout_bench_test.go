@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/fields"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -16,7 +16,7 @@ import (
 const fanoutE = 2000
 
 func everything(int) storage.SelectionPredicate {
-	return storage.SelectionPredicate{GetAttrs: testapi.GetAttrs}
+	return storage.SelectionPredicate{GetAttrs: widget.GetAttrs}
 }
 
 // BenchmarkFanout is FANOUT: W watchers of everything, E updates.
@@ -59,7 +59,7 @@ func BenchmarkFanoutSelector(b *testing.B) {
 					return resourcePrefix, true
 				},
 				Pred: func(i int) storage.SelectionPredicate {
-					return storage.SelectionPredicate{GetAttrs: testapi.GetAttrs,
+					return storage.SelectionPredicate{GetAttrs: widget.GetAttrs,
 						Field: fields.OneTermEqualSelector("metadata.name", Name(i))}
 				},
 				Want: func(i int) int { return fanoutE/objects + btoi(i < fanoutE%objects) }}

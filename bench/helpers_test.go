@@ -7,20 +7,20 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 func TestObjectMatchesWorkload(t *testing.T) {
 	for _, i := range []int{0, 7, 12345} {
 		w := Object(i)
-		data, err := runtime.Encode(testapi.Codec, w)
+		data, err := runtime.Encode(widget.Codec, w)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(data) < ObjectSize-16 || len(data) > ObjectSize+16 {
 			t.Errorf("object %d encodes to %d bytes, want about %d", i, len(data), ObjectSize)
 		}
-		l, f, err := testapi.GetAttrs(w)
+		l, f, err := widget.GetAttrs(w)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -38,7 +38,7 @@ func BenchmarkList(b *testing.B) {
 	f := getFixture(b)
 	for _, src := range f.listSources() {
 		b.Run(fmt.Sprintf("N=%d/source=%s", f.n, src.label), func(b *testing.B) {
-			runLists(b, src, storage.SelectionPredicate{GetAttrs: testapi.GetAttrs}, 20, f.n)
+			runLists(b, src, storage.SelectionPredicate{GetAttrs: widget.GetAttrs}, 20, f.n)
 		})
 	}
 }
@@ -49,7 +49,7 @@ func BenchmarkListSelector(b *testing.B) {
 	sel := labels.SelectorFromSet(labels.Set{"app": "app-3"})
 	for _, src := range f.listSources() {
 		b.Run(fmt.Sprintf("N=%d/sel=app-3/source=%s", f.n, src.label), func(b *testing.B) {
-			runLists(b, src, storage.SelectionPredicate{Label: sel, GetAttrs: testapi.GetAttrs}, 20, (f.n+6)/10)
+			runLists(b, src, storage.SelectionPredicate{Label: sel, GetAttrs: widget.GetAttrs}, 20, (f.n+6)/10)
 		})
 	}
 }
@@ -61,7 +61,7 @@ func runLists(b *testing.B, src listSource, pred storage.SelectionPredicate, run
 	b.ReportAllocs()
 	for b.Loop() {
 		for range runs {
-			list := &testapi.WidgetList{}
+			list := &widget.WidgetList{}
 			start := time.Now()
 			err := src.s.GetList(ctx, resourcePrefix, storage.ListOptions{
 				ResourceVersion: src.rv, Recursive: true, Predicate: pred}, list)
@@ -104,9 +104,9 @@ func runPages(b *testing.B, src listSource, runs, want int) {
 			pages, items = 0, 0
 			cont := ""
 			for {
-				list := &testapi.WidgetList{}
+				list := &widget.WidgetList{}
 				opts := storage.ListOptions{ResourceVersion: src.rv, Recursive: true,
-					Predicate: storage.SelectionPredicate{GetAttrs: testapi.GetAttrs, Limit: 500, Continue: cont}}
+					Predicate: storage.SelectionPredicate{GetAttrs: widget.GetAttrs, Limit: 500, Continue: cont}}
 				if cont != "" {
 					opts.ResourceVersion = ""
 				}

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/counting"
 	"github.com/listwatch/listwatch/storage/etcd3"
@@ -86,7 +86,7 @@ func newFixture() (*fixture, error) {
 		return nil, err
 	}
 	f.etcd = counting.New(f.store)
-	f.loader = Loader{Client: srv.Client, Codec: testapi.Codec, Key: func(i int) string {
+	f.loader = Loader{Client: srv.Client, Codec: widget.Codec, Key: func(i int) string {
 		return etcdPrefix + "widgets/" + Namespace + "/" + Name(i)
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -107,9 +107,9 @@ func newFixture() (*fixture, error) {
 func newEtcd3(srv *embedtest.Server) (*etcd3.Store, error) {
 	return etcd3.New(etcd3.Config{
 		Client:         srv.Client,
-		Codec:          testapi.Codec,
-		NewFunc:        testapi.NewWidget,
-		NewListFunc:    testapi.NewWidgetList,
+		Codec:          widget.Codec,
+		NewFunc:        widget.New,
+		NewListFunc:    widget.NewList,
 		Prefix:         etcdPrefix,
 		ResourcePrefix: resourcePrefix,
 	})

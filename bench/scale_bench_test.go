@@ -15,7 +15,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 	"github.com/listwatch/listwatch/watchcache"
@@ -53,18 +53,18 @@ func BenchmarkScale(b *testing.B) {
 		encoded := primeScale(b, ctx, srv, n)
 		priming := time.Since(start)
 		rm := &relistMetrics{}
-		store, err := etcd3.New(etcd3.Config{Client: srv.Client, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-			NewListFunc: testapi.NewWidgetList, ResourcePrefix: "/widgets"})
+		store, err := etcd3.New(etcd3.Config{Client: srv.Client, Codec: widget.Codec, NewFunc: widget.New,
+			NewListFunc: widget.NewList, ResourcePrefix: "/widgets"})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer store.Close()
 		before := liveHeap()
 		start = time.Now()
-		cc := cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
-			NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs, Metrics: rm}
+		cc := cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: widget.New,
+			NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs, Metrics: rm}
 		if *scaleEncoded {
-			cc.Codec = watchcache.RuntimeCodec{Codec: testapi.Codec, New: testapi.NewWidget, Versioner: storage.APIObjectVersioner{}}
+			cc.Codec = watchcache.RuntimeCodec{Codec: widget.Codec, New: widget.New, Versioner: storage.APIObjectVersioner{}}
 		}
 		c, stopCacher, err := runCacher(ctx, cc)
 		if err != nil {
@@ -142,10 +142,10 @@ func scaleKey(i int) string { return fmt.Sprintf("/widgets/ns-%d/w-%07d", i%100,
 
 // scaleValue is the encoded Widget i, padded to about 1 KiB.
 func scaleValue(b *testing.B, i int, tag string) []byte {
-	obj := testapi.Make(fmt.Sprintf("ns-%d", i%100), fmt.Sprintf("w-%07d", i), map[string]string{"app": fmt.Sprintf("app-%d", i%20)})
+	obj := widget.NewWidget(fmt.Sprintf("ns-%d", i%100), fmt.Sprintf("w-%07d", i)).WithLabels(map[string]string{"app": fmt.Sprintf("app-%d", i%20)})
 	obj.Spec.NodeName = fmt.Sprintf("node-%d", i%1000)
 	obj.Spec.Data = tag + strings.Repeat("x", 800)
-	data, err := runtime.Encode(testapi.Codec, obj)
+	data, err := runtime.Encode(widget.Codec, obj)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -233,21 +233,21 @@ func BenchmarkScaleHTTP(b *testing.B) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
 		primeScale(b, ctx, srv, n)
-		store, err := etcd3.New(etcd3.Config{Client: srv.Client, Codec: testapi.UnstructuredCodec, NewFunc: testapi.NewUnstructured,
-			NewListFunc: testapi.NewUnstructuredList, ResourcePrefix: "/widgets"})
+		store, err := etcd3.New(etcd3.Config{Client: srv.Client, Codec: widget.UnstructuredCodec, NewFunc: widget.NewUnstructured,
+			NewListFunc: widget.NewUnstructuredList, ResourcePrefix: "/widgets"})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer store.Close()
-		c, stopCacher, err := runCacher(ctx, cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewUnstructured,
-			NewListFunc: testapi.NewUnstructuredList, GetAttrs: testapi.GetAttrs})
+		c, stopCacher, err := runCacher(ctx, cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: widget.NewUnstructured,
+			NewListFunc: widget.NewUnstructuredList, GetAttrs: widget.GetAttrs})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer stopCacher()
 		api, err := server.New(server.Config{Resources: []server.Resource{{
 			Group: "demo.listwatch.dev", Version: "v1", Plural: "widgets", Kind: "Widget", Namespaced: true,
-			Storage: c, KeyRoot: "/widgets", GetAttrs: testapi.GetAttrs, Schema: testapi.WidgetSchema(),
+			Storage: c, KeyRoot: "/widgets", GetAttrs: widget.GetAttrs, Schema: widget.Schema(),
 		}}, MaxWatchTimeout: 2 * time.Hour, HTTP2MaxStreamsPerConnection: streams,
 			SlowWatcherTimeout: *scaleHTTPSlow})
 		if err != nil {

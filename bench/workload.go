@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 // Workload constants (WORKLOAD.md).
@@ -48,15 +48,16 @@ func N() (int, error) {
 func Name(i int) string { return fmt.Sprintf("obj-%05d", i) }
 
 // Object returns object i of the workload, padded to about ObjectSize bytes
-// when encoded with testapi.Codec.
-func Object(i int) *testapi.Widget {
-	w := testapi.Make(Namespace, Name(i), map[string]string{
+// when encoded with widget.Codec.
+func Object(i int) *widget.Widget {
+	w := widget.NewWidget(Namespace, Name(i)).WithLabels(map[string]string{
 		"app":  fmt.Sprintf("app-%d", i%10),
 		"tier": fmt.Sprintf("tier-%d", (i/10)%10),
 	})
+
 	w.Spec.NodeName = fmt.Sprintf("node-%d", i%100)
 	w.Annotations = map[string]string{padAnnotation: ""}
-	data, err := runtime.Encode(testapi.Codec, w)
+	data, err := runtime.Encode(widget.Codec, w)
 	if err == nil && len(data) < ObjectSize {
 		w.Annotations[padAnnotation] = strings.Repeat("x", ObjectSize-len(data))
 	}
@@ -96,7 +97,7 @@ func Stamped(obj runtime.Object) (time.Time, bool) {
 type Loader struct {
 	// Client is the raw etcd client.
 	Client *clientv3.Client
-	// Codec encodes the objects (testapi.Codec for the etcd3 store).
+	// Codec encodes the objects (widget.Codec for the etcd3 store).
 	Codec runtime.Codec
 	// Key returns the etcd key of object i.
 	Key func(i int) string

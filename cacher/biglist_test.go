@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -27,7 +27,7 @@ func putWidgets(t *testing.T, prefix string, n int) {
 	}
 	for i := range n {
 		name := fmt.Sprintf("w-%05d", i)
-		data, err := runtime.Encode(testapi.Codec, testapi.Make("ns", name, nil))
+		data, err := runtime.Encode(widget.Codec, widget.NewWidget("ns", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestLargeListIsWhole(t *testing.T) {
 	check()
 	for i := range 50 {
 		name := fmt.Sprintf("w-%05d", i)
-		if err := store.Delete(testCtx(t), key("ns", name), &testapi.Widget{}, nil, nil, nil, storage.DeleteOptions{}); err != nil {
+		if err := store.Delete(testCtx(t), key("ns", name), &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

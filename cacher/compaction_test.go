@@ -11,7 +11,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -27,7 +27,7 @@ func TestExternalCompaction(t *testing.T) {
 	ctx := testCtx(t)
 	first := create(t, c, "ns", "a", nil)
 	create(t, c, "ns", "b", nil)
-	page := &testapi.WidgetList{} // a first page, at b's revision
+	page := &widget.WidgetList{} // a first page, at b's revision
 	if err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true,
 		Predicate: storage.SelectionPredicate{Limit: 1}}, page); err != nil || page.Continue == "" {
 		t.Fatalf("first page: continue %q, err %v", page.Continue, err)
@@ -40,7 +40,7 @@ func TestExternalCompaction(t *testing.T) {
 		}
 	}
 	// The cache has the newest revision: it would serve all of the below.
-	if err := c.Get(ctx, key("ns", "a"), storage.GetOptions{ResourceVersion: rvString(last)}, &testapi.Widget{}); err != nil {
+	if err := c.Get(ctx, key("ns", "a"), storage.GetOptions{ResourceVersion: rvString(last)}, &widget.Widget{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := etcd.Client.Compact(ctx, int64(last)); err != nil {
@@ -60,13 +60,13 @@ func TestExternalCompaction(t *testing.T) {
 			t.Errorf("watch from %d (%s): %v, want 410", rv, name, err)
 		}
 		err = c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvString(rv),
-			ResourceVersionMatch: metav1.ResourceVersionMatchExact}, &testapi.WidgetList{})
+			ResourceVersionMatch: metav1.ResourceVersionMatchExact}, &widget.WidgetList{})
 		if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
 			t.Errorf("exact list at %d (%s): %v, want 410", rv, name, err)
 		}
 	}
 	err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true,
-		Predicate: storage.SelectionPredicate{Limit: 1, Continue: page.Continue}}, &testapi.WidgetList{})
+		Predicate: storage.SelectionPredicate{Limit: 1, Continue: page.Continue}}, &widget.WidgetList{})
 	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
 		t.Errorf("continue token from before the compaction: %v, want 410", err)
 	}
@@ -85,7 +85,7 @@ func TestExternalCompaction(t *testing.T) {
 		t.Fatalf("watch from the compacted revision: %s, want ADDED at %d", ev.Type, rv)
 	}
 	if err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvString(last),
-		ResourceVersionMatch: metav1.ResourceVersionMatchExact}, &testapi.WidgetList{}); err != nil {
+		ResourceVersionMatch: metav1.ResourceVersionMatchExact}, &widget.WidgetList{}); err != nil {
 		t.Fatalf("exact list at the compacted revision: %v", err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
 
@@ -20,7 +20,7 @@ func newCacherEnv(unstructured bool, mods ...func(*cacher.Config)) func(t *testi
 			cfg.FreshWaitTimeout = 500 * time.Millisecond
 			cfg.ProgressInterval = 100 * time.Millisecond
 			if unstructured {
-				cfg.NewFunc, cfg.NewListFunc = testapi.NewUnstructured, testapi.NewUnstructuredList
+				cfg.NewFunc, cfg.NewListFunc = widget.NewUnstructured, widget.NewUnstructuredList
 			}
 		}}, mods...)...)
 		return &storagetest.Env{
@@ -45,7 +45,7 @@ func TestConformance(t *testing.T) {
 // TestConformanceEncoded runs the whole suite against a cacher that keeps
 // its objects encoded (Config.Codec).
 func TestConformanceEncoded(t *testing.T) {
-	storagetest.RunAll(t, newCacherEnv(false, keepEncoded(testapi.Codec)))
+	storagetest.RunAll(t, newCacherEnv(false, keepEncoded(widget.Codec)))
 }
 
 // TestConformanceUnstructured runs the cases whose encoding paths differ

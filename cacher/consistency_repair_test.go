@@ -14,7 +14,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -23,7 +23,7 @@ import (
 func dropNextUpdate(c *cacher.Cacher, name string, after uint64) {
 	var dropRV atomic.Uint64
 	cacher.DropEventsForTest(c, func(typ watch.EventType, obj runtime.Object) bool {
-		w, ok := obj.(*testapi.Widget)
+		w, ok := obj.(*widget.Widget)
 		if !ok || typ != watch.Modified || w.Name != name {
 			return false
 		}
@@ -43,7 +43,7 @@ func dropNextUpdate(c *cacher.Cacher, name string, after uint64) {
 func TestConsistencyCheckReportsPersistentMismatchOnce(t *testing.T) {
 	store := newStore(t, embedtest.Prefix(t), false)
 	create(t, store, "ns", "a", nil)
-	data, err := runtime.Encode(testapi.Codec, testapi.Make("ns", "b", nil))
+	data, err := runtime.Encode(widget.Codec, widget.NewWidget("ns", "b"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +134,11 @@ func TestConsistencyRepairHasNoStaleWindow(t *testing.T) {
 		return nil
 	})
 	for _, rv := range []string{"", "0"} {
-		got := &testapi.Widget{}
+		got := &widget.Widget{}
 		if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: rv}, got); err != nil || rvOf(t, got) != aRV {
 			t.Fatalf("Get at RV %q during the repair: a@%d (%v), want a@%d", rv, rvOf(t, got), err, aRV)
 		}
-		list := &testapi.WidgetList{}
+		list := &widget.WidgetList{}
 		if err := c.GetList(testCtx(t), "/widgets/ns", storage.ListOptions{ResourceVersion: rv, Recursive: true,
 			Predicate: storage.Everything}, list); err != nil || len(list.Items) != 1 || rvOf(t, &list.Items[0]) != aRV {
 			t.Fatalf("list at RV %q during the repair: %v (%v), want a@%d", rv, list.Items, err, aRV)

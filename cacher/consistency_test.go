@@ -12,7 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -45,7 +45,7 @@ func TestConsistencyCheckRepairsDivergence(t *testing.T) {
 	var once sync.Once
 	cacher.DropEventsForTest(c, func(typ watch.EventType, obj runtime.Object) bool {
 		dropped := false
-		if w, ok := obj.(*testapi.Widget); ok && typ == watch.Modified && w.Name == "a" {
+		if w, ok := obj.(*widget.Widget); ok && typ == watch.Modified && w.Name == "a" {
 			once.Do(func() { dropped = true })
 		}
 		return dropped
@@ -61,7 +61,7 @@ func TestConsistencyCheckRepairsDivergence(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		got := &testapi.Widget{}
+		got := &widget.Widget{}
 		if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: "0"}, got); err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -38,7 +38,7 @@ func TestCorruptObjectDoesNotTakeResourceDown(t *testing.T) {
 	from := create(t, store, "ns", "z", nil)
 
 	c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: newWidget,
-		NewListFunc: newWidgetList, GetAttrs: testapi.GetAttrs, ListPageSize: 2})
+		NewListFunc: newWidgetList, GetAttrs: widget.GetAttrs, ListPageSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestCorruptObjectDoesNotTakeResourceDown(t *testing.T) {
 			t.Fatalf("list over the corrupt key at RV %q: %v, want a StoreReadError naming %s", rv, err, badKey)
 		}
 	}
-	if err := c.Get(testCtx(t), badKey, storage.GetOptions{ResourceVersion: "0"}, testapi.NewWidget()); !storage.IsCode(err, storage.CodeCorruptObj) {
+	if err := c.Get(testCtx(t), badKey, storage.GetOptions{ResourceVersion: "0"}, widget.New()); !storage.IsCode(err, storage.CodeCorruptObj) {
 		t.Fatalf("Get of the corrupt key: %v, want a corrupt-object error", err)
 	}
 	initial, err := c.Watch(testCtx(t), "/widgets/ns", storage.ListOptions{ResourceVersion: "0", Recursive: true,
@@ -84,7 +84,7 @@ func TestCorruptObjectDoesNotTakeResourceDown(t *testing.T) {
 	}
 	defer otherLive.Stop()
 
-	if err := c.Delete(testCtx(t), badKey, testapi.NewWidget(), nil, nil, nil,
+	if err := c.Delete(testCtx(t), badKey, widget.New(), nil, nil, nil,
 		storage.DeleteOptions{IgnoreStoreReadError: true}); err != nil {
 		t.Fatalf("unsafe delete: %v", err)
 	}

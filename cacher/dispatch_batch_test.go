@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -27,7 +27,7 @@ func (f *batchFixture) apply() *watchcache.Event {
 	f.t.Helper()
 	f.rv++
 	var ev *watchcache.Event
-	o := testapi.Make("ns", fmt.Sprintf("w%d", f.rv), nil)
+	o := widget.NewWidget("ns", fmt.Sprintf("w%d", f.rv))
 	o.ResourceVersion = fmt.Sprint(f.rv)
 	err := f.c.hub.commit(func(tx hubTx) error {
 		var err error
@@ -114,7 +114,7 @@ func TestDispatchBatchHoldsUntilTheBatchEnds(t *testing.T) {
 func TestDispatchBatchHandsOverBeforeBookmarks(t *testing.T) {
 	f := newBatchFixture(t)
 	opts := storage.ListOptions{Recursive: true, Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
-	opts.Predicate.GetAttrs = testapi.GetAttrs
+	opts.Predicate.GetAttrs = widget.GetAttrs
 	w := f.c.env.newWatcher("/widgets", opts)
 	f.c.hub.reg.add(w)
 	f.c.hub.batch(true)
@@ -168,7 +168,7 @@ func TestDispatchSharesEncodedWrappers(t *testing.T) {
 	var ws []*watcher
 	for range 3 {
 		w := f.c.env.newWatcher("/widgets", storage.ListOptions{Recursive: true,
-			Predicate: storage.SelectionPredicate{GetAttrs: testapi.GetAttrs}})
+			Predicate: storage.SelectionPredicate{GetAttrs: widget.GetAttrs}})
 		w.encoded = true
 		f.c.hub.reg.add(w)
 		ws = append(ws, w)

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -61,7 +61,7 @@ func benchmarkDispatchFanout(b *testing.B, events int, batch bool) {
 	rv := uint64(1)
 	apply := func() *watchcache.Event {
 		rv++
-		o := testapi.Make("ns", fmt.Sprintf("w%04d", rv%objects), nil)
+		o := widget.NewWidget("ns", fmt.Sprintf("w%04d", rv%objects))
 		ev, err := c.cache.Apply(watch.Modified, o, rv)
 		if err != nil {
 			b.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -20,8 +20,8 @@ type versionerOnly struct{ storage.Interface }
 func (versionerOnly) Versioner() storage.Versioner { return storage.APIObjectVersioner{} }
 
 func newDispatchCacher(t testing.TB) *Cacher {
-	c, err := New(Config{Storage: versionerOnly{}, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs, IndexLabels: []string{"app"},
+	c, err := New(Config{Storage: versionerOnly{}, ResourcePrefix: "/widgets", NewFunc: widget.New,
+		NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs, IndexLabels: []string{"app"},
 		WatcherBufferSize: 1 << 16})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func newDispatchCacher(t testing.TB) *Cacher {
 }
 
 func (c *Cacher) addTestWatcher(key string, recursive bool, pred storage.SelectionPredicate) *watcher {
-	pred.GetAttrs = testapi.GetAttrs
+	pred.GetAttrs = widget.GetAttrs
 	w := c.env.newWatcher(key, storage.ListOptions{Recursive: recursive, Predicate: pred})
 	c.hub.reg.add(w)
 	return w
@@ -70,7 +70,7 @@ func TestDispatchVisitsOnlyMatchingWatchers(t *testing.T) {
 			for i := range 1000 {
 				tc.watch(c, i)
 			}
-			obj := testapi.Make("ns", "w0042", map[string]string{"app": "a0042"})
+			obj := widget.NewWidget("ns", "w0042").WithLabels(map[string]string{"app": "a0042"})
 			if tc.name == "namespace prefix" {
 				obj.Namespace = "ns0042"
 			}
@@ -100,7 +100,7 @@ func TestDispatchUsesPreviousIndexValues(t *testing.T) {
 	wx := c.addTestWatcher("/widgets", true, sel("x"))
 	wy := c.addTestWatcher("/widgets", true, sel("y"))
 	apply := func(app string, rv uint64) *watchcache.Event {
-		o := testapi.Make("ns", "a", map[string]string{"app": app})
+		o := widget.NewWidget("ns", "a").WithLabels(map[string]string{"app": app})
 		o.ResourceVersion = fmt.Sprint(rv)
 		ev, err := c.cache.Apply(watch.Modified, o, rv)
 		if err != nil {
@@ -121,7 +121,7 @@ func TestDispatchUsesPreviousIndexValues(t *testing.T) {
 	}
 }
 
-func objRV(o runtime.Object) string { return o.(*testapi.Widget).ResourceVersion }
+func objRV(o runtime.Object) string { return o.(*widget.Widget).ResourceVersion }
 
 // BenchmarkDispatch measures the dispatcher's cost per event with 1,000
 // single-object watchers, against 1,000 unindexed watchers with a selector.
@@ -141,7 +141,7 @@ func BenchmarkDispatch(b *testing.B) {
 			}
 			var evs []*watchcache.Event
 			for i := range 1000 {
-				o := testapi.Make("ns", fmt.Sprintf("w%04d", i), map[string]string{"owner": fmt.Sprintf("w%04d", i)})
+				o := widget.NewWidget("ns", fmt.Sprintf("w%04d", i)).WithLabels(map[string]string{"owner": fmt.Sprintf("w%04d", i)})
 				ev, err := c.cache.Apply(watch.Added, o, uint64(i+2))
 				if err != nil {
 					b.Fatal(err)

@@ -88,7 +88,7 @@
 // with other watchers: treat them as read-only.
 //
 //	c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets",
-//		NewFunc: testapi.NewWidget, NewListFunc: testapi.NewWidgetList})
+//		NewFunc: widget.New, NewListFunc: widget.NewList})
 //	go c.Run(ctx)
 //	_ = c.WaitReady(ctx)
 //	w, _ := c.Watch(ctx, "/widgets/ns1", storage.ListOptions{ResourceVersion: rv, Recursive: true})

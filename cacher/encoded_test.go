@@ -13,7 +13,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -35,7 +35,7 @@ func (c *breakableCodec) Decode(data []byte, rv uint64) (runtime.Object, error) 
 // TestUndecodableObjectEndsWatch: a watch that meets an object its cache
 // cannot decode gets one error event, and the watch ends there.
 func TestUndecodableObjectEndsWatch(t *testing.T) {
-	codec := &breakableCodec{RuntimeCodec: watchcache.RuntimeCodec{Codec: testapi.Codec, New: testapi.NewWidget,
+	codec := &breakableCodec{RuntimeCodec: watchcache.RuntimeCodec{Codec: widget.Codec, New: widget.New,
 		Versioner: storage.APIObjectVersioner{}}}
 	metrics := &countingMetrics{}
 	store := newStore(t, embedtest.Prefix(t), false)
@@ -43,7 +43,7 @@ func TestUndecodableObjectEndsWatch(t *testing.T) {
 	from := create(t, store, "ns", "a", nil)
 	last := create(t, store, "ns", "b", nil)
 	// A list at b's RV: the cache holds both writes.
-	list := &testapi.WidgetList{}
+	list := &widget.WidgetList{}
 	if err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: strconv.FormatUint(last, 10),
 		Recursive: true, Predicate: storage.Everything}, list); err != nil || len(list.Items) != 2 {
 		t.Fatalf("list: %d items, %v", len(list.Items), err)
@@ -71,7 +71,7 @@ func TestUndecodableObjectEndsWatch(t *testing.T) {
 // of a watch from RV "0", read from elements the initial list loaded
 // (which hold no decoded object).
 func TestUndecodableInitialObjectEndsWatch(t *testing.T) {
-	codec := &breakableCodec{RuntimeCodec: watchcache.RuntimeCodec{Codec: testapi.Codec, New: testapi.NewWidget,
+	codec := &breakableCodec{RuntimeCodec: watchcache.RuntimeCodec{Codec: widget.Codec, New: widget.New,
 		Versioner: storage.APIObjectVersioner{}}}
 	store := newStore(t, embedtest.Prefix(t), false)
 	create(t, store, "ns", "a", nil)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -45,7 +45,7 @@ func encodedObject(t *testing.T, ev watch.Event) *storage.EncodedObject {
 // Encodings, holding the cache's encoding in its codec's format; initial
 // events carry the cached encoding too; Watch delivers plain objects.
 func TestWatchEncodedSharesEncodings(t *testing.T) {
-	codec := namedCodec{watchcache.RuntimeCodec{Codec: testapi.Codec, New: testapi.NewWidget}}
+	codec := namedCodec{watchcache.RuntimeCodec{Codec: widget.Codec, New: widget.New}}
 	store := newStore(t, embedtest.Prefix(t), false)
 	c := startCacher(t, store, func(cfg *cacher.Config) { cfg.Codec = codec })
 	if got := c.EncodedFormat(); got != "test-json" {

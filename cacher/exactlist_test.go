@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -45,8 +45,8 @@ func TestExactListCompactedWhileListing(t *testing.T) {
 	at := bump(t, c, "ns", "a")
 	bump(t, c, "ns", "b")
 
-	exact := func(rv uint64) (*testapi.WidgetList, error) {
-		list := &testapi.WidgetList{}
+	exact := func(rv uint64) (*widget.WidgetList, error) {
+		list := &widget.WidgetList{}
 		err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvString(rv),
 			ResourceVersionMatch: metav1.ResourceVersionMatchExact}, list)
 		return list, err

@@ -7,7 +7,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
 
@@ -17,7 +17,7 @@ import (
 // etcd, so it must not run in parallel with other tests.
 func TestWatchGuarantees(t *testing.T) {
 	t.Run("Decoded", func(t *testing.T) { runWatchGuarantees(t) })
-	t.Run("Encoded", func(t *testing.T) { runWatchGuarantees(t, keepEncoded(testapi.Codec)) })
+	t.Run("Encoded", func(t *testing.T) { runWatchGuarantees(t, keepEncoded(widget.Codec)) })
 }
 
 func runWatchGuarantees(t *testing.T, mods ...func(*cacher.Config)) {
@@ -36,9 +36,9 @@ func runWatchGuarantees(t *testing.T, mods ...func(*cacher.Config)) {
 		Client:         etcd.Client,
 		EtcdPrefix:     prefix,
 		ResourcePrefix: "/widgets",
-		Codec:          testapi.Codec,
-		NewFunc:        testapi.NewWidget,
-		GetAttrs:       testapi.GetAttrs,
+		Codec:          widget.Codec,
+		NewFunc:        widget.New,
+		GetAttrs:       widget.GetAttrs,
 		Compact: func(ctx context.Context, rev int64) error {
 			return etcd.Compact(ctx, rev)
 		},

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/cacher"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -41,8 +41,8 @@ func key(ns, name string) string { return "/widgets/" + ns + "/" + name }
 // create stores ns/name through s and returns its RV.
 func create(t testing.TB, s storage.Interface, ns, name string, lbls map[string]string) uint64 {
 	t.Helper()
-	out := &testapi.Widget{}
-	if err := s.Create(testCtx(t), key(ns, name), testapi.Make(ns, name, lbls), out, 0); err != nil {
+	out := &widget.Widget{}
+	if err := s.Create(testCtx(t), key(ns, name), widget.NewWidget(ns, name).WithLabels(lbls), out, 0); err != nil {
 		t.Fatalf("create %s/%s: %v", ns, name, err)
 	}
 	return rvOf(t, out)
@@ -51,10 +51,10 @@ func create(t testing.TB, s storage.Interface, ns, name string, lbls map[string]
 // bump increments ns/name's replicas through s and returns the new RV.
 func bump(t testing.TB, s storage.Interface, ns, name string) uint64 {
 	t.Helper()
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	err := s.GuaranteedUpdate(testCtx(t), key(ns, name), out, false, nil,
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-			w := in.(*testapi.Widget).DeepCopy()
+			w := in.(*widget.Widget).DeepCopy()
 			w.Spec.Replicas++
 			return w, nil, nil
 		}, nil)
@@ -133,8 +133,8 @@ func names(n int) []string {
 
 type runtimeObject = runtime.Object
 
-func newWidget() runtime.Object     { return testapi.NewWidget() }
-func newWidgetList() runtime.Object { return testapi.NewWidgetList() }
+func newWidget() runtime.Object     { return widget.New() }
+func newWidgetList() runtime.Object { return widget.NewList() }
 
 // keepEncoded makes a cacher keep its objects encoded by codec.
 // It runs after the mods that set NewFunc.
@@ -147,7 +147,7 @@ func keepEncoded(codec runtime.Codec) func(*cacher.Config) {
 // listNames lists key through s at rv and returns the items' ns/name.
 func listNames(t *testing.T, s storage.Interface, key, rv string) ([]string, error) {
 	t.Helper()
-	list := testapi.NewWidgetList()
+	list := widget.NewList()
 	if err := s.GetList(testCtx(t), key, storage.ListOptions{ResourceVersion: rv, Recursive: true,
 		Predicate: storage.Everything}, list); err != nil {
 		return nil, err

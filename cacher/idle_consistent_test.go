@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/counting"
 )
@@ -16,7 +16,7 @@ import (
 func TestConsistentListOnIdleCacher(t *testing.T) {
 	prefix := etcdPrefix(t) + "/"
 	store := counting.New(newStore(t, prefix, false))
-	if err := store.Create(testCtx(t), "/widgets/ns/a", testapi.Make("ns", "a", nil), nil, 0); err != nil {
+	if err := store.Create(testCtx(t), "/widgets/ns/a", widget.NewWidget("ns", "a"), nil, 0); err != nil {
 		t.Fatal(err)
 	}
 	c := startCacher(t, store)
@@ -26,7 +26,7 @@ func TestConsistentListOnIdleCacher(t *testing.T) {
 	}
 	before := store.Counts().Lists
 	start := time.Now()
-	l := &testapi.WidgetList{}
+	l := &widget.WidgetList{}
 	if err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, l); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/watchcache"
 )
 
@@ -27,7 +27,7 @@ func fillElements(n int, newObj func(i int) apiruntime.Object) []*watchcache.Ele
 	return els
 }
 
-func widgetAt(i int) apiruntime.Object { return testapi.Make("ns", fmt.Sprintf("w-%06d", i), nil) }
+func widgetAt(i int) apiruntime.Object { return widget.NewWidget("ns", fmt.Sprintf("w-%06d", i)) }
 
 // A list large enough to be copied in parts holds every object, in order,
 // as a copy the caller may modify without touching the cache.
@@ -37,7 +37,7 @@ func TestSetItemsCopiesLargeListInOrder(t *testing.T) {
 	}
 	n := 3*fillChunk + 7
 	els := fillElements(n, widgetAt)
-	list := &testapi.WidgetList{}
+	list := &widget.WidgetList{}
 	if err := setItems(list, els); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestSetItemsCopiesLargeListInOrder(t *testing.T) {
 	}
 	list.Items[0].Name = "changed"
 	obj, _ := els[0].Object()
-	if obj.(*testapi.Widget).Name != "w-000000" {
+	if obj.(*widget.Widget).Name != "w-000000" {
 		t.Fatal("modifying a listed item modified the cached object")
 	}
 }
@@ -61,10 +61,10 @@ func TestSetItemsCopiesLargeListInOrder(t *testing.T) {
 func TestSetItemsAllocatesOnlyTheItems(t *testing.T) {
 	n := 2000
 	els := fillElements(n, widgetAt)
-	items := uint64(n) * uint64(unsafe.Sizeof(testapi.Widget{}))
+	items := uint64(n) * uint64(unsafe.Sizeof(widget.Widget{}))
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	list := &testapi.WidgetList{}
+	list := &widget.WidgetList{}
 	if err := setItems(list, els); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestSetItemsAllocatesOnlyTheItems(t *testing.T) {
 // meta.SetList.
 func TestSetItemsOtherListTypes(t *testing.T) {
 	uels := fillElements(3, func(i int) apiruntime.Object {
-		return testapi.MakeUnstructured("ns", fmt.Sprintf("w-%d", i), nil)
+		return widget.NewUnstructuredWidget("ns", fmt.Sprintf("w-%d", i), nil)
 	})
 	ulist := &unstructured.UnstructuredList{}
 	if err := setItems(ulist, uels); err != nil {
@@ -100,7 +100,7 @@ func TestSetItemsOtherListTypes(t *testing.T) {
 	if err := setItems(raw, els); err != nil {
 		t.Fatal(err)
 	}
-	if len(raw.Items) != 3 || raw.Items[1].Object.(*testapi.Widget).Name != "w-000001" {
+	if len(raw.Items) != 3 || raw.Items[1].Object.(*widget.Widget).Name != "w-000001" {
 		t.Fatalf("raw items: %+v", raw.Items)
 	}
 }
@@ -112,7 +112,7 @@ func BenchmarkSetItems(b *testing.B) {
 	pad := strings.Repeat("x", 760)
 	for _, n := range []int{10000, 50000} {
 		els := fillElements(n, func(i int) apiruntime.Object {
-			w := testapi.Make("ns", fmt.Sprintf("w-%06d", i), map[string]string{"app": "a"})
+			w := widget.NewWidget("ns", fmt.Sprintf("w-%06d", i)).WithLabels(map[string]string{"app": "a"})
 			w.Spec.Data = pad
 			return w
 		})
@@ -123,7 +123,7 @@ func BenchmarkSetItems(b *testing.B) {
 			b.Run(fmt.Sprintf("Items=%d/Path=%s", n, path.name), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if err := path.fill(&testapi.WidgetList{}, els); err != nil {
+					if err := path.fill(&widget.WidgetList{}, els); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -138,7 +138,7 @@ func BenchmarkSetItems(b *testing.B) {
 func TestCopySharedNeedsNoHelperToRun(t *testing.T) {
 	n := 5*fillGrain + 3
 	els := fillElements(n, widgetAt)
-	out := reflect.MakeSlice(reflect.TypeFor[[]testapi.Widget](), n, n)
+	out := reflect.MakeSlice(reflect.TypeFor[[]widget.Widget](), n, n)
 	var late []func()
 	done := make(chan error, 1)
 	go func() { done <- copyShared(out, els, 2, func(f func()) { late = append(late, f) }) }()
@@ -151,7 +151,7 @@ func TestCopySharedNeedsNoHelperToRun(t *testing.T) {
 		t.Fatal("the fill waited for helpers that never started")
 	}
 	for i := range n {
-		if got, want := out.Index(i).Interface().(testapi.Widget).Name, fmt.Sprintf("w-%06d", i); got != want {
+		if got, want := out.Index(i).Interface().(widget.Widget).Name, fmt.Sprintf("w-%06d", i); got != want {
 			t.Fatalf("item %d is %q, want %q", i, got, want)
 		}
 	}
@@ -169,7 +169,7 @@ func TestCopySharedReportsItemType(t *testing.T) {
 	n := 4*fillGrain + 1
 	els := fillElements(n, widgetAt)
 	els[3*fillGrain] = watchcache.NewElement("/widgets/ns/other", &unstructured.Unstructured{}, 1, nil, watchcache.Fields{})
-	out := reflect.MakeSlice(reflect.TypeFor[[]testapi.Widget](), n, n)
+	out := reflect.MakeSlice(reflect.TypeFor[[]widget.Widget](), n, n)
 	err := copyShared(out, els, 1, func(f func()) { go f() })
 	if !errors.Is(err, errItemType) {
 		t.Fatalf("got %v, want errItemType", err)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -39,11 +39,11 @@ func newStore(t testing.TB, prefix string, unstructured bool) *etcd3.Store {
 	if _, err := etcd.Client.Delete(testCtx(t), prefix, clientv3.WithPrefix()); err != nil {
 		t.Fatal(err)
 	}
-	cfg := etcd3.Config{Client: etcd.Client, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, Prefix: prefix, ResourcePrefix: "/widgets"}
+	cfg := etcd3.Config{Client: etcd.Client, Codec: widget.Codec, NewFunc: widget.New,
+		NewListFunc: widget.NewList, Prefix: prefix, ResourcePrefix: "/widgets"}
 	if unstructured {
-		cfg.Codec = testapi.UnstructuredCodec
-		cfg.NewFunc, cfg.NewListFunc = testapi.NewUnstructured, testapi.NewUnstructuredList
+		cfg.Codec = widget.UnstructuredCodec
+		cfg.NewFunc, cfg.NewListFunc = widget.NewUnstructured, widget.NewUnstructuredList
 	}
 	s, err := etcd3.New(cfg)
 	if err != nil {
@@ -58,8 +58,8 @@ func newStore(t testing.TB, prefix string, unstructured bool) *etcd3.Store {
 // that every test also runs watches that lose and regain their goroutine.
 func startCacher(t testing.TB, store storage.Interface, mod ...func(*cacher.Config)) *cacher.Cacher {
 	t.Helper()
-	cfg := cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs,
+	cfg := cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: widget.New,
+		NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs,
 		IndexLabels: []string{"app"}, IndexFields: []string{"spec.nodeName"},
 		IdleWatcherParkDelay: 10 * time.Millisecond,
 		Logger:               slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}

@@ -15,7 +15,7 @@ import (
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/etcdrun"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -43,8 +43,8 @@ func proxiedEtcd(t *testing.T) (*embedtest.Proxy, *clientv3.Client) {
 
 func outageStore(t *testing.T, cli *clientv3.Client) *etcd3.Store {
 	t.Helper()
-	s, err := etcd3.New(etcd3.Config{Client: cli, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets",
+	s, err := etcd3.New(etcd3.Config{Client: cli, Codec: widget.Codec, NewFunc: widget.New,
+		NewListFunc: widget.NewList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets",
 		RequestTimeout: outageRequestTimeout})
 	if err != nil {
 		t.Fatal(err)
@@ -53,8 +53,8 @@ func outageStore(t *testing.T, cli *clientv3.Client) *etcd3.Store {
 	return s
 }
 
-func listRV(ctx context.Context, c *cacher.Cacher, rv string) (*testapi.WidgetList, error) {
-	l := &testapi.WidgetList{}
+func listRV(ctx context.Context, c *cacher.Cacher, rv string) (*widget.WidgetList, error) {
+	l := &widget.WidgetList{}
 	err := c.GetList(ctx, "/widgets", storage.ListOptions{ResourceVersion: rv, Recursive: true, Predicate: storage.Everything}, l)
 	return l, err
 }
@@ -83,10 +83,10 @@ func TestCacherDuringEtcdOutage(t *testing.T) {
 	calls := map[string]func() error{
 		"consistent list": func() error { _, err := listRV(ctx, c, ""); return err },
 		"consistent get": func() error {
-			return c.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &testapi.Widget{})
+			return c.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &widget.Widget{})
 		},
 		"create": func() error {
-			return c.Create(ctx, "/widgets/ns/c", testapi.Make("ns", "c", nil), &testapi.Widget{}, 0)
+			return c.Create(ctx, "/widgets/ns/c", widget.NewWidget("ns", "c"), &widget.Widget{}, 0)
 		},
 	}
 	for name, call := range calls {
@@ -105,7 +105,7 @@ func TestCacherDuringEtcdOutage(t *testing.T) {
 	if err != nil || len(l.Items) != 2 {
 		t.Fatalf("RV 0 list during the outage: %v, %d items", err, len(l.Items))
 	}
-	if err := c.Get(ctx, "/widgets/ns/b", storage.GetOptions{ResourceVersion: "0"}, &testapi.Widget{}); err != nil {
+	if err := c.Get(ctx, "/widgets/ns/b", storage.GetOptions{ResourceVersion: "0"}, &widget.Widget{}); err != nil {
 		t.Fatalf("RV 0 get during the outage: %v", err)
 	}
 	l, err = listRV(ctx, c, strconv.FormatUint(rv, 10))
@@ -150,8 +150,8 @@ func TestCacherStartAgainstUnreachableEtcd(t *testing.T) {
 	ep := p.Endpoint
 	store := outageStore(t, cli)
 	p.Kill()
-	c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, ReadyWaitTimeout: time.Second})
+	c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: widget.New,
+		NewListFunc: widget.NewList, ReadyWaitTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,15 +186,15 @@ func TestOutageLoggedOnDefaultLogger(t *testing.T) {
 	defer slog.SetDefault(prev)
 
 	p, cli := proxiedEtcd(t)
-	store, err := etcd3.New(etcd3.Config{Client: cli, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets",
+	store, err := etcd3.New(etcd3.Config{Client: cli, Codec: widget.Codec, NewFunc: widget.New,
+		NewListFunc: widget.NewList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets",
 		RequestTimeout: outageRequestTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(store.Close)
-	c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList})
+	c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: widget.New,
+		NewListFunc: widget.NewList})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -73,7 +73,7 @@ func TestReadAtZeroSeesOwnWrites(t *testing.T) {
 	ctx := testCtx(t)
 
 	rv := create(t, c, "ns", "a", nil)
-	list := &testapi.WidgetList{}
+	list := &widget.WidgetList{}
 	if err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: "0", Predicate: storage.Everything}, list); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestReadAtZeroSeesOwnWrites(t *testing.T) {
 	}
 
 	rv = bump(t, c, "ns", "a")
-	got := &testapi.Widget{}
+	got := &widget.Widget{}
 	if err := c.Get(ctx, key("ns", "a"), storage.GetOptions{ResourceVersion: "0"}, got); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestReadAtZeroSeesOwnWrites(t *testing.T) {
 		if ev.Type != watch.Added {
 			t.Fatalf("initial event %s, want ADDED", ev.Type)
 		}
-		seen[ev.Object.(*testapi.Widget).Name] = rvOf(t, ev.Object)
+		seen[ev.Object.(*widget.Widget).Name] = rvOf(t, ev.Object)
 	}
 	if seen["b"] != rv {
 		t.Fatalf("watch at RV 0 right after a create through the cacher: initial state %v, want b@%d", seen, rv)

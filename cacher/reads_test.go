@@ -11,7 +11,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/counting"
 )
@@ -38,7 +38,7 @@ func TestReadiness(t *testing.T) {
 	gate := &gatedStore{Interface: raw, open: make(chan struct{})}
 	counted := counting.New(gate)
 	c, err := cacher.New(cacher.Config{Storage: counted, ResourcePrefix: "/widgets",
-		NewFunc: testapi.NewWidget, NewListFunc: testapi.NewWidgetList, ReadyWaitTimeout: 50 * time.Millisecond})
+		NewFunc: widget.New, NewListFunc: widget.NewList, ReadyWaitTimeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestReadiness(t *testing.T) {
 		t.Fatalf("not-ready answer took %v", d)
 	}
 	create(t, raw, "ns", "a", nil)
-	list := &testapi.WidgetList{}
+	list := &widget.WidgetList{}
 	done := make(chan error, 1)
 	go func() { done <- c.GetList(testCtx(t), "/widgets", storage.ListOptions{Recursive: true}, list) }()
 	close(gate.open) // the delegated list and the cacher's own list proceed
@@ -77,7 +77,7 @@ func TestConsistentReadFromCache(t *testing.T) {
 	for i, n := range names(20) {
 		create(t, store, "ns", n, nil) // straight to etcd
 		lists, currents := store.Counts().Lists, store.Counts().CurrentRVs
-		list := &testapi.WidgetList{}
+		list := &widget.WidgetList{}
 		if err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{Recursive: true}, list); err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestPaginationFromCache(t *testing.T) {
 		create(t, c, "ns", n, nil)
 	}
 	opts := storage.ListOptions{Recursive: true, Predicate: storage.SelectionPredicate{Limit: 3}}
-	first := &testapi.WidgetList{}
+	first := &widget.WidgetList{}
 	if err := c.GetList(testCtx(t), "/widgets", opts, first); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestPaginationFromCache(t *testing.T) {
 	got := itemNames(first)
 	opts.Predicate.Continue = first.Continue
 	for opts.Predicate.Continue != "" {
-		page := &testapi.WidgetList{}
+		page := &widget.WidgetList{}
 		if err := c.GetList(testCtx(t), "/widgets", opts, page); err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestPaginationFromCache(t *testing.T) {
 	}
 	// The cache's token on the etcd store gives the same second page.
 	opts.Predicate.Continue = first.Continue
-	fromEtcd := &testapi.WidgetList{}
+	fromEtcd := &widget.WidgetList{}
 	if err := raw.GetList(testCtx(t), "/widgets", opts, fromEtcd); err != nil {
 		t.Fatalf("cache token on the etcd store: %v", err)
 	}
@@ -137,7 +137,7 @@ func TestPaginationFromCache(t *testing.T) {
 	}
 }
 
-func itemNames(l *testapi.WidgetList) []string {
+func itemNames(l *widget.WidgetList) []string {
 	out := make([]string, len(l.Items))
 	for i := range l.Items {
 		out[i] = l.Items[i].Name

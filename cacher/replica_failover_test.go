@@ -17,7 +17,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -32,8 +32,8 @@ type failoverReplica struct {
 }
 
 func (r *failoverReplica) start(t *testing.T) {
-	c, err := cacher.New(cacher.Config{Storage: r.store, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs})
+	c, err := cacher.New(cacher.Config{Storage: r.store, ResourcePrefix: "/widgets", NewFunc: widget.New,
+		NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs})
 	if err != nil {
 		t.Error(err)
 		return
@@ -104,10 +104,10 @@ func TestReplicaFailoverGuarantees(t *testing.T) {
 			var err error
 			switch {
 			case !exists[name]:
-				err = writer.Create(ctx, key("ns", name), testapi.Make("ns", name, nil), nil, 0)
+				err = writer.Create(ctx, key("ns", name), widget.NewWidget("ns", name), nil, 0)
 				exists[name] = true
 			case rng.IntN(4) == 0:
-				err = writer.Delete(ctx, key("ns", name), &testapi.Widget{}, nil, nil, nil, storage.DeleteOptions{})
+				err = writer.Delete(ctx, key("ns", name), &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{})
 				exists[name] = false
 			default:
 				bump(t, writer, "ns", name)

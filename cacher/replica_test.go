@@ -11,7 +11,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -38,8 +38,8 @@ func memberStore(t *testing.T, cl *embedtest.Cluster, member int, prefix string)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli.Close() })
-	s, err := etcd3.New(etcd3.Config{Client: cli, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, Prefix: prefix, ResourcePrefix: "/widgets"})
+	s, err := etcd3.New(etcd3.Config{Client: cli, Codec: widget.Codec, NewFunc: widget.New,
+		NewListFunc: widget.NewList, Prefix: prefix, ResourcePrefix: "/widgets"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,14 +108,14 @@ func TestReplicaReadYourWrites(t *testing.T) {
 	old := create(t, a.c, "ns", "old", nil)
 	for i := range 20 {
 		rv := create(t, a.c, "ns", "w"+strconv.Itoa(i), nil)
-		list := &testapi.WidgetList{}
+		list := &widget.WidgetList{}
 		if err := b.c.GetList(testCtx(t), "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, list); err != nil {
 			t.Fatal(err)
 		}
 		if len(list.Items) != i+2 {
 			t.Fatalf("consistent list on B right after create %d on A: %d items, want %d", i, len(list.Items), i+2)
 		}
-		got := &testapi.Widget{}
+		got := &widget.Widget{}
 		if err := b.c.Get(testCtx(t), key("ns", "w"+strconv.Itoa(i)), storage.GetOptions{ResourceVersion: rvString(rv)}, got); err != nil {
 			t.Fatalf("get on B at the RV of A's write: %v", err)
 		}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 	"github.com/listwatch/listwatch/storage/value"
@@ -52,8 +52,8 @@ func newEncryptedStore(t *testing.T, tr value.Transformer) *etcd3.Store {
 	if _, err := etcd.Client.Delete(testCtx(t), embedtest.Prefix(t), clientv3.WithPrefix()); err != nil {
 		t.Fatal(err) // start empty when the test runs again (-count > 1)
 	}
-	s, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets", Transformer: tr})
+	s, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: widget.Codec, NewFunc: widget.New,
+		NewListFunc: widget.NewList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets", Transformer: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +61,9 @@ func newEncryptedStore(t *testing.T, tr value.Transformer) *etcd3.Store {
 	return s
 }
 
-func listZero(t *testing.T, c *cacher.Cacher) (*testapi.WidgetList, error) {
+func listZero(t *testing.T, c *cacher.Cacher) (*widget.WidgetList, error) {
 	t.Helper()
-	out := &testapi.WidgetList{}
+	out := &widget.WidgetList{}
 	err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true,
 		Predicate: storage.Everything}, out)
 	return out, err
@@ -131,7 +131,7 @@ func TestTransformerKeyRemovalEndsWatches(t *testing.T) {
 	if !storage.IsCode(err, storage.CodeCorruptObj) || !errors.As(err, &se) || len(se.CorruptKeys) != 2 {
 		t.Fatalf("list after the key was removed: %v, want a corrupt-object error naming a and b", err)
 	}
-	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: "0"}, &testapi.Widget{}); !storage.IsCode(err, storage.CodeCorruptObj) {
+	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: "0"}, &widget.Widget{}); !storage.IsCode(err, storage.CodeCorruptObj) {
 		t.Fatalf("get at RV 0 after the key was removed: %v, want corrupt object", err)
 	}
 	expectStoreReadError(t, w)

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -26,14 +26,14 @@ func TestReadAtZeroNotOlderThanDispatched(t *testing.T) {
 			t.Fatalf("event %s, want MODIFIED", ev.Type)
 		}
 		sent := rvOf(t, ev.Object)
-		list := &testapi.WidgetList{}
+		list := &widget.WidgetList{}
 		if err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true}, list); err != nil {
 			t.Fatal(err)
 		}
 		if got := rvOf(t, &list.Items[0]); got < sent {
 			t.Fatalf("round %d: list at RV 0 holds a at %d after a watcher got it at %d", i, got, sent)
 		}
-		obj := &testapi.Widget{}
+		obj := &widget.Widget{}
 		if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: "0"}, obj); err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -34,7 +34,7 @@ func shardWatchers(t testing.TB, c *Cacher, n int) []*watcher {
 }
 
 func applyWithUID(t testing.TB, c *Cacher, i int, uid types.UID, rv uint64) *watchcache.Event {
-	o := testapi.Make("ns", fmt.Sprintf("w%05d", i), nil)
+	o := widget.NewWidget("ns", fmt.Sprintf("w%05d", i))
 	o.UID, o.ResourceVersion = uid, fmt.Sprint(rv)
 	ev, err := c.cache.Apply(watch.Added, o, rv)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/counting"
 	"github.com/listwatch/listwatch/storage/etcd3"
@@ -50,7 +50,7 @@ func (s *gatedRevisions) GetCurrentResourceVersion(ctx context.Context) (uint64,
 // each still sees a write finished before it was asked for.
 func TestConsistentListsShareTheCurrentRevisionRead(t *testing.T) {
 	checkSharedCurrentRevisionRead(t, "lists", func(ctx context.Context, c *cacher.Cacher) error {
-		l := &testapi.WidgetList{}
+		l := &widget.WidgetList{}
 		if err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, l); err != nil {
 			return fmt.Errorf("GetList: %w", err)
 		}
@@ -156,7 +156,7 @@ func TestExactListsShareTheCompactionCheck(t *testing.T) {
 	ctx := context.WithValue(testCtx(t), gateKey{}, true)
 	exact := func(out chan<- error) {
 		err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvString(old),
-			ResourceVersionMatch: metav1.ResourceVersionMatchExact, Predicate: storage.Everything}, &testapi.WidgetList{})
+			ResourceVersionMatch: metav1.ResourceVersionMatchExact, Predicate: storage.Everything}, &widget.WidgetList{})
 		out <- err
 	}
 
@@ -214,7 +214,7 @@ func TestWatchStartsShareTheCurrentRevisionRead(t *testing.T) {
 				if !ok {
 					return errors.New("the watch ended before the write")
 				}
-				if o, ok := ev.Object.(*testapi.Widget); ok && o.Name == "written-before" {
+				if o, ok := ev.Object.(*widget.Widget); ok && o.Name == "written-before" {
 					return nil
 				}
 			case <-ctx.Done():

@@ -8,7 +8,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -33,7 +33,7 @@ func BenchmarkExactListFarBack(b *testing.B) {
 		}
 	}
 	ctx := testCtx(b)
-	if err := c.Get(ctx, key("ns", "w0000"), storage.GetOptions{ResourceVersion: rvString(last)}, &testapi.Widget{}); err != nil {
+	if err := c.Get(ctx, key("ns", "w0000"), storage.GetOptions{ResourceVersion: rvString(last)}, &widget.Widget{}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -45,7 +45,7 @@ func BenchmarkExactListFarBack(b *testing.B) {
 		opts := storage.ListOptions{Recursive: true, ResourceVersion: rvString(at[i]),
 			ResourceVersionMatch: metav1.ResourceVersionMatchExact}
 		i++
-		list := &testapi.WidgetList{}
+		list := &widget.WidgetList{}
 		if err := c.GetList(ctx, "/widgets", opts, list); err != nil {
 			b.Fatal(err)
 		}

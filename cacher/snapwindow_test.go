@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/listwatch/cacher"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -35,17 +35,17 @@ func TestExactListFarBackServedFromCache(t *testing.T) {
 	if last-at <= 1024 {
 		t.Fatalf("only %d revisions between the listed one and the newest", last-at)
 	}
-	exact := func(s storage.Interface, opts storage.ListOptions) *testapi.WidgetList {
+	exact := func(s storage.Interface, opts storage.ListOptions) *widget.WidgetList {
 		t.Helper()
 		opts.Recursive, opts.ResourceVersion, opts.ResourceVersionMatch = true, rvString(at), metav1.ResourceVersionMatchExact
-		list := &testapi.WidgetList{}
+		list := &widget.WidgetList{}
 		if err := s.GetList(ctx, "/widgets", opts, list); err != nil {
 			t.Fatalf("exact list at %d: %v", at, err)
 		}
 		return list
 	}
 	// Wait until the cache has the newest write, then list through it.
-	if err := c.Get(ctx, key("ns", "w00"), storage.GetOptions{ResourceVersion: rvString(last)}, &testapi.Widget{}); err != nil {
+	if err := c.Get(ctx, key("ns", "w00"), storage.GetOptions{ResourceVersion: rvString(last)}, &widget.Widget{}); err != nil {
 		t.Fatal(err)
 	}
 	before := counter.ranges.Load()
@@ -56,7 +56,7 @@ func TestExactListFarBackServedFromCache(t *testing.T) {
 		pagedNames = append(pagedNames, w.Name+"@"+w.ResourceVersion)
 	}
 	for paged.Continue != "" {
-		list := &testapi.WidgetList{}
+		list := &widget.WidgetList{}
 		opts := storage.ListOptions{Recursive: true, Predicate: storage.SelectionPredicate{Limit: 7, Continue: paged.Continue}}
 		if err := c.GetList(ctx, "/widgets", opts, list); err != nil {
 			t.Fatalf("next page at %d: %v", at, err)
@@ -73,7 +73,7 @@ func TestExactListFarBackServedFromCache(t *testing.T) {
 	if counter.ranges.Load() == before {
 		t.Fatal("the storage's list was not counted: the counter misses ranges")
 	}
-	nameRVs := func(l *testapi.WidgetList) []string {
+	nameRVs := func(l *widget.WidgetList) []string {
 		var out []string
 		for _, w := range l.Items {
 			out = append(out, w.Name+"@"+w.ResourceVersion)

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 // BenchmarkUncacheableCheck measures what the feed adds to every event to
@@ -16,7 +16,7 @@ import (
 // event without watchers.
 func BenchmarkUncacheableCheck(b *testing.B) {
 	c := newDispatchCacher(b)
-	w := testapi.Make("ns", "a", map[string]string{"app": "x"})
+	w := widget.NewWidget("ns", "a").WithLabels(map[string]string{"app": "x"})
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := c.uncacheable(w); err != nil {
@@ -29,9 +29,9 @@ func BenchmarkUncacheableCheck(b *testing.B) {
 // MODIFIED event, without watchers.
 func BenchmarkApplyOneRevision(b *testing.B) {
 	c := newDispatchCacher(b)
-	objs := make([]*testapi.Widget, 1024)
+	objs := make([]*widget.Widget, 1024)
 	for i := range objs {
-		objs[i] = testapi.Make("ns", "w"+strconv.Itoa(i), map[string]string{"app": "x"})
+		objs[i] = widget.NewWidget("ns", "w"+strconv.Itoa(i)).WithLabels(map[string]string{"app": "x"})
 	}
 	rv := uint64(1)
 	batch := &revisionBatch{whole: true}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -29,9 +29,9 @@ func fastReads(cfg *cacher.Config) {
 
 // writeRaw stores w at key through s with GuaranteedUpdate, creating it
 // (ignoreNotFound), whatever its metadata says, and returns its RV.
-func writeRaw(t *testing.T, s storage.Interface, k string, w *testapi.Widget) uint64 {
+func writeRaw(t *testing.T, s storage.Interface, k string, w *widget.Widget) uint64 {
 	t.Helper()
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	err := s.GuaranteedUpdate(testCtx(t), k, out, true, nil,
 		func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			return w.DeepCopy(), nil, nil
@@ -43,9 +43,9 @@ func writeRaw(t *testing.T, s storage.Interface, k string, w *testapi.Widget) ui
 }
 
 // nameless is a Widget with neither name nor namespace.
-func nameless(replicas int64) *testapi.Widget {
-	return &testapi.Widget{TypeMeta: metav1.TypeMeta{APIVersion: testapi.GroupVersion.String(), Kind: "Widget"},
-		Spec: testapi.WidgetSpec{Replicas: replicas}}
+func nameless(replicas int64) *widget.Widget {
+	return &widget.Widget{TypeMeta: metav1.TypeMeta{APIVersion: widget.GroupVersion.String(), Kind: "Widget"},
+		Spec: widget.WidgetSpec{Replicas: replicas}}
 }
 
 // expectEndedFor reads w until its error event, which must name key; no
@@ -133,7 +133,7 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 	}
 	// Updating it again ends the new watch too, and the cache still follows.
 	rvB := writeRaw(t, store, key("ns", "b"), nameless(2))
-	var gotB testapi.Widget
+	var gotB widget.Widget
 	if err := c.Get(testCtx(t), key("ns", "b"), storage.GetOptions{ResourceVersion: rvString(rvB)}, &gotB); err != nil ||
 		gotB.Spec.Replicas != 2 {
 		t.Fatalf("Get of the nameless object at %d = %+v, %v", rvB, gotB, err)
@@ -143,7 +143,7 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 		t.Fatalf("list of ns at %d = %v, %v", rvB, got, err)
 	}
 	// Deleted, it is gone from lists, and the cache serves the scope again.
-	var out testapi.Widget
+	var out widget.Widget
 	if err := c.Delete(testCtx(t), key("ns", "b"), &out, nil, nil, nil, storage.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +164,8 @@ func TestNamelessObjectAtStartIsServed(t *testing.T) {
 	writeRaw(t, store, key("ns", "b"), nameless(1))
 	create(t, store, "ns2", "c", nil)
 	m := &countingMetrics{}
-	c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs, Metrics: m,
+	c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: widget.New,
+		NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs, Metrics: m,
 		FreshWaitTimeout: 2 * time.Second, ConsistentReadTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestNamelessObjectAtStartIsServed(t *testing.T) {
 	}
 	// Given a name, it is cached like any other object.
 	w := watchAll(t, c, rvString(rv))
-	rvB := writeRaw(t, store, key("ns", "b"), testapi.Make("ns", "b", nil))
+	rvB := writeRaw(t, store, key("ns", "b"), widget.NewWidget("ns", "b"))
 	if ev := next(t, w, 10*time.Second); ev.Type != watch.Added || rvOf(t, ev.Object) != rvB {
 		t.Fatalf("watch: %s %v, want ADDED at %d", ev.Type, ev.Object, rvB)
 	}
@@ -206,15 +206,15 @@ func TestNamelessObjectAtStartIsServed(t *testing.T) {
 func TestCacheAdvancesPastAnyMetadata(t *testing.T) {
 	cases := []struct {
 		name      string
-		obj       *testapi.Widget
+		obj       *widget.Widget
 		cacheable bool
 	}{
 		{"nameless", nameless(1), false},
-		{"namespace only", &testapi.Widget{TypeMeta: nameless(0).TypeMeta, ObjectMeta: metav1.ObjectMeta{Namespace: "ns"}}, false},
-		{"no namespace", testapi.Make("", "b", nil), true},
-		{"other name", testapi.Make("ns", "z", nil), true},
-		{"other namespace", testapi.Make("ns9", "b", nil), true},
-		{"another key's name", testapi.Make("ns", "a", nil), true},
+		{"namespace only", &widget.Widget{TypeMeta: nameless(0).TypeMeta, ObjectMeta: metav1.ObjectMeta{Namespace: "ns"}}, false},
+		{"no namespace", widget.NewWidget("", "b"), true},
+		{"other name", widget.NewWidget("ns", "z"), true},
+		{"other namespace", widget.NewWidget("ns9", "b"), true},
+		{"another key's name", widget.NewWidget("ns", "a"), true},
 	}
 	for _, tc := range cases {
 		for _, via := range []string{"cacher", "store", "etcd"} {
@@ -231,7 +231,7 @@ func TestCacheAdvancesPastAnyMetadata(t *testing.T) {
 				case "store":
 					writeRaw(t, store, key("ns", "b"), tc.obj)
 				case "etcd":
-					data, err := runtime.Encode(testapi.Codec, tc.obj)
+					data, err := runtime.Encode(widget.Codec, tc.obj)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -277,14 +277,14 @@ func TestCacherRefusesObjectsItCannotKey(t *testing.T) {
 			t.Fatalf("%s: got %v, want a CodeInvalidObj (422 Invalid) error", what, err)
 		}
 	}
-	refused("Create", c.Create(testCtx(t), key("ns", "b"), nameless(1), &testapi.Widget{}, 0))
-	refused("GuaranteedUpdate creating", c.GuaranteedUpdate(testCtx(t), key("ns", "b"), &testapi.Widget{}, true, nil,
+	refused("Create", c.Create(testCtx(t), key("ns", "b"), nameless(1), &widget.Widget{}, 0))
+	refused("GuaranteedUpdate creating", c.GuaranteedUpdate(testCtx(t), key("ns", "b"), &widget.Widget{}, true, nil,
 		func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			return nameless(1), nil, nil
 		}, nil))
-	refused("GuaranteedUpdate dropping the name", c.GuaranteedUpdate(testCtx(t), key("ns", "a"), &testapi.Widget{}, false, nil,
+	refused("GuaranteedUpdate dropping the name", c.GuaranteedUpdate(testCtx(t), key("ns", "a"), &widget.Widget{}, false, nil,
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-			w := in.(*testapi.Widget).DeepCopy()
+			w := in.(*widget.Widget).DeepCopy()
 			w.Name = ""
 			return w, nil, nil
 		}, nil))

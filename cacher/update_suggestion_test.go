@@ -13,7 +13,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -77,8 +77,8 @@ func countedStore(t *testing.T) (*etcd3.Store, *kvRequests) {
 	}
 	reqs := &kvRequests{KV: cli.KV, prefix: embedtest.Prefix(t)}
 	cli.KV = reqs
-	store, err := etcd3.New(etcd3.Config{Client: cli, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets"})
+	store, err := etcd3.New(etcd3.Config{Client: cli, Codec: widget.Codec, NewFunc: widget.New,
+		NewListFunc: widget.NewList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,12 +90,12 @@ func countedStore(t *testing.T) (*etcd3.Store, *kvRequests) {
 // cache holds it.
 func createCached(t *testing.T, c *cacher.Cacher, ns, name string, ttl uint64) uint64 {
 	t.Helper()
-	out := &testapi.Widget{}
-	if err := c.Create(testCtx(t), key(ns, name), testapi.Make(ns, name, map[string]string{"app": "x"}), out, ttl); err != nil {
+	out := &widget.Widget{}
+	if err := c.Create(testCtx(t), key(ns, name), widget.NewWidget(ns, name).WithLabels(map[string]string{"app": "x"}), out, ttl); err != nil {
 		t.Fatalf("create %s/%s: %v", ns, name, err)
 	}
 	rv := rvOf(t, out)
-	if err := c.Get(testCtx(t), key(ns, name), storage.GetOptions{ResourceVersion: rvString(rv)}, &testapi.Widget{}); err != nil {
+	if err := c.Get(testCtx(t), key(ns, name), storage.GetOptions{ResourceVersion: rvString(rv)}, &widget.Widget{}); err != nil {
 		t.Fatal(err) // the cache holds it now
 	}
 	return rv
@@ -120,7 +120,7 @@ func etcdLease(t *testing.T, ns, name string) int64 {
 
 // bumpReplicas is an UpdateFunc that increments replicas and keeps the lease.
 func bumpReplicas(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-	w := in.(*testapi.Widget).DeepCopy()
+	w := in.(*widget.Widget).DeepCopy()
 	w.Spec.Replicas++
 	return w, nil, nil
 }
@@ -133,7 +133,7 @@ func TestUpdateStartsFromCachedObject(t *testing.T) {
 	createCached(t, c, "ns", "a", 0)
 
 	gets0, txns0 := reqs.counts()
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, bumpReplicas, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -162,12 +162,12 @@ func TestUpdateFromCacheKeepsTTL(t *testing.T) {
 	var lastTTL atomic.Int64
 	keepTold := func(in runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		lastTTL.Store(res.TTL)
-		w := in.(*testapi.Widget).DeepCopy()
+		w := in.(*widget.Widget).DeepCopy()
 		w.Spec.Replicas++
 		ttl := uint64(res.TTL) // the registry's way: keep the TTL the object has
 		return w, &ttl, nil
 	}
-	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), &testapi.Widget{}, false, nil, keepTold, nil); err != nil {
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), &widget.Widget{}, false, nil, keepTold, nil); err != nil {
 		t.Fatal(err)
 	}
 	if ttl := lastTTL.Load(); ttl <= 0 || ttl > maxTTL {
@@ -178,11 +178,11 @@ func TestUpdateFromCacheKeepsTTL(t *testing.T) {
 	}
 
 	// Let the cache see that update, then update with a nil TTL.
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{}, out); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: out.ResourceVersion}, &testapi.Widget{}); err != nil {
+	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: out.ResourceVersion}, &widget.Widget{}); err != nil {
 		t.Fatal(err)
 	}
 	before := etcdLease(t, "ns", "a")
@@ -215,27 +215,27 @@ func TestUpdateFromCacheKeepsTTL(t *testing.T) {
 func TestUpdateFromStaleCacheRetries(t *testing.T) {
 	c, reqs := countedCacher(t)
 	createCached(t, c, "ns", "a", 0)
-	other, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets"})
+	other, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: widget.Codec, NewFunc: widget.New,
+		NewListFunc: widget.NewList, Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(other.Close) // same keys, another client
 	var bumpErr error
 	bumpOther := func() {
-		bumpErr = other.GuaranteedUpdate(testCtx(t), key("ns", "a"), &testapi.Widget{}, false, nil, bumpReplicas, nil)
+		bumpErr = other.GuaranteedUpdate(testCtx(t), key("ns", "a"), &widget.Widget{}, false, nil, bumpReplicas, nil)
 	}
 	reqs.beforeTxn.Store(&bumpOther)
 
 	var seen []int64
 	label := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-		w := in.(*testapi.Widget).DeepCopy()
+		w := in.(*widget.Widget).DeepCopy()
 		seen = append(seen, w.Spec.Replicas)
 		w.Labels["updated"] = "yes"
 		return w, nil, nil
 	}
 	gets0, txns0 := reqs.counts()
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, label, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -261,15 +261,15 @@ func TestUpdateMutatingInputLeavesCacheAlone(t *testing.T) {
 	rv := createCached(t, c, "ns", "a", 0)
 	refuse := errors.New("refused after scribbling")
 	scribble := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-		w := in.(*testapi.Widget)
+		w := in.(*widget.Widget)
 		w.Labels["app"] = "scribbled"
 		w.Spec.Replicas = 42
 		return nil, nil, refuse
 	}
-	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), &testapi.Widget{}, false, nil, scribble, nil); !errors.Is(err, refuse) {
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), &widget.Widget{}, false, nil, scribble, nil); !errors.Is(err, refuse) {
 		t.Fatalf("update: %v, want the tryUpdate error", err)
 	}
-	got := &testapi.Widget{}
+	got := &widget.Widget{}
 	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: rvString(rv)}, got); err != nil {
 		t.Fatal(err)
 	}
@@ -289,12 +289,12 @@ func TestNoopUpdateFromCacheIsOneTxn(t *testing.T) {
 	calls := 0
 	reapply := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		calls++
-		w := in.(*testapi.Widget)
+		w := in.(*widget.Widget)
 		w.Labels["app"] = "x" // already so
 		return w, nil, nil
 	}
 	gets0, txns0 := reqs.counts()
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, reapply, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestCacheSuggestionsAreMarkedDecoded(t *testing.T) {
 // A cacher keeping encodings does not mark its suggestions: it decodes
 // them with its own codec.
 func TestEncodedCacheSuggestionsAreNotMarked(t *testing.T) {
-	if marks := recordSuggestionMarks(t, keepEncoded(testapi.Codec)); !slices.Equal(marks, []bool{false, false, false}) {
+	if marks := recordSuggestionMarks(t, keepEncoded(widget.Codec)); !slices.Equal(marks, []bool{false, false, false}) {
 		t.Errorf("updates and delete marked %v, want [false false false]", marks)
 	}
 }
@@ -353,20 +353,20 @@ func recordSuggestionMarks(t *testing.T, mod ...func(*cacher.Config)) []bool {
 	rec := &markRecorder{Interface: newStore(t, embedtest.Prefix(t), false)}
 	c := startCacher(t, rec, mod...)
 	makeB := func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) {
-		return testapi.Make("ns", "b", nil), nil, nil
+		return widget.NewWidget("ns", "b"), nil, nil
 	}
-	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "b"), &testapi.Widget{}, true, nil, makeB, nil); err != nil {
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "b"), &widget.Widget{}, true, nil, makeB, nil); err != nil {
 		t.Fatal(err)
 	}
 	createCached(t, c, "ns", "a", 0)
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, bumpReplicas, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: out.ResourceVersion}, &testapi.Widget{}); err != nil {
+	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: out.ResourceVersion}, &widget.Widget{}); err != nil {
 		t.Fatal(err) // the cache holds the update
 	}
-	if err := c.Delete(testCtx(t), key("ns", "a"), &testapi.Widget{}, nil, nil, nil, storage.DeleteOptions{}); err != nil {
+	if err := c.Delete(testCtx(t), key("ns", "a"), &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return rec.marks

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -52,8 +52,8 @@ type machineRig struct {
 const machineParkDelay = time.Second
 
 func newMachineRig(t *testing.T) *machineRig {
-	cfg, err := Config{Storage: versionerOnly{}, ResourcePrefix: "/widgets", NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs, WatcherBufferSize: 2}.withDefaults()
+	cfg, err := Config{Storage: versionerOnly{}, ResourcePrefix: "/widgets", NewFunc: widget.New,
+		NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs, WatcherBufferSize: 2}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func newMachineRig(t *testing.T) *machineRig {
 		metrics: NoopMetrics{}, versioner: cfg.Versioner, newFunc: cfg.NewFunc, keyFunc: cfg.KeyFunc,
 		catchUpBatch: 4, bufferSize: cfg.WatcherBufferSize}
 	r.w = env.newWatcher("/widgets", storage.ListOptions{Recursive: true,
-		Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true, GetAttrs: testapi.GetAttrs}})
+		Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true, GetAttrs: widget.GetAttrs}})
 	r.w.bookmarkAt = r.wall.Now().Add(time.Minute) // its deadline bookmark
 	r.w.plan = watchPlan{pos: 1}
 
@@ -109,7 +109,7 @@ func (r *machineRig) stop() {
 func (r *machineRig) publish(n int) {
 	for range n {
 		r.rv++
-		o := testapi.Make("ns", fmt.Sprintf("w%d", r.rv), nil)
+		o := widget.NewWidget("ns", fmt.Sprintf("w%d", r.rv))
 		o.ResourceVersion = fmt.Sprint(r.rv)
 		err := r.hub.commit(func(tx hubTx) error {
 			ev, err := r.cache.Apply(watch.Added, o, r.rv)

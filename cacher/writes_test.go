@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -17,13 +17,13 @@ func TestDeleteStartsFromCachedObject(t *testing.T) {
 	c, reqs := countedCacher(t)
 	for _, name := range []string{"a", "b"} {
 		rv := create(t, c, "ns", name, nil)
-		if err := c.Get(testCtx(t), key("ns", name), storage.GetOptions{ResourceVersion: rvString(rv)}, &testapi.Widget{}); err != nil {
+		if err := c.Get(testCtx(t), key("ns", name), storage.GetOptions{ResourceVersion: rvString(rv)}, &widget.Widget{}); err != nil {
 			t.Fatal(err) // the cache holds it now
 		}
 	}
 
 	before := reqs.gets.Load()
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := c.Delete(testCtx(t), key("ns", "a"), out, nil, nil, nil, storage.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -36,14 +36,14 @@ func TestDeleteStartsFromCachedObject(t *testing.T) {
 
 	before = reqs.gets.Load()
 	wrongUID := types.UID("not-b")
-	err := c.Delete(testCtx(t), key("ns", "b"), &testapi.Widget{}, &storage.Preconditions{UID: &wrongUID}, nil, nil, storage.DeleteOptions{})
+	err := c.Delete(testCtx(t), key("ns", "b"), &widget.Widget{}, &storage.Preconditions{UID: &wrongUID}, nil, nil, storage.DeleteOptions{})
 	if !storage.IsCode(err, storage.CodeConflict) || !strings.Contains(err.Error(), "Precondition failed") {
 		t.Fatalf("delete with a wrong UID: %v, want a precondition conflict", err)
 	}
 	if n := reqs.gets.Load() - before; n != 1 {
 		t.Errorf("a precondition failing on the cache's copy read etcd %d times, want 1 (to confirm it)", n)
 	}
-	if err := c.Get(testCtx(t), key("ns", "b"), storage.GetOptions{}, &testapi.Widget{}); err != nil {
+	if err := c.Get(testCtx(t), key("ns", "b"), storage.GetOptions{}, &widget.Widget{}); err != nil {
 		t.Fatalf("b after a refused delete: %v", err)
 	}
 }

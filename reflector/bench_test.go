@@ -14,7 +14,7 @@ import (
 	krt "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -27,10 +27,11 @@ const benchUpdates = 2000
 var benchPad = strings.Repeat("x", 800)
 
 // benchWidget is object i of the workload.
-func benchWidget(i int) *testapi.Widget {
-	w := testapi.Make("bench", fmt.Sprintf("obj-%05d", i), map[string]string{
+func benchWidget(i int) *widget.Widget {
+	w := widget.NewWidget("bench", fmt.Sprintf("obj-%05d", i)).WithLabels(map[string]string{
 		"app": fmt.Sprintf("app-%d", i%10), "tier": fmt.Sprintf("tier-%d", (i/10)%10),
 	})
+
 	w.Annotations = map[string]string{"pad": benchPad}
 	w.Spec.NodeName = fmt.Sprintf("node-%d", i%100)
 	return w
@@ -63,9 +64,9 @@ type benchHandler struct {
 	adds, updates atomic.Int64
 }
 
-func (h *benchHandler) OnAdd(*testapi.Widget, bool)    { h.adds.Add(1) }
-func (h *benchHandler) OnUpdate(_, _ *testapi.Widget)  { h.updates.Add(1) }
-func (h *benchHandler) OnDelete(*testapi.Widget, bool) {}
+func (h *benchHandler) OnAdd(*widget.Widget, bool)    { h.adds.Add(1) }
+func (h *benchHandler) OnUpdate(_, _ *widget.Widget)  { h.updates.Add(1) }
+func (h *benchHandler) OnDelete(*widget.Widget, bool) {}
 func heapInUse() uint64 {
 	var m runtime.MemStats
 	runtime.GC()
@@ -85,9 +86,9 @@ func waitFor(b *testing.B, what string, deadline time.Duration, cond func() bool
 
 // startBenchInformer runs an informer with 3 handlers over s and waits
 // until every handler has synced; stop ends it and waits.
-func startBenchInformer(b *testing.B, s storage.Interface) (inf *SharedIndexInformer[*testapi.Widget], hs []*benchHandler, stop func()) {
-	lw := NewStorageListerWatcher(s, widgetsPrefix, testapi.NewWidgetList, "")
-	inf, err := NewSharedIndexInformer[*testapi.Widget](lw)
+func startBenchInformer(b *testing.B, s storage.Interface) (inf *SharedIndexInformer[*widget.Widget], hs []*benchHandler, stop func()) {
+	lw := NewStorageListerWatcher(s, widgetsPrefix, widget.NewList, "")
+	inf, err := NewSharedIndexInformer[*widget.Widget](lw)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -180,9 +181,9 @@ func benchUpdatesRoundRobin(b *testing.B, s storage.Interface, n int) {
 		wg.Go(func() {
 			for i := g; i < benchUpdates; i += writers {
 				name := fmt.Sprintf("obj-%05d", i%n)
-				err := s.GuaranteedUpdate(context.Background(), wkey("bench", name), &testapi.Widget{}, false, nil,
+				err := s.GuaranteedUpdate(context.Background(), wkey("bench", name), &widget.Widget{}, false, nil,
 					func(in krt.Object, _ storage.ResponseMeta) (krt.Object, *uint64, error) {
-						w := in.(*testapi.Widget).DeepCopy()
+						w := in.(*widget.Widget).DeepCopy()
 						w.Spec.Replicas++
 						return w, nil, nil
 					}, nil)
@@ -201,12 +202,12 @@ func benchUpdatesRoundRobin(b *testing.B, s storage.Interface, n int) {
 // handlers; it reports handler calls per second.
 func BenchmarkInformerDispatch(b *testing.B) {
 	const n, e = 10000, 100000
-	items := make([]*testapi.Widget, n)
+	items := make([]*widget.Widget, n)
 	for i := range items {
 		items[i] = benchWidget(i)
 		items[i].ResourceVersion = "1"
 	}
-	updates := make([]*testapi.Widget, e)
+	updates := make([]*widget.Widget, e)
 	for i := range updates {
 		w := items[i%n].DeepCopy()
 		w.ResourceVersion = fmt.Sprint(2 + i)
@@ -215,7 +216,7 @@ func BenchmarkInformerDispatch(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		lw := &memLW{items: items, events: updates}
-		inf, err := NewSharedIndexInformer[*testapi.Widget](lw)
+		inf, err := NewSharedIndexInformer[*widget.Widget](lw)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -246,12 +247,12 @@ func BenchmarkInformerDispatch(b *testing.B) {
 
 // memLW lists items and then streams events as MODIFIED from memory.
 type memLW struct {
-	items  []*testapi.Widget
-	events []*testapi.Widget
+	items  []*widget.Widget
+	events []*widget.Widget
 }
 
 func (l *memLW) List(context.Context, metav1.ListOptions) (krt.Object, error) {
-	list := &testapi.WidgetList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
+	list := &widget.WidgetList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
 	for _, w := range l.items {
 		list.Items = append(list.Items, *w)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 type popped struct {
@@ -17,10 +17,10 @@ type popped struct {
 	initial bool
 }
 
-func popOne(t *testing.T, f *DeltaFIFO[*testapi.Widget], apply func(Deltas[*testapi.Widget]) error) popped {
+func popOne(t *testing.T, f *DeltaFIFO[*widget.Widget], apply func(Deltas[*widget.Widget]) error) popped {
 	t.Helper()
 	var p popped
-	err := f.Pop(func(key string, d Deltas[*testapi.Widget], initial bool) error {
+	err := f.Pop(func(key string, d Deltas[*widget.Widget], initial bool) error {
 		p.key, p.initial = key, initial
 		for _, x := range d {
 			p.types = append(p.types, x.Type)
@@ -39,8 +39,8 @@ func popOne(t *testing.T, f *DeltaFIFO[*testapi.Widget], apply func(Deltas[*test
 }
 
 // applyTo applies popped deltas to a store, as the informer does.
-func applyTo(s Store[*testapi.Widget]) func(Deltas[*testapi.Widget]) error {
-	return func(d Deltas[*testapi.Widget]) error {
+func applyTo(s Store[*widget.Widget]) func(Deltas[*widget.Widget]) error {
+	return func(d Deltas[*widget.Widget]) error {
 		for _, x := range d {
 			var err error
 			if x.Type == Deleted {
@@ -57,10 +57,10 @@ func applyTo(s Store[*testapi.Widget]) func(Deltas[*testapi.Widget]) error {
 }
 
 func TestDeltaFIFOCoalescesPerKeyInFirstSeenOrder(t *testing.T) {
-	f := NewDeltaFIFO(DeltaFIFOOptions[*testapi.Widget]{})
-	must(t, f.Add(widget("ns", "a", "1", nil)))
-	must(t, f.Add(widget("ns", "b", "2", nil)))
-	must(t, f.Update(widget("ns", "a", "3", nil)))
+	f := NewDeltaFIFO(DeltaFIFOOptions[*widget.Widget]{})
+	must(t, f.Add(testWidget("ns", "a", "1", nil)))
+	must(t, f.Add(testWidget("ns", "b", "2", nil)))
+	must(t, f.Update(testWidget("ns", "a", "3", nil)))
 	if f.Len() != 2 {
 		t.Fatalf("Len = %d, want 2 keys", f.Len())
 	}
@@ -74,11 +74,11 @@ func TestDeltaFIFOCoalescesPerKeyInFirstSeenOrder(t *testing.T) {
 }
 
 func TestDeltaFIFODedupsConsecutiveDeletes(t *testing.T) {
-	known := NewStore[*testapi.Widget](nil)
-	must(t, known.Add(widget("ns", "a", "1", nil)))
-	f := NewDeltaFIFO(DeltaFIFOOptions[*testapi.Widget]{KnownObjects: known})
-	must(t, f.Delete(widget("ns", "a", "2", nil)))
-	must(t, f.Delete(widget("ns", "a", "3", nil)))
+	known := NewStore[*widget.Widget](nil)
+	must(t, known.Add(testWidget("ns", "a", "1", nil)))
+	f := NewDeltaFIFO(DeltaFIFOOptions[*widget.Widget]{KnownObjects: known})
+	must(t, f.Delete(testWidget("ns", "a", "2", nil)))
+	must(t, f.Delete(testWidget("ns", "a", "3", nil)))
 	// A relist that no longer has "a" must not add a third deletion either.
 	must(t, f.Replace(nil, "4"))
 	p := popOne(t, f, nil)
@@ -86,28 +86,28 @@ func TestDeltaFIFODedupsConsecutiveDeletes(t *testing.T) {
 		t.Fatalf("deltas = %+v, want one known-state Deleted", p)
 	}
 	// A tombstone followed by a real deletion keeps the real one.
-	f2 := NewDeltaFIFO(DeltaFIFOOptions[*testapi.Widget]{KnownObjects: known})
+	f2 := NewDeltaFIFO(DeltaFIFOOptions[*widget.Widget]{KnownObjects: known})
 	must(t, f2.Replace(nil, "5"))
-	must(t, f2.Delete(widget("ns", "a", "6", nil)))
+	must(t, f2.Delete(testWidget("ns", "a", "6", nil)))
 	p = popOne(t, f2, nil)
 	if !slices.Equal(p.types, []DeltaType{Deleted}) || p.fsu[0] || p.rvs[0] != "6" {
 		t.Fatalf("tombstone+delete = %+v, want the real deletion", p)
 	}
 	// Deleting an unknown, unqueued key is dropped.
-	f3 := NewDeltaFIFO(DeltaFIFOOptions[*testapi.Widget]{KnownObjects: known})
-	must(t, f3.Delete(widget("ns", "zzz", "7", nil)))
+	f3 := NewDeltaFIFO(DeltaFIFOOptions[*widget.Widget]{KnownObjects: known})
+	must(t, f3.Delete(testWidget("ns", "zzz", "7", nil)))
 	if f3.Len() != 0 {
 		t.Fatal("delete of an unknown key was queued")
 	}
 }
 
 func TestDeltaFIFOReplaceEmitsTombstones(t *testing.T) {
-	known := NewStore[*testapi.Widget](nil)
-	must(t, known.Add(widget("ns", "known-gone", "1", nil)))
-	must(t, known.Add(widget("ns", "kept", "1", nil)))
-	f := NewDeltaFIFO(DeltaFIFOOptions[*testapi.Widget]{KnownObjects: known})
-	must(t, f.Add(widget("ns", "queued-gone", "2", nil))) // queued only, never in the store
-	must(t, f.Replace([]*testapi.Widget{widget("ns", "kept", "3", nil)}, "3"))
+	known := NewStore[*widget.Widget](nil)
+	must(t, known.Add(testWidget("ns", "known-gone", "1", nil)))
+	must(t, known.Add(testWidget("ns", "kept", "1", nil)))
+	f := NewDeltaFIFO(DeltaFIFOOptions[*widget.Widget]{KnownObjects: known})
+	must(t, f.Add(testWidget("ns", "queued-gone", "2", nil))) // queued only, never in the store
+	must(t, f.Replace([]*widget.Widget{testWidget("ns", "kept", "3", nil)}, "3"))
 
 	got := map[string]popped{}
 	for f.Len() > 0 {
@@ -126,20 +126,20 @@ func TestDeltaFIFOReplaceEmitsTombstones(t *testing.T) {
 }
 
 func TestDeltaFIFOHasSyncedAfterInitialPopulationProcessed(t *testing.T) {
-	known := NewStore[*testapi.Widget](nil)
-	f := NewDeltaFIFO(DeltaFIFOOptions[*testapi.Widget]{KnownObjects: known})
+	known := NewStore[*widget.Widget](nil)
+	f := NewDeltaFIFO(DeltaFIFOOptions[*widget.Widget]{KnownObjects: known})
 	if f.HasSynced() {
 		t.Fatal("synced before any Replace")
 	}
-	must(t, f.Replace([]*testapi.Widget{widget("ns", "a", "1", nil), widget("ns", "b", "1", nil)}, "1"))
-	must(t, f.Add(widget("ns", "c", "2", nil))) // not part of the initial population
+	must(t, f.Replace([]*widget.Widget{testWidget("ns", "a", "1", nil), testWidget("ns", "b", "1", nil)}, "1"))
+	must(t, f.Add(testWidget("ns", "c", "2", nil))) // not part of the initial population
 	if f.HasSynced() {
 		t.Fatal("synced before anything was popped")
 	}
 	popOne(t, f, applyTo(known))
 	// During processing of the last initial item HasSynced must still be false.
 	var duringLast bool
-	err := f.Pop(func(key string, d Deltas[*testapi.Widget], initial bool) error {
+	err := f.Pop(func(key string, d Deltas[*widget.Widget], initial bool) error {
 		if !initial {
 			t.Errorf("%s not flagged as initial", key)
 		}
@@ -164,7 +164,7 @@ func TestDeltaFIFOHasSyncedAfterInitialPopulationProcessed(t *testing.T) {
 }
 
 func TestDeltaFIFOEmptyInitialListSyncsAtOnce(t *testing.T) {
-	f := NewDeltaFIFO(DeltaFIFOOptions[*testapi.Widget]{})
+	f := NewDeltaFIFO(DeltaFIFOOptions[*widget.Widget]{})
 	must(t, f.Replace(nil, "1"))
 	if !f.HasSynced() {
 		t.Fatal("empty initial list not synced")
@@ -172,11 +172,11 @@ func TestDeltaFIFOEmptyInitialListSyncsAtOnce(t *testing.T) {
 }
 
 func TestDeltaFIFOResyncDoesNotOvertakePendingDelta(t *testing.T) {
-	known := NewStore[*testapi.Widget](nil)
-	must(t, known.Add(widget("ns", "a", "1", nil)))
-	must(t, known.Add(widget("ns", "b", "1", nil)))
-	f := NewDeltaFIFO(DeltaFIFOOptions[*testapi.Widget]{KnownObjects: known})
-	must(t, f.Update(widget("ns", "a", "5", nil))) // newer than the store
+	known := NewStore[*widget.Widget](nil)
+	must(t, known.Add(testWidget("ns", "a", "1", nil)))
+	must(t, known.Add(testWidget("ns", "b", "1", nil)))
+	f := NewDeltaFIFO(DeltaFIFOOptions[*widget.Widget]{KnownObjects: known})
+	must(t, f.Update(testWidget("ns", "a", "5", nil))) // newer than the store
 	must(t, f.Resync())
 	got := map[string]popped{}
 	for f.Len() > 0 {
@@ -192,7 +192,7 @@ func TestDeltaFIFOResyncDoesNotOvertakePendingDelta(t *testing.T) {
 }
 
 func TestDeltaFIFOTransformAndClose(t *testing.T) {
-	f := NewDeltaFIFO(DeltaFIFOOptions[*testapi.Widget]{Transform: func(w *testapi.Widget) (*testapi.Widget, error) {
+	f := NewDeltaFIFO(DeltaFIFOOptions[*widget.Widget]{Transform: func(w *widget.Widget) (*widget.Widget, error) {
 		if w.Name == "bad" {
 			return nil, errors.New("refused")
 		}
@@ -200,18 +200,18 @@ func TestDeltaFIFOTransformAndClose(t *testing.T) {
 		w.Annotations = map[string]string{"transformed": "yes"}
 		return w, nil
 	}})
-	must(t, f.Add(widget("ns", "a", "1", nil)))
-	if err := f.Add(widget("ns", "bad", "1", nil)); err == nil {
+	must(t, f.Add(testWidget("ns", "a", "1", nil)))
+	if err := f.Add(testWidget("ns", "bad", "1", nil)); err == nil {
 		t.Fatal("transform error swallowed")
 	}
-	must(t, f.Pop(func(_ string, d Deltas[*testapi.Widget], _ bool) error {
+	must(t, f.Pop(func(_ string, d Deltas[*widget.Widget], _ bool) error {
 		if d[0].Object.Annotations["transformed"] != "yes" {
 			t.Errorf("object not transformed")
 		}
 		return nil
 	}))
 	done := make(chan error)
-	go func() { done <- f.Pop(func(string, Deltas[*testapi.Widget], bool) error { return nil }) }()
+	go func() { done <- f.Pop(func(string, Deltas[*widget.Widget], bool) error { return nil }) }()
 	f.Close()
 	select {
 	case err := <-done:
@@ -221,7 +221,7 @@ func TestDeltaFIFOTransformAndClose(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Pop did not return after Close")
 	}
-	if err := f.Add(widget("ns", "late", "1", nil)); !errors.Is(err, ErrFIFOClosed) {
+	if err := f.Add(testWidget("ns", "late", "1", nil)); !errors.Is(err, ErrFIFOClosed) {
 		t.Fatalf("Add after Close = %v", err)
 	}
 }

@@ -5,7 +5,7 @@
 // reflector/controller; the HTTP ListerWatcher in reflector/httplw.
 //
 // Everything is generic over the object type T (constraint Object: a
-// runtime.Object with metav1.Object metadata, e.g. *testapi.Widget or
+// runtime.Object with metav1.Object metadata, e.g. *widget.Widget or
 // *unstructured.Unstructured); handlers receive T, never interface{}, and
 // "deleted, final state unknown" is a flag on OnDelete, not a wrapper type.
 //
@@ -48,10 +48,10 @@
 //
 // # Example
 //
-//	lw := reflector.NewStorageListerWatcher(store, "/widgets", testapi.NewWidgetList, "")
-//	inf, _ := reflector.NewSharedIndexInformer[*testapi.Widget](lw)
-//	reg, _ := inf.AddEventHandler(reflector.ResourceEventHandlerFuncs[*testapi.Widget]{
-//		AddFunc: func(w *testapi.Widget, initial bool) { ... },
+//	lw := reflector.NewStorageListerWatcher(store, "/widgets", widget.NewList, "")
+//	inf, _ := reflector.NewSharedIndexInformer[*widget.Widget](lw)
+//	reg, _ := inf.AddEventHandler(reflector.ResourceEventHandlerFuncs[*widget.Widget]{
+//		AddFunc: func(w *widget.Widget, initial bool) { ... },
 //	})
 //	go inf.Run(ctx)
 //	reflector.WaitForCacheSync(ctx, reg.HasSynced)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -44,8 +44,8 @@ func newEtcdStoreWithClient(t testing.TB, cli *clientv3.Client) *etcd3.Store {
 	if _, err := etcdServer.Client.Delete(testCtx(t), embedtest.Prefix(t), clientv3.WithPrefix()); err != nil {
 		t.Fatal(err)
 	}
-	s, err := etcd3.New(etcd3.Config{Client: cli, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, Prefix: embedtest.Prefix(t), ResourcePrefix: widgetsPrefix})
+	s, err := etcd3.New(etcd3.Config{Client: cli, Codec: widget.Codec, NewFunc: widget.New,
+		NewListFunc: widget.NewList, Prefix: embedtest.Prefix(t), ResourcePrefix: widgetsPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func newEtcdStoreWithClient(t testing.TB, cli *clientv3.Client) *etcd3.Store {
 func newCacher(t testing.TB, s storage.Interface) *cacher.Cacher {
 	t.Helper()
 	c, err := cacher.New(cacher.Config{Storage: s, ResourcePrefix: widgetsPrefix,
-		NewFunc: testapi.NewWidget, NewListFunc: testapi.NewWidgetList, GetAttrs: testapi.GetAttrs})
+		NewFunc: widget.New, NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,32 +98,32 @@ func backends(t *testing.T) map[string]func(t *testing.T) (writer, reader storag
 
 func wkey(ns, name string) string { return widgetsPrefix + "/" + ns + "/" + name }
 
-func create(t testing.TB, s storage.Interface, ns, name string) *testapi.Widget {
+func create(t testing.TB, s storage.Interface, ns, name string) *widget.Widget {
 	t.Helper()
-	out := &testapi.Widget{}
-	if err := s.Create(testCtx(t), wkey(ns, name), testapi.Make(ns, name, map[string]string{"app": "x"}), out, 0); err != nil {
+	out := &widget.Widget{}
+	if err := s.Create(testCtx(t), wkey(ns, name), widget.NewWidget(ns, name).WithLabels(map[string]string{"app": "x"}), out, 0); err != nil {
 		t.Fatalf("create %s/%s: %v", ns, name, err)
 	}
 	return out
 }
 
 func bump(t testing.TB, s storage.Interface, ns, name string) error {
-	return s.GuaranteedUpdate(testCtx(t), wkey(ns, name), &testapi.Widget{}, false, nil,
+	return s.GuaranteedUpdate(testCtx(t), wkey(ns, name), &widget.Widget{}, false, nil,
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-			w := in.(*testapi.Widget).DeepCopy()
+			w := in.(*widget.Widget).DeepCopy()
 			w.Spec.Replicas++
 			return w, nil, nil
 		}, nil)
 }
 
 func remove(t testing.TB, s storage.Interface, ns, name string) error {
-	return s.Delete(testCtx(t), wkey(ns, name), &testapi.Widget{}, nil, storage.ValidateAllObjectFunc, nil, storage.DeleteOptions{})
+	return s.Delete(testCtx(t), wkey(ns, name), &widget.Widget{}, nil, storage.ValidateAllObjectFunc, nil, storage.DeleteOptions{})
 }
 
 // etcdState is key → RV of everything in s, read consistently.
 func etcdState(t testing.TB, s storage.Interface) map[string]string {
 	t.Helper()
-	list := &testapi.WidgetList{}
+	list := &widget.WidgetList{}
 	if err := s.GetList(testCtx(t), widgetsPrefix, storage.ListOptions{Recursive: true, Predicate: storage.Everything}, list); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func etcdState(t testing.TB, s storage.Interface) map[string]string {
 	return out
 }
 
-func storeState(s Store[*testapi.Widget]) map[string]string {
+func storeState(s Store[*widget.Widget]) map[string]string {
 	out := map[string]string{}
 	for _, w := range s.List() {
 		out[w.Namespace+"/"+w.Name] = w.ResourceVersion
@@ -188,7 +188,7 @@ func newMirror() *mirrorHandler {
 	return &mirrorHandler{state: map[string]string{}, adds: map[string]int{}, tombstone: map[string]int{}}
 }
 
-func (m *mirrorHandler) OnAdd(w *testapi.Widget, _ bool) {
+func (m *mirrorHandler) OnAdd(w *widget.Widget, _ bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := w.Namespace + "/" + w.Name
@@ -196,13 +196,13 @@ func (m *mirrorHandler) OnAdd(w *testapi.Widget, _ bool) {
 	m.adds[k]++
 }
 
-func (m *mirrorHandler) OnUpdate(_, w *testapi.Widget) {
+func (m *mirrorHandler) OnUpdate(_, w *widget.Widget) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.state[w.Namespace+"/"+w.Name] = w.ResourceVersion
 }
 
-func (m *mirrorHandler) OnDelete(w *testapi.Widget, unknown bool) {
+func (m *mirrorHandler) OnDelete(w *widget.Widget, unknown bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := w.Namespace + "/" + w.Name

@@ -11,14 +11,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
 // runEtcdInformer starts an informer over reader through a countingLW.
-func runEtcdInformer(t *testing.T, reader storage.Interface, opts ...InformerOption) (*SharedIndexInformer[*testapi.Widget], *countingLW) {
+func runEtcdInformer(t *testing.T, reader storage.Interface, opts ...InformerOption) (*SharedIndexInformer[*widget.Widget], *countingLW) {
 	t.Helper()
-	lw := &countingLW{inner: NewStorageListerWatcher(reader, widgetsPrefix, testapi.NewWidgetList, "", WithAttrFunc(testapi.GetAttrs))}
+	lw := &countingLW{inner: NewStorageListerWatcher(reader, widgetsPrefix, widget.NewList, "", WithAttrFunc(widget.GetAttrs))}
 	inf := newTestInformer(t, lw, opts...)
 	return inf, lw
 }
@@ -44,8 +44,8 @@ func TestEtcdInformerConvergesUnderConcurrentWrites(t *testing.T) {
 						name := fmt.Sprintf("w%d-%02d", g, rnd.IntN(15))
 						switch rnd.IntN(3) {
 						case 0:
-							out := &testapi.Widget{}
-							_ = writer.Create(testCtx(t), wkey("ns", name), testapi.Make("ns", name, nil), out, 0)
+							out := &widget.Widget{}
+							_ = writer.Create(testCtx(t), wkey("ns", name), widget.NewWidget("ns", name), out, 0)
 						case 1:
 							_ = bump(t, writer, "ns", name)
 						case 2:
@@ -221,7 +221,7 @@ func TestEtcdBlockedHandlerDoesNotDelayAnother(t *testing.T) {
 	writer, reader := backends(t)["cacher"](t)
 	inf, _ := runEtcdInformer(t, reader)
 	gate := make(chan struct{})
-	blocked, err := inf.AddEventHandler(ResourceEventHandlerFuncs[*testapi.Widget]{AddFunc: func(*testapi.Widget, bool) { <-gate }})
+	blocked, err := inf.AddEventHandler(ResourceEventHandlerFuncs[*widget.Widget]{AddFunc: func(*widget.Widget, bool) { <-gate }})
 	must(t, err)
 	fast := newMirror()
 	_, err = inf.AddEventHandler(fast)
@@ -232,7 +232,7 @@ func TestEtcdBlockedHandlerDoesNotDelayAnother(t *testing.T) {
 		create(t, writer, "ns", fmt.Sprintf("o%02d", i))
 	}
 	waitConverged(t, writer, map[string]func() map[string]string{"fast handler": fast.snapshot})
-	if p := blocked.(*HandlerRegistration[*testapi.Widget]).Pending(); p != 40 {
+	if p := blocked.(*HandlerRegistration[*widget.Widget]).Pending(); p != 40 {
 		t.Fatalf("blocked handler pending = %d, want 40", p)
 	}
 }
@@ -259,7 +259,7 @@ func TestEtcdRemovedHandlerStopsReceiving(t *testing.T) {
 
 func TestStorageListerWatcherRejectsBadSelectors(t *testing.T) {
 	s := newEtcdStore(t)
-	lw := NewStorageListerWatcher(s, widgetsPrefix, testapi.NewWidgetList, "ns")
+	lw := NewStorageListerWatcher(s, widgetsPrefix, widget.NewList, "ns")
 	ctx := context.Background()
 	for _, opts := range []struct{ label, field string }{{"a in (", ""}, {"", "metadata.name"}} {
 		o := listOpts(opts.label, opts.field)
@@ -277,7 +277,7 @@ func TestStorageListerWatcherRejectsBadSelectors(t *testing.T) {
 // storage.ListOptionsFrom, as the server does): 422 Invalid.
 func TestStorageListerWatcherValidatesAsKubernetes(t *testing.T) {
 	s := newEtcdStore(t)
-	lw := NewStorageListerWatcher(s, widgetsPrefix, testapi.NewWidgetList, "ns")
+	lw := NewStorageListerWatcher(s, widgetsPrefix, widget.NewList, "ns")
 	yes := true
 	if _, err := lw.List(testCtx(t), metav1.ListOptions{SendInitialEvents: &yes}); !apierrors.IsInvalid(err) {
 		t.Errorf("List with sendInitialEvents = %v, want 422", err)
@@ -294,27 +294,27 @@ func TestStorageListerWatcherTranslatesOptions(t *testing.T) {
 		create(t, s, "ns", fmt.Sprintf("o%d", i))
 		create(t, s, "other", fmt.Sprintf("o%d", i))
 	}
-	w := testapi.Make("ns", "labelled", map[string]string{"tier": "gold"})
-	must(t, s.Create(testCtx(t), wkey("ns", "labelled"), w, &testapi.Widget{}, 0))
-	lw := NewStorageListerWatcher(s, widgetsPrefix, testapi.NewWidgetList, "ns")
+	w := widget.NewWidget("ns", "labelled").WithLabels(map[string]string{"tier": "gold"})
+	must(t, s.Create(testCtx(t), wkey("ns", "labelled"), w, &widget.Widget{}, 0))
+	lw := NewStorageListerWatcher(s, widgetsPrefix, widget.NewList, "ns")
 	ctx := testCtx(t)
 
 	o := listOpts("", "")
 	o.Limit = 2
 	page, err := lw.List(ctx, o)
 	must(t, err)
-	l := page.(*testapi.WidgetList)
+	l := page.(*widget.WidgetList)
 	if len(l.Items) != 2 || l.Continue == "" {
 		t.Fatalf("page: %d items, continue %q", len(l.Items), l.Continue)
 	}
 	sel, err := lw.List(ctx, listOpts("tier=gold", ""))
 	must(t, err)
-	if items := sel.(*testapi.WidgetList).Items; len(items) != 1 || items[0].Name != "labelled" {
+	if items := sel.(*widget.WidgetList).Items; len(items) != 1 || items[0].Name != "labelled" {
 		t.Fatalf("label selector: %v", items)
 	}
 	byName, err := lw.List(ctx, listOpts("", "metadata.name=o3"))
 	must(t, err)
-	if items := byName.(*testapi.WidgetList).Items; len(items) != 1 || items[0].Namespace != "ns" {
+	if items := byName.(*widget.WidgetList).Items; len(items) != 1 || items[0].Namespace != "ns" {
 		t.Fatalf("field selector in namespace: %v", items)
 	}
 	// A watch with timeoutSeconds ends normally (closed channel, no error).

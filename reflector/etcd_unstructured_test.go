@@ -8,21 +8,21 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
 func TestEtcdInformerUnstructured(t *testing.T) {
 	newEtcdStore(t) // empties the test's prefix
-	s, err := etcd3.New(etcd3.Config{Client: etcdServer.Client, Codec: testapi.UnstructuredCodec,
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList,
+	s, err := etcd3.New(etcd3.Config{Client: etcdServer.Client, Codec: widget.UnstructuredCodec,
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList,
 		Prefix: embedtest.Prefix(t), ResourcePrefix: widgetsPrefix})
 	must(t, err)
 	t.Cleanup(s.Close)
 	ctx := testCtx(t)
-	must(t, s.Create(ctx, wkey("ns", "a"), testapi.MakeUnstructured("ns", "a", map[string]string{"app": "x"}), nil, 0))
+	must(t, s.Create(ctx, wkey("ns", "a"), widget.NewUnstructuredWidget("ns", "a", map[string]string{"app": "x"}), nil, 0))
 
-	lw := NewStorageListerWatcher(s, widgetsPrefix, testapi.NewUnstructuredList, "ns")
+	lw := NewStorageListerWatcher(s, widgetsPrefix, widget.NewUnstructuredList, "ns")
 	inf, err := NewSharedIndexInformer[*unstructured.Unstructured](lw, WithBackoff(fastBackoff))
 	must(t, err)
 	must(t, inf.AddIndexers(Indexers[*unstructured.Unstructured]{"app": func(u *unstructured.Unstructured) ([]string, error) {
@@ -37,7 +37,7 @@ func TestEtcdInformerUnstructured(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = inf.Run(runCtx) }()
 	defer func() { cancel(); <-done }()
-	must(t, s.Create(ctx, wkey("ns", "b"), testapi.MakeUnstructured("ns", "b", map[string]string{"app": "x"}), nil, 0))
+	must(t, s.Create(ctx, wkey("ns", "b"), widget.NewUnstructuredWidget("ns", "b", map[string]string{"app": "x"}), nil, 0))
 	got := map[string]bool{}
 	for len(got) < 2 {
 		select {

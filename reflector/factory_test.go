@@ -9,20 +9,20 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 func TestInformerFactoryOneInformerPerResource(t *testing.T) {
 	s := newEtcdStore(t)
 	create(t, s, "ns", "a")
-	lw := NewStorageListerWatcher(s, widgetsPrefix, testapi.NewWidgetList, "")
-	widgets := testapi.GroupVersion.WithResource("widgets")
+	lw := NewStorageListerWatcher(s, widgetsPrefix, widget.NewList, "")
+	widgets := widget.GroupVersion.WithResource("widgets")
 	other := schema.GroupVersionResource{Group: "x", Version: "v1", Resource: "others"}
 
 	f := NewInformerFactory(WithBackoff(fastBackoff))
-	inf1, err := InformerFor[*testapi.Widget](f, widgets, lw)
+	inf1, err := InformerFor[*widget.Widget](f, widgets, lw)
 	must(t, err)
-	inf2, err := InformerFor[*testapi.Widget](f, widgets, nil)
+	inf2, err := InformerFor[*widget.Widget](f, widgets, nil)
 	must(t, err)
 	if inf1 != inf2 {
 		t.Fatal("two informers for one resource")
@@ -30,7 +30,7 @@ func TestInformerFactoryOneInformerPerResource(t *testing.T) {
 	if _, err := InformerFor[*unstructured.Unstructured](f, widgets, lw); !errors.Is(err, ErrInformerTypeMismatch) {
 		t.Fatalf("type mismatch error = %v", err)
 	}
-	_, err = InformerFor[*testapi.Widget](f, other, NewStorageListerWatcher(s, widgetsPrefix, testapi.NewWidgetList, "ns"))
+	_, err = InformerFor[*widget.Widget](f, other, NewStorageListerWatcher(s, widgetsPrefix, widget.NewList, "ns"))
 	must(t, err)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -48,7 +48,7 @@ func TestInformerFactoryOneInformerPerResource(t *testing.T) {
 	if !inf1.IsStopped() {
 		t.Fatal("informer still running after Shutdown")
 	}
-	if _, err := InformerFor[*testapi.Widget](f, other, lw); !errors.Is(err, ErrFactoryShutDown) {
+	if _, err := InformerFor[*widget.Widget](f, other, lw); !errors.Is(err, ErrFactoryShutDown) {
 		t.Fatalf("InformerFor after Shutdown = %v", err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -145,16 +145,16 @@ func (l *scriptedLW) expectWatch(t *testing.T, err error) (*fakeWatch, metav1.Li
 	return w, c.opts
 }
 
-func widgetList(rv, cont string, items ...*testapi.Widget) *testapi.WidgetList {
-	l := &testapi.WidgetList{ListMeta: metav1.ListMeta{ResourceVersion: rv, Continue: cont}}
+func widgetList(rv, cont string, items ...*widget.Widget) *widget.WidgetList {
+	l := &widget.WidgetList{ListMeta: metav1.ListMeta{ResourceVersion: rv, Continue: cont}}
 	for _, w := range items {
 		l.Items = append(l.Items, *w)
 	}
 	return l
 }
 
-func bookmark(rv string, initialEnd bool) *testapi.Widget {
-	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}
+func bookmark(rv string, initialEnd bool) *widget.Widget {
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}
 	if initialEnd {
 		w.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
 	}
@@ -169,13 +169,13 @@ type recStore struct {
 
 func newRecStore() *recStore { return &recStore{ops: make(chan string, 1000)} }
 
-func objID(w *testapi.Widget) string { return w.Namespace + "/" + w.Name + "@" + w.ResourceVersion }
+func objID(w *widget.Widget) string { return w.Namespace + "/" + w.Name + "@" + w.ResourceVersion }
 
-func (s *recStore) Add(w *testapi.Widget) error    { s.ops <- "add " + objID(w); return nil }
-func (s *recStore) Update(w *testapi.Widget) error { s.ops <- "update " + objID(w); return nil }
-func (s *recStore) Delete(w *testapi.Widget) error { s.ops <- "delete " + objID(w); return nil }
-func (s *recStore) Resync() error                  { s.ops <- "resync"; return nil }
-func (s *recStore) Replace(l []*testapi.Widget, rv string) error {
+func (s *recStore) Add(w *widget.Widget) error    { s.ops <- "add " + objID(w); return nil }
+func (s *recStore) Update(w *widget.Widget) error { s.ops <- "update " + objID(w); return nil }
+func (s *recStore) Delete(w *widget.Widget) error { s.ops <- "delete " + objID(w); return nil }
+func (s *recStore) Resync() error                 { s.ops <- "resync"; return nil }
+func (s *recStore) Replace(l []*widget.Widget, rv string) error {
 	ids := make([]string, 0, len(l))
 	for _, w := range l {
 		ids = append(ids, objID(w))
@@ -197,17 +197,17 @@ func (s *recStore) expect(t *testing.T, want string) {
 }
 
 // fastBackoff keeps retry tests quick and deterministic (no jitter).
-var fastBackoff = ReflectorConfig[*testapi.Widget]{}.Backoff
+var fastBackoff = ReflectorConfig[*widget.Widget]{}.Backoff
 
 func init() {
 	fastBackoff.Duration, fastBackoff.Factor, fastBackoff.Steps, fastBackoff.Cap = 5*time.Millisecond, 2, 100, time.Second
 }
 
 // runReflector starts a reflector over lw and store, stopped at cleanup.
-func runReflector(t *testing.T, lw ListerWatcher, store ReflectorStore[*testapi.Widget], mod func(*ReflectorConfig[*testapi.Widget])) (*Reflector[*testapi.Widget], chan error) {
+func runReflector(t *testing.T, lw ListerWatcher, store ReflectorStore[*widget.Widget], mod func(*ReflectorConfig[*widget.Widget])) (*Reflector[*widget.Widget], chan error) {
 	t.Helper()
 	errs := make(chan error, 100)
-	cfg := ReflectorConfig[*testapi.Widget]{
+	cfg := ReflectorConfig[*widget.Widget]{
 		ListerWatcher: lw, Store: store, Backoff: fastBackoff, NoFullJitter: true,
 		WatchErrorHandler: func(err error) {
 			select {

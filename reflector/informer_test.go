@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
 // startInformer runs inf until the test ends and checks Run returns.
-func startInformer(t *testing.T, inf *SharedIndexInformer[*testapi.Widget]) {
+func startInformer(t *testing.T, inf *SharedIndexInformer[*widget.Widget]) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -31,9 +31,9 @@ func startInformer(t *testing.T, inf *SharedIndexInformer[*testapi.Widget]) {
 	})
 }
 
-func newTestInformer(t *testing.T, lw ListerWatcher, opts ...InformerOption) *SharedIndexInformer[*testapi.Widget] {
+func newTestInformer(t *testing.T, lw ListerWatcher, opts ...InformerOption) *SharedIndexInformer[*widget.Widget] {
 	t.Helper()
-	inf, err := NewSharedIndexInformer[*testapi.Widget](lw, append([]InformerOption{WithBackoff(fastBackoff)}, opts...)...)
+	inf, err := NewSharedIndexInformer[*widget.Widget](lw, append([]InformerOption{WithBackoff(fastBackoff)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,8 +47,8 @@ func TestInformerStoreBeforeHandlersAndHasSynced(t *testing.T) {
 	var regSyncedDuringInitial bool
 	var reg ResourceEventHandlerRegistration
 	gate := make(chan struct{})
-	reg, err := inf.AddEventHandler(ResourceEventHandlerFuncs[*testapi.Widget]{
-		AddFunc: func(w *testapi.Widget, initial bool) {
+	reg, err := inf.AddEventHandler(ResourceEventHandlerFuncs[*widget.Widget]{
+		AddFunc: func(w *widget.Widget, initial bool) {
 			<-gate
 			_, ok := inf.GetStore().GetByKey(w.Namespace + "/" + w.Name)
 			storeHadIt = append(storeHadIt, ok && initial)
@@ -57,7 +57,7 @@ func TestInformerStoreBeforeHandlersAndHasSynced(t *testing.T) {
 	})
 	must(t, err)
 	startInformer(t, inf)
-	lw.expectList(t, widgetList("10", "", widget("ns", "a", "1", nil), widget("ns", "b", "2", nil)), nil)
+	lw.expectList(t, widgetList("10", "", testWidget("ns", "a", "1", nil), testWidget("ns", "b", "2", nil)), nil)
 	lw.expectWatch(t, nil)
 	eventually(t, "informer synced", inf.HasSynced)
 	if reg.HasSynced() {
@@ -83,7 +83,7 @@ func TestInformerLateHandlerGetsReplayWithoutGapOrDuplicate(t *testing.T) {
 	lw := newScriptedLW()
 	inf := newTestInformer(t, lw)
 	startInformer(t, inf)
-	lw.expectList(t, widgetList("10", "", widget("ns", "a", "1", nil), widget("ns", "b", "2", nil)), nil)
+	lw.expectList(t, widgetList("10", "", testWidget("ns", "a", "1", nil), testWidget("ns", "b", "2", nil)), nil)
 	w, _ := lw.expectWatch(t, nil)
 	eventually(t, "synced", inf.HasSynced)
 
@@ -98,7 +98,7 @@ func TestInformerLateHandlerGetsReplayWithoutGapOrDuplicate(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			case w.ch <- watch.Event{Type: watch.Added, Object: widget("ns", "live"+itoa(i), itoa(100+i), nil)}:
+			case w.ch <- watch.Event{Type: watch.Added, Object: testWidget("ns", "live"+itoa(i), itoa(100+i), nil)}:
 				n++
 			}
 		}
@@ -151,14 +151,14 @@ func TestInformerRemoveHandlerStopsDeliveries(t *testing.T) {
 	startInformer(t, inf)
 	lw.expectList(t, widgetList("10", ""), nil)
 	w, _ := lw.expectWatch(t, nil)
-	w.send(t, watch.Added, widget("ns", "a", "11", nil))
+	w.send(t, watch.Added, testWidget("ns", "a", "11", nil))
 	eventually(t, "both got a", func() bool { return kept.adds.Load() == 1 && removed.adds.Load() == 1 })
 	must(t, inf.RemoveEventHandler(reg))
 	if err := inf.RemoveEventHandler(reg); !errors.Is(err, ErrUnknownRegistration) {
 		t.Fatalf("second removal = %v", err)
 	}
-	w.send(t, watch.Added, widget("ns", "b", "12", nil))
-	w.send(t, watch.Modified, widget("ns", "a", "13", nil))
+	w.send(t, watch.Added, testWidget("ns", "b", "12", nil))
+	w.send(t, watch.Modified, testWidget("ns", "a", "13", nil))
 	eventually(t, "kept got the rest", func() bool { return kept.adds.Load() == 2 && kept.updates.Load() == 1 })
 	if removed.adds.Load() != 1 || removed.updates.Load() != 0 {
 		t.Fatalf("removed handler still got events: %v", removed.events())
@@ -172,10 +172,10 @@ func TestInformerRelistDeliversTombstones(t *testing.T) {
 	_, err := inf.AddEventHandler(h)
 	must(t, err)
 	startInformer(t, inf)
-	lw.expectList(t, widgetList("10", "", widget("ns", "a", "1", nil), widget("ns", "b", "2", nil)), nil)
+	lw.expectList(t, widgetList("10", "", testWidget("ns", "a", "1", nil), testWidget("ns", "b", "2", nil)), nil)
 	w, _ := lw.expectWatch(t, nil)
 	w.send(t, watch.Error, goneStatus())
-	lw.expectList(t, widgetList("20", "", widget("ns", "a", "1", nil), widget("ns", "c", "15", nil)), nil)
+	lw.expectList(t, widgetList("20", "", testWidget("ns", "a", "1", nil), testWidget("ns", "c", "15", nil)), nil)
 	lw.expectWatch(t, nil)
 	eventually(t, "relist handled", func() bool { return h.delete.Load() == 1 && h.adds.Load() == 3 })
 	ev := h.events()
@@ -195,7 +195,7 @@ func TestInformerPanickingHandlerDoesNotStopInformer(t *testing.T) {
 	panics := make(chan any, 10)
 	inf := newTestInformer(t, lw, WithHandlerPanicHandler(func(r any) { panics <- r }))
 	h := &countingHandler{}
-	_, err := inf.AddEventHandler(ResourceEventHandlerFuncs[*testapi.Widget]{AddFunc: func(w *testapi.Widget, _ bool) {
+	_, err := inf.AddEventHandler(ResourceEventHandlerFuncs[*widget.Widget]{AddFunc: func(w *widget.Widget, _ bool) {
 		if w.Name == "boom" {
 			panic("bad handler")
 		}
@@ -206,8 +206,8 @@ func TestInformerPanickingHandlerDoesNotStopInformer(t *testing.T) {
 	startInformer(t, inf)
 	lw.expectList(t, widgetList("10", ""), nil)
 	w, _ := lw.expectWatch(t, nil)
-	w.send(t, watch.Added, widget("ns", "boom", "11", nil))
-	w.send(t, watch.Added, widget("ns", "ok", "12", nil))
+	w.send(t, watch.Added, testWidget("ns", "boom", "11", nil))
+	w.send(t, watch.Added, testWidget("ns", "ok", "12", nil))
 	eventually(t, "other handler got both", func() bool { return h.adds.Load() == 2 })
 	select {
 	case r := <-panics:
@@ -225,7 +225,7 @@ func TestInformerPanickingHandlerDoesNotStopInformer(t *testing.T) {
 func TestInformerResyncPerHandlerAndTransform(t *testing.T) {
 	lw := newScriptedLW()
 	inf := newTestInformer(t, lw)
-	must(t, inf.SetTransform(func(w *testapi.Widget) (*testapi.Widget, error) {
+	must(t, inf.SetTransform(func(w *widget.Widget) (*widget.Widget, error) {
 		w.Spec.Data = "" // drop payload
 		return w, nil
 	}))
@@ -235,7 +235,7 @@ func TestInformerResyncPerHandlerAndTransform(t *testing.T) {
 	_, err = inf.AddEventHandler(quiet)
 	must(t, err)
 	startInformer(t, inf)
-	big := widget("ns", "a", "1", nil)
+	big := testWidget("ns", "a", "1", nil)
 	big.Spec.Data = "payload"
 	lw.expectList(t, widgetList("10", "", big), nil)
 	lw.expectWatch(t, nil)
@@ -259,7 +259,7 @@ func TestInformerRejectsAfterStop(t *testing.T) {
 	if _, err := inf.AddEventHandler(&countingHandler{}); !errors.Is(err, ErrInformerStopped) {
 		t.Fatalf("AddEventHandler after stop = %v", err)
 	}
-	if _, err := NewSharedIndexInformer[*testapi.Widget](nil); err == nil {
+	if _, err := NewSharedIndexInformer[*widget.Widget](nil); err == nil {
 		t.Fatal("nil ListerWatcher accepted")
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // Object is the constraint on the objects reflectors, stores and informers
-// handle: an API object with metadata, such as *testapi.Widget or
+// handle: an API object with metadata, such as *widget.Widget or
 // *unstructured.Unstructured.
 type Object interface {
 	runtime.Object

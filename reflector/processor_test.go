@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 func TestRingGrowsAndKeepsOrder(t *testing.T) {
@@ -60,7 +60,7 @@ func (h *countingHandler) events() []string {
 	return append([]string(nil), h.seen...)
 }
 
-func (h *countingHandler) OnAdd(w *testapi.Widget, initial bool) {
+func (h *countingHandler) OnAdd(w *widget.Widget, initial bool) {
 	if h.gate != nil {
 		<-h.gate
 	}
@@ -68,7 +68,7 @@ func (h *countingHandler) OnAdd(w *testapi.Widget, initial bool) {
 	h.adds.Add(1)
 }
 
-func (h *countingHandler) OnUpdate(o, n *testapi.Widget) {
+func (h *countingHandler) OnUpdate(o, n *widget.Widget) {
 	if h.gate != nil {
 		<-h.gate
 	}
@@ -76,7 +76,7 @@ func (h *countingHandler) OnUpdate(o, n *testapi.Widget) {
 	h.updates.Add(1)
 }
 
-func (h *countingHandler) OnDelete(w *testapi.Widget, unknown bool) {
+func (h *countingHandler) OnDelete(w *widget.Widget, unknown bool) {
 	if h.gate != nil {
 		<-h.gate
 	}
@@ -96,11 +96,11 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func TestProcessorSlowListenerDoesNotBlockOthers(t *testing.T) {
-	p := newProcessor[*testapi.Widget]()
+	p := newProcessor[*widget.Widget]()
 	slow := &countingHandler{gate: make(chan struct{})}
 	fast := &countingHandler{}
-	ls := newListener[*testapi.Widget](slow, 0, nil)
-	lf := newListener[*testapi.Widget](fast, 0, nil)
+	ls := newListener[*widget.Widget](slow, 0, nil)
+	lf := newListener[*widget.Widget](fast, 0, nil)
 	p.addListener(ls)
 	p.addListener(lf)
 	p.start()
@@ -108,7 +108,7 @@ func TestProcessorSlowListenerDoesNotBlockOthers(t *testing.T) {
 
 	const n = 2000
 	for i := 0; i < n; i++ {
-		p.distribute(notification[*testapi.Widget]{kind: addNotification, newObj: widget("ns", fmt.Sprint(i), "1", nil)}, false)
+		p.distribute(notification[*widget.Widget]{kind: addNotification, newObj: testWidget("ns", fmt.Sprint(i), "1", nil)}, false)
 	}
 	// distribute returned although the slow handler has handled nothing.
 	eventually(t, "fast handler", func() bool { return fast.adds.Load() == n })
@@ -132,16 +132,16 @@ func TestProcessorSlowListenerDoesNotBlockOthers(t *testing.T) {
 }
 
 func TestListenerRecoversFromPanic(t *testing.T) {
-	p := newProcessor[*testapi.Widget]()
+	p := newProcessor[*widget.Widget]()
 	var panics atomic.Int64
 	var got atomic.Int64
-	h := ResourceEventHandlerFuncs[*testapi.Widget]{AddFunc: func(w *testapi.Widget, _ bool) {
+	h := ResourceEventHandlerFuncs[*widget.Widget]{AddFunc: func(w *widget.Widget, _ bool) {
 		if w.Name == "boom" {
 			panic("handler bug")
 		}
 		got.Add(1)
 	}}
-	l := newListener[*testapi.Widget](h, 0, func(r any) {
+	l := newListener[*widget.Widget](h, 0, func(r any) {
 		if r == "handler bug" {
 			panics.Add(1)
 		}
@@ -150,7 +150,7 @@ func TestListenerRecoversFromPanic(t *testing.T) {
 	p.start()
 	defer p.stop()
 	for _, name := range []string{"a", "boom", "b"} {
-		p.distribute(notification[*testapi.Widget]{kind: addNotification, newObj: widget("ns", name, "1", nil)}, false)
+		p.distribute(notification[*widget.Widget]{kind: addNotification, newObj: testWidget("ns", name, "1", nil)}, false)
 	}
 	eventually(t, "both good events", func() bool { return got.Load() == 2 })
 	if panics.Load() != 1 {
@@ -159,11 +159,11 @@ func TestListenerRecoversFromPanic(t *testing.T) {
 }
 
 func TestProcessorResyncOnlyDueListeners(t *testing.T) {
-	p := newProcessor[*testapi.Widget]()
+	p := newProcessor[*widget.Widget]()
 	due := &countingHandler{}
 	never := &countingHandler{}
-	ld := newListener[*testapi.Widget](due, time.Millisecond, nil)
-	ln := newListener[*testapi.Widget](never, 0, nil)
+	ld := newListener[*widget.Widget](due, time.Millisecond, nil)
+	ln := newListener[*widget.Widget](never, 0, nil)
 	p.addListener(ld)
 	p.addListener(ln)
 	p.start()
@@ -172,9 +172,9 @@ func TestProcessorResyncOnlyDueListeners(t *testing.T) {
 	if !p.shouldResync() {
 		t.Fatal("no listener due")
 	}
-	w := widget("ns", "a", "1", nil)
-	p.distribute(notification[*testapi.Widget]{kind: updateNotification, oldObj: w, newObj: w}, true)
-	p.distribute(notification[*testapi.Widget]{kind: deleteNotification, newObj: w}, false)
+	w := testWidget("ns", "a", "1", nil)
+	p.distribute(notification[*widget.Widget]{kind: updateNotification, oldObj: w, newObj: w}, true)
+	p.distribute(notification[*widget.Widget]{kind: deleteNotification, newObj: w}, false)
 	eventually(t, "deliveries", func() bool { return due.delete.Load() == 1 && never.delete.Load() == 1 })
 	if due.updates.Load() != 1 || never.updates.Load() != 0 {
 		t.Fatalf("sync delivered to due=%d never=%d, want 1 and 0", due.updates.Load(), never.updates.Load())

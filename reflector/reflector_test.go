@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,9 +25,9 @@ func goneStatus() *metav1.Status {
 
 func TestReflectorListThenWatchFromListRV(t *testing.T) {
 	lw, store := newScriptedLW(), newRecStore()
-	r, _ := runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) { c.MinWatchTimeout = 100 * time.Second })
+	r, _ := runReflector(t, lw, store, func(c *ReflectorConfig[*widget.Widget]) { c.MinWatchTimeout = 100 * time.Second })
 
-	opts := lw.expectList(t, widgetList("10", "", widget("ns", "a", "3", nil)), nil)
+	opts := lw.expectList(t, widgetList("10", "", testWidget("ns", "a", "3", nil)), nil)
 	if opts.ResourceVersion != "0" || opts.Limit != DefaultPageSize {
 		t.Fatalf("initial list options = %+v, want RV 0, limit 500", opts)
 	}
@@ -39,9 +39,9 @@ func TestReflectorListThenWatchFromListRV(t *testing.T) {
 	if s := *wopts.TimeoutSeconds; s < 100 || s >= 200 {
 		t.Fatalf("watch timeout %ds outside [100,200)", s)
 	}
-	w.send(t, watch.Added, widget("ns", "b", "11", nil))
-	w.send(t, watch.Modified, widget("ns", "a", "12", nil))
-	w.send(t, watch.Deleted, widget("ns", "b", "13", nil))
+	w.send(t, watch.Added, testWidget("ns", "b", "11", nil))
+	w.send(t, watch.Modified, testWidget("ns", "a", "12", nil))
+	w.send(t, watch.Deleted, testWidget("ns", "b", "13", nil))
 	store.expect(t, "add ns/b@11")
 	store.expect(t, "update ns/a@12")
 	store.expect(t, "delete ns/b@13")
@@ -59,14 +59,14 @@ func TestReflectorNormalWatchEndRewatchesWithoutRelist(t *testing.T) {
 	lw.expectList(t, widgetList("10", ""), nil)
 	store.expect(t, "replace 10 []")
 	w, _ := lw.expectWatch(t, nil)
-	w.send(t, watch.Modified, widget("ns", "a", "15", nil))
+	w.send(t, watch.Modified, testWidget("ns", "a", "15", nil))
 	w.end()
 	// The next call must be a watch (not a list) from the last event's RV.
 	w2, opts := lw.expectWatch(t, nil)
 	if opts.ResourceVersion != "15" {
 		t.Fatalf("re-watch from %q, want 15", opts.ResourceVersion)
 	}
-	w2.send(t, watch.Added, widget("ns", "b", "16", nil))
+	w2.send(t, watch.Added, testWidget("ns", "b", "16", nil))
 	store.expect(t, "update ns/a@15")
 	store.expect(t, "add ns/b@16")
 }
@@ -76,7 +76,7 @@ func TestReflectorGoneRelistsAtLastRVThenConsistently(t *testing.T) {
 	r, errs := runReflector(t, lw, store, nil)
 	lw.expectList(t, widgetList("10", ""), nil)
 	w, _ := lw.expectWatch(t, nil)
-	w.send(t, watch.Modified, widget("ns", "a", "15", nil))
+	w.send(t, watch.Modified, testWidget("ns", "a", "15", nil))
 	w.send(t, watch.Error, goneStatus())
 	w.waitStopped(t)
 
@@ -87,7 +87,7 @@ func TestReflectorGoneRelistsAtLastRVThenConsistently(t *testing.T) {
 		t.Fatalf("relist after watch 410 = %+v, want RV 15 without limit", opts)
 	}
 	// That list is itself too old: retry at once with a consistent read.
-	opts = lw.expectList(t, widgetList("50", "", widget("ns", "c", "45", nil)), nil)
+	opts = lw.expectList(t, widgetList("50", "", testWidget("ns", "c", "45", nil)), nil)
 	if opts.ResourceVersion != "" {
 		t.Fatalf("list after an expired list at RV 15 used RV %q, want \"\"", opts.ResourceVersion)
 	}
@@ -132,7 +132,7 @@ func TestReflectorTooLargeRVListRetriesConsistently(t *testing.T) {
 func TestReflectorPaginationFallsBackToFullListWhenContinueExpires(t *testing.T) {
 	lw, store := newScriptedLW(), newRecStore()
 	runReflector(t, lw, store, nil)
-	opts := lw.expectList(t, widgetList("10", "tok1", widget("ns", "a", "3", nil)), nil)
+	opts := lw.expectList(t, widgetList("10", "tok1", testWidget("ns", "a", "3", nil)), nil)
 	if opts.Limit != DefaultPageSize || opts.ResourceVersion != "0" {
 		t.Fatalf("first page options %+v", opts)
 	}
@@ -140,7 +140,7 @@ func TestReflectorPaginationFallsBackToFullListWhenContinueExpires(t *testing.T)
 	if opts.Continue != "tok1" || opts.ResourceVersion != "" || opts.Limit != DefaultPageSize {
 		t.Fatalf("second page options %+v", opts)
 	}
-	opts = lw.expectList(t, widgetList("25", "", widget("ns", "a", "3", nil), widget("ns", "b", "22", nil)), nil)
+	opts = lw.expectList(t, widgetList("25", "", testWidget("ns", "a", "3", nil), testWidget("ns", "b", "22", nil)), nil)
 	if opts.Continue != "" || opts.Limit != 0 || opts.ResourceVersion != "0" {
 		t.Fatalf("fallback list options %+v, want a full list at the original RV", opts)
 	}
@@ -152,11 +152,11 @@ func TestReflectorPaginationFallsBackToFullListWhenContinueExpires(t *testing.T)
 
 func TestReflectorPagesAreJoined(t *testing.T) {
 	lw, store := newScriptedLW(), newRecStore()
-	runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) { c.PageSize = 2 })
-	if o := lw.expectList(t, widgetList("10", "t1", widget("ns", "a", "1", nil), widget("ns", "b", "2", nil)), nil); o.Limit != 2 {
+	runReflector(t, lw, store, func(c *ReflectorConfig[*widget.Widget]) { c.PageSize = 2 })
+	if o := lw.expectList(t, widgetList("10", "t1", testWidget("ns", "a", "1", nil), testWidget("ns", "b", "2", nil)), nil); o.Limit != 2 {
 		t.Fatalf("limit %d", o.Limit)
 	}
-	lw.expectList(t, widgetList("10", "", widget("ns", "c", "3", nil)), nil)
+	lw.expectList(t, widgetList("10", "", testWidget("ns", "c", "3", nil)), nil)
 	store.expect(t, "replace 10 [ns/a@1 ns/b@2 ns/c@3]")
 	w, _ := lw.expectWatch(t, nil)
 	w.send(t, watch.Error, goneStatus())
@@ -168,7 +168,7 @@ func TestReflectorPagesAreJoined(t *testing.T) {
 
 func TestReflectorRetriableErrorsBackOffAndRewatch(t *testing.T) {
 	lw, store := newScriptedLW(), newRecStore()
-	_, errs := runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) {
+	_, errs := runReflector(t, lw, store, func(c *ReflectorConfig[*widget.Widget]) {
 		c.Backoff.Duration = 40 * time.Millisecond
 	})
 	lw.expectList(t, widgetList("10", ""), nil)
@@ -208,14 +208,14 @@ func TestReflectorDoesNotAdvanceRVDuringInitialAdds(t *testing.T) {
 	if opts.ResourceVersion != "" {
 		t.Fatalf("watch RV %q", opts.ResourceVersion)
 	}
-	w.send(t, watch.Added, widget("ns", "b", "9", nil))
-	w.send(t, watch.Added, widget("ns", "a", "4", nil))
-	w.send(t, watch.Added, widget("ns", "c", "7", nil)) // blocks until "a" is handled
+	w.send(t, watch.Added, testWidget("ns", "b", "9", nil))
+	w.send(t, watch.Added, testWidget("ns", "a", "4", nil))
+	w.send(t, watch.Added, testWidget("ns", "c", "7", nil)) // blocks until "a" is handled
 	if got := r.LastSyncResourceVersion(); got != "" {
 		t.Fatalf("RV advanced to %q during the unordered initial ADDED phase", got)
 	}
-	w.send(t, watch.Modified, widget("ns", "a", "12", nil))
-	w.send(t, watch.Added, widget("ns", "d", "13", nil))
+	w.send(t, watch.Modified, testWidget("ns", "a", "12", nil))
+	w.send(t, watch.Added, testWidget("ns", "d", "13", nil))
 	w.send(t, watch.Bookmark, bookmark("13", false)) // blocks until "d" is handled
 	if got := r.LastSyncResourceVersion(); got != "13" {
 		t.Fatalf("RV = %q after ordered events, want 13", got)
@@ -224,23 +224,23 @@ func TestReflectorDoesNotAdvanceRVDuringInitialAdds(t *testing.T) {
 
 func TestReflectorWatchListKeepsStream(t *testing.T) {
 	lw, store := newScriptedLW(), newRecStore()
-	r, _ := runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) { c.UseWatchList = true })
+	r, _ := runReflector(t, lw, store, func(c *ReflectorConfig[*widget.Widget]) { c.UseWatchList = true })
 	w, opts := lw.expectWatch(t, nil)
 	if opts.SendInitialEvents == nil || !*opts.SendInitialEvents ||
 		opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan || !opts.AllowWatchBookmarks {
 		t.Fatalf("watch-list options %+v", opts)
 	}
-	w.send(t, watch.Added, widget("ns", "b", "9", nil))
-	w.send(t, watch.Added, widget("ns", "a", "4", nil))
+	w.send(t, watch.Added, testWidget("ns", "b", "9", nil))
+	w.send(t, watch.Added, testWidget("ns", "a", "4", nil))
 	w.send(t, watch.Bookmark, bookmark("5", false)) // progress only, not the end
-	w.send(t, watch.Added, widget("ns", "c", "7", nil))
+	w.send(t, watch.Added, testWidget("ns", "c", "7", nil))
 	if got := r.LastSyncResourceVersion(); got != "" {
 		t.Fatalf("RV %q before the initial-events-end bookmark", got)
 	}
 	w.send(t, watch.Bookmark, bookmark("10", true))
 	store.expect(t, "replace 10 [ns/a@4 ns/b@9 ns/c@7]")
 	// The same stream carries on.
-	w.send(t, watch.Modified, widget("ns", "a", "11", nil))
+	w.send(t, watch.Modified, testWidget("ns", "a", "11", nil))
 	store.expect(t, "update ns/a@11")
 	if r.LastSyncResourceVersion() != "11" {
 		t.Fatalf("RV %q", r.LastSyncResourceVersion())
@@ -254,11 +254,11 @@ func TestReflectorWatchListKeepsStream(t *testing.T) {
 
 func TestReflectorWatchListFallsBackToList(t *testing.T) {
 	lw, store := newScriptedLW(), newRecStore()
-	_, errs := runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) { c.UseWatchList = true })
+	_, errs := runReflector(t, lw, store, func(c *ReflectorConfig[*widget.Widget]) { c.UseWatchList = true })
 	w, _ := lw.expectWatch(t, nil)
-	w.send(t, watch.Added, widget("ns", "a", "4", nil))
+	w.send(t, watch.Added, testWidget("ns", "a", "4", nil))
 	w.end() // closed before the initial-events-end bookmark
-	opts := lw.expectList(t, widgetList("10", "", widget("ns", "a", "4", nil)), nil)
+	opts := lw.expectList(t, widgetList("10", "", testWidget("ns", "a", "4", nil)), nil)
 	if opts.ResourceVersion != "0" {
 		t.Fatalf("fallback list at %q", opts.ResourceVersion)
 	}
@@ -280,7 +280,7 @@ func TestReflectorResyncCallsStore(t *testing.T) {
 	allow := make(chan bool, 10)
 	allow <- false
 	allow <- true
-	runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) {
+	runReflector(t, lw, store, func(c *ReflectorConfig[*widget.Widget]) {
 		c.ResyncPeriod = 20 * time.Millisecond
 		c.ShouldResync = func() bool {
 			select {
@@ -305,10 +305,10 @@ func TestReflectorResyncCallsStore(t *testing.T) {
 }
 
 func TestNewReflectorValidates(t *testing.T) {
-	if _, err := NewReflector(ReflectorConfig[*testapi.Widget]{Store: newRecStore()}); err == nil {
+	if _, err := NewReflector(ReflectorConfig[*widget.Widget]{Store: newRecStore()}); err == nil {
 		t.Fatal("missing ListerWatcher accepted")
 	}
-	if _, err := NewReflector(ReflectorConfig[*testapi.Widget]{ListerWatcher: newScriptedLW()}); err == nil {
+	if _, err := NewReflector(ReflectorConfig[*widget.Widget]{ListerWatcher: newScriptedLW()}); err == nil {
 		t.Fatal("missing Store accepted")
 	}
 }
@@ -316,16 +316,16 @@ func TestNewReflectorValidates(t *testing.T) {
 func TestReflectorWatchListAppliesStoreTransformWhileBuffering(t *testing.T) {
 	lw := newScriptedLW()
 	seen := make(chan string, 10)
-	fifo := NewDeltaFIFO(DeltaFIFOOptions[*testapi.Widget]{Transform: func(w *testapi.Widget) (*testapi.Widget, error) {
+	fifo := NewDeltaFIFO(DeltaFIFOOptions[*widget.Widget]{Transform: func(w *widget.Widget) (*widget.Widget, error) {
 		if w.Spec.Data != "" {
 			seen <- w.Name
 			w.Spec.Data = ""
 		}
 		return w, nil
 	}})
-	runReflector(t, lw, fifo, func(c *ReflectorConfig[*testapi.Widget]) { c.UseWatchList = true })
+	runReflector(t, lw, fifo, func(c *ReflectorConfig[*widget.Widget]) { c.UseWatchList = true })
 	w, _ := lw.expectWatch(t, nil)
-	big := widget("ns", "a", "4", nil)
+	big := testWidget("ns", "a", "4", nil)
 	big.Spec.Data = strings.Repeat("x", 1000)
 	w.send(t, watch.Added, big)
 	w.send(t, watch.Bookmark, bookmark("5", false)) // handled after "a" was buffered
@@ -375,7 +375,7 @@ func TestErrorClassification(t *testing.T) {
 }
 
 func TestReflectorFullJitterStaysWithinExponentialBound(t *testing.T) {
-	r, err := NewReflector(ReflectorConfig[*testapi.Widget]{ListerWatcher: newScriptedLW(), Store: newRecStore(),
+	r, err := NewReflector(ReflectorConfig[*widget.Widget]{ListerWatcher: newScriptedLW(), Store: newRecStore(),
 		Backoff: wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 100, Cap: 800 * time.Millisecond}})
 	must(t, err)
 	bound := 100 * time.Millisecond
@@ -397,7 +397,7 @@ func TestReflectorFullJitterStaysWithinExponentialBound(t *testing.T) {
 
 func TestReflectorVeryShortWatchBacksOff(t *testing.T) {
 	lw, store := newScriptedLW(), newRecStore()
-	_, errs := runReflector(t, lw, store, func(c *ReflectorConfig[*testapi.Widget]) {
+	_, errs := runReflector(t, lw, store, func(c *ReflectorConfig[*widget.Widget]) {
 		c.Backoff.Duration = 150 * time.Millisecond
 	})
 	lw.expectList(t, widgetList("10", ""), nil)

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/sharding"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 // TestShardInformers: two informers, each over one half of the namespace
@@ -19,7 +19,7 @@ func TestShardInformers(t *testing.T) {
 	var nss []string
 	for _, ns := range []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"} {
 		nss = append(nss, ns)
-		if err := store.Create(testCtx(t), widgetsPrefix+"/"+ns+"/w", testapi.Make(ns, "w", nil), nil, 0); err != nil {
+		if err := store.Create(testCtx(t), widgetsPrefix+"/"+ns+"/w", widget.NewWidget(ns, "w"), nil, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -27,9 +27,9 @@ func TestShardInformers(t *testing.T) {
 		"shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')",
 		"shardRange(object.metadata.namespace, '0x8000000000000000', '0x10000000000000000')",
 	}
-	var infs []*SharedIndexInformer[*testapi.Widget]
+	var infs []*SharedIndexInformer[*widget.Widget]
 	for _, sel := range half {
-		lw := TweakListOptions(NewStorageListerWatcher(store, widgetsPrefix, testapi.NewWidgetList, ""),
+		lw := TweakListOptions(NewStorageListerWatcher(store, widgetsPrefix, widget.NewList, ""),
 			func(o *metav1.ListOptions) { o.ShardSelector = sel })
 		inf := newTestInformer(t, lw)
 		startInformer(t, inf)

@@ -8,18 +8,18 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
-func widget(ns, name, rv string, lbls map[string]string) *testapi.Widget {
-	w := testapi.Make(ns, name, lbls)
+func testWidget(ns, name, rv string, lbls map[string]string) *widget.Widget {
+	w := widget.NewWidget(ns, name).WithLabels(lbls)
 	w.ResourceVersion = rv
 	return w
 }
 
 func sorted(s []string) []string { sort.Strings(s); return s }
 
-func names(ws []*testapi.Widget) []string {
+func names(ws []*widget.Widget) []string {
 	out := make([]string, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, w.Namespace+"/"+w.Name)
@@ -29,7 +29,7 @@ func names(ws []*testapi.Widget) []string {
 
 // byLabelValues indexes a widget under every value of its "colors" label,
 // split on ".", to exercise several values per object.
-func byColors(w *testapi.Widget) ([]string, error) {
+func byColors(w *widget.Widget) ([]string, error) {
 	c := w.Labels["colors"]
 	if c == "" {
 		return nil, nil
@@ -40,13 +40,13 @@ func byColors(w *testapi.Widget) ([]string, error) {
 func TestMetaNamespaceKeyFunc(t *testing.T) {
 	cases := []struct {
 		name    string
-		obj     *testapi.Widget
+		obj     *widget.Widget
 		want    string
 		wantErr bool
 	}{
-		{"namespaced", testapi.Make("ns", "a", nil), "ns/a", false},
-		{"cluster-scoped", testapi.Make("", "a", nil), "a", false},
-		{"no name", testapi.Make("ns", "", nil), "", true},
+		{"namespaced", widget.NewWidget("ns", "a"), "ns/a", false},
+		{"cluster-scoped", widget.NewWidget("", "a"), "a", false},
+		{"no name", widget.NewWidget("ns", ""), "", true},
 		{"nil", nil, "", true},
 	}
 	for _, tc := range cases {
@@ -71,10 +71,10 @@ func TestMetaNamespaceKeyFunc(t *testing.T) {
 }
 
 func TestIndexerIndexesAndUpdates(t *testing.T) {
-	ix := NewIndexer(nil, Indexers[*testapi.Widget]{"colors": byColors})
-	must(t, ix.Add(widget("a", "w1", "1", map[string]string{"colors": "red.blue"})))
-	must(t, ix.Add(widget("a", "w2", "1", map[string]string{"colors": "blue"})))
-	must(t, ix.Add(widget("b", "w3", "1", map[string]string{"colors": "green"})))
+	ix := NewIndexer(nil, Indexers[*widget.Widget]{"colors": byColors})
+	must(t, ix.Add(testWidget("a", "w1", "1", map[string]string{"colors": "red.blue"})))
+	must(t, ix.Add(testWidget("a", "w2", "1", map[string]string{"colors": "blue"})))
+	must(t, ix.Add(testWidget("b", "w3", "1", map[string]string{"colors": "green"})))
 
 	got, err := ix.ByIndex("colors", "blue")
 	must(t, err)
@@ -89,14 +89,14 @@ func TestIndexerIndexesAndUpdates(t *testing.T) {
 	if vals := sorted(ix.ListIndexFuncValues("colors")); !slices.Equal(vals, []string{"blue", "green", "red"}) {
 		t.Fatalf("values = %v", vals)
 	}
-	sameAsW1, err := ix.Index("colors", widget("x", "probe", "", map[string]string{"colors": "red.blue"}))
+	sameAsW1, err := ix.Index("colors", testWidget("x", "probe", "", map[string]string{"colors": "red.blue"}))
 	must(t, err)
 	if want := []string{"a/w1", "a/w2"}; !slices.Equal(names(sameAsW1), want) {
 		t.Fatalf("Index = %v, want %v (no duplicates)", names(sameAsW1), want)
 	}
 
 	// An update moves w1 out of "blue" and "red"; the empty "red" value disappears.
-	must(t, ix.Update(widget("a", "w1", "2", map[string]string{"colors": "green"})))
+	must(t, ix.Update(testWidget("a", "w1", "2", map[string]string{"colors": "green"})))
 	got, _ = ix.ByIndex("colors", "blue")
 	if want := []string{"a/w2"}; !slices.Equal(names(got), want) {
 		t.Fatalf("after update ByIndex(blue) = %v", names(got))
@@ -104,7 +104,7 @@ func TestIndexerIndexesAndUpdates(t *testing.T) {
 	if vals := sorted(ix.ListIndexFuncValues("colors")); !slices.Equal(vals, []string{"blue", "green"}) {
 		t.Fatalf("values after update = %v", vals)
 	}
-	must(t, ix.Delete(widget("b", "w3", "", nil)))
+	must(t, ix.Delete(testWidget("b", "w3", "", nil)))
 	got, _ = ix.ByIndex("colors", "green")
 	if want := []string{"a/w1"}; !slices.Equal(names(got), want) {
 		t.Fatalf("after delete ByIndex(green) = %v", names(got))
@@ -118,20 +118,20 @@ func TestIndexerIndexesAndUpdates(t *testing.T) {
 }
 
 func TestIndexerAddIndexersAfterStart(t *testing.T) {
-	ix := NewIndexer[*testapi.Widget](nil, nil)
-	must(t, ix.Add(widget("a", "w1", "1", map[string]string{"colors": "red"})))
-	must(t, ix.Add(widget("a", "w2", "1", map[string]string{"colors": "red.blue"})))
-	must(t, ix.AddIndexers(Indexers[*testapi.Widget]{"colors": byColors}))
+	ix := NewIndexer[*widget.Widget](nil, nil)
+	must(t, ix.Add(testWidget("a", "w1", "1", map[string]string{"colors": "red"})))
+	must(t, ix.Add(testWidget("a", "w2", "1", map[string]string{"colors": "red.blue"})))
+	must(t, ix.AddIndexers(Indexers[*widget.Widget]{"colors": byColors}))
 	got, err := ix.ByIndex("colors", "red")
 	must(t, err)
 	if want := []string{"a/w1", "a/w2"}; !slices.Equal(names(got), want) {
 		t.Fatalf("existing items not indexed: %v", names(got))
 	}
-	if err := ix.AddIndexers(Indexers[*testapi.Widget]{NamespaceIndex: byColors}); !errors.Is(err, ErrIndexExists) {
+	if err := ix.AddIndexers(Indexers[*widget.Widget]{NamespaceIndex: byColors}); !errors.Is(err, ErrIndexExists) {
 		t.Fatalf("duplicate index error = %v", err)
 	}
-	failing := func(*testapi.Widget) ([]string, error) { return nil, errors.New("boom") }
-	if err := ix.AddIndexers(Indexers[*testapi.Widget]{"bad": failing}); err == nil {
+	failing := func(*widget.Widget) ([]string, error) { return nil, errors.New("boom") }
+	if err := ix.AddIndexers(Indexers[*widget.Widget]{"bad": failing}); err == nil {
 		t.Fatal("a failing index func was accepted")
 	}
 	if _, ok := ix.GetIndexers()["bad"]; ok {
@@ -140,9 +140,9 @@ func TestIndexerAddIndexersAfterStart(t *testing.T) {
 }
 
 func TestIndexerReplaceRebuildsIndexes(t *testing.T) {
-	ix := NewIndexer(nil, Indexers[*testapi.Widget]{"colors": byColors})
-	must(t, ix.Add(widget("a", "old", "1", map[string]string{"colors": "red"})))
-	must(t, ix.Replace([]*testapi.Widget{widget("b", "new", "2", map[string]string{"colors": "blue"})}, "2"))
+	ix := NewIndexer(nil, Indexers[*widget.Widget]{"colors": byColors})
+	must(t, ix.Add(testWidget("a", "old", "1", map[string]string{"colors": "red"})))
+	must(t, ix.Replace([]*widget.Widget{testWidget("b", "new", "2", map[string]string{"colors": "blue"})}, "2"))
 	if keys := ix.ListKeys(); !slices.Equal(keys, []string{"b/new"}) {
 		t.Fatalf("keys after replace = %v", keys)
 	}
@@ -158,12 +158,12 @@ func TestIndexerReplaceRebuildsIndexes(t *testing.T) {
 }
 
 func TestIndexerConcurrentUse(t *testing.T) {
-	ix := NewIndexer(nil, Indexers[*testapi.Widget]{"colors": byColors})
+	ix := NewIndexer(nil, Indexers[*widget.Widget]{"colors": byColors})
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
 		wg.Go(func() {
 			for i := 0; i < 200; i++ {
-				w := widget("ns", "w"+string(rune('a'+g)), "1", map[string]string{"colors": "red"})
+				w := testWidget("ns", "w"+string(rune('a'+g)), "1", map[string]string{"colors": "red"})
 				_ = ix.Add(w)
 				_, _ = ix.ByIndex("colors", "red")
 				_ = ix.List()

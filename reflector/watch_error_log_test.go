@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 // syncBuffer is a log sink read while a reflector writes to it.
@@ -70,8 +70,8 @@ func TestReflectorLogsListFailuresByDefault(t *testing.T) {
 			return nil, errors.New("not reached")
 		},
 	}
-	r, err := NewReflector(ReflectorConfig[*testapi.Widget]{Name: "widgets", ListerWatcher: lw,
-		Store: NewDeltaFIFO(DeltaFIFOOptions[*testapi.Widget]{}), Backoff: fastBackoff, NoFullJitter: true,
+	r, err := NewReflector(ReflectorConfig[*widget.Widget]{Name: "widgets", ListerWatcher: lw,
+		Store: NewDeltaFIFO(DeltaFIFOOptions[*widget.Widget]{}), Backoff: fastBackoff, NoFullJitter: true,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)

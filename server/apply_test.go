@@ -99,7 +99,7 @@ func TestServerSideApply(t *testing.T) {
 func TestCreateUpdateRecordManagedFields(t *testing.T) {
 	f := newFixture(t, withWidgetSchema)
 	coll := apiBase + "/namespaces/ns/widgets"
-	r := f.do(http.MethodPost, coll+"?fieldManager=creator", "application/json", widget("", "w1", map[string]string{"a": "b"}, "n1"))
+	r := f.do(http.MethodPost, coll+"?fieldManager=creator", "application/json", testWidget("", "w1", map[string]string{"a": "b"}, "n1"))
 	require.Equal(t, http.StatusCreated, r.code, string(r.body))
 	m := managers(t, r.object(t))
 	require.Contains(t, m["creator/Update"], `"f:nodeName":{}`)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -28,7 +28,7 @@ import (
 // namespace bench, name obj-%05d, ~1 KiB encoded, labels app and tier,
 // field spec.nodeName.
 func benchObject(i int) *unstructured.Unstructured {
-	u := testapi.MakeUnstructured("bench", fmt.Sprintf("obj-%05d", i), map[string]string{
+	u := widget.NewUnstructuredWidget("bench", fmt.Sprintf("obj-%05d", i), map[string]string{
 		"app": fmt.Sprintf("app-%d", i%10), "tier": fmt.Sprintf("tier-%d", (i/10)%10)})
 	u.SetAnnotations(map[string]string{"bench/padding": strings.Repeat("x", 760)})
 	u.SetUID(types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i)))
@@ -64,15 +64,15 @@ func newBenchEnv(b *testing.B, n int, mods ...func(*cacher.Config)) *benchEnv {
 	prefix := embedtest.Prefix(b)
 	loadObjects(b, prefix, n)
 	st, err := etcd3.New(etcd3.Config{
-		Client: etcdServer.Client, Codec: testapi.UnstructuredCodec,
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList,
+		Client: etcdServer.Client, Codec: widget.UnstructuredCodec,
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList,
 		Prefix: prefix, ResourcePrefix: "/widgets",
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
 	cc := cacher.Config{Storage: st, ResourcePrefix: "/widgets",
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList, GetAttrs: testapi.GetAttrs}
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList, GetAttrs: widget.GetAttrs}
 	for _, m := range mods {
 		m(&cc)
 	}
@@ -131,7 +131,7 @@ func loadObjects(b *testing.B, prefix string, n int) {
 		ops = ops[:0]
 	}
 	for i := range n {
-		data, err := runtime.Encode(testapi.UnstructuredCodec, benchObject(i))
+		data, err := runtime.Encode(widget.UnstructuredCodec, benchObject(i))
 		if err != nil {
 			b.Fatal(err)
 		}

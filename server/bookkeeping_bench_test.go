@@ -17,7 +17,7 @@ import (
 func BenchmarkWriteBookkeeping(b *testing.B) {
 	f := newFixture(b, withWidgetSchema)
 	r := f.srv.resources[group+"/v1/widgets"]
-	cur := &unstructured.Unstructured{Object: widget("ns", "w1", map[string]string{"app": "a"}, "n1")}
+	cur := &unstructured.Unstructured{Object: testWidget("ns", "w1", map[string]string{"app": "a"}, "n1")}
 	cur.Object["spec"] = map[string]any{"nodeName": "n1", "replicas": int64(1), "data": strings.Repeat("x", 1024)}
 	cur.SetResourceVersion("5")
 	cur = r.recordUpdate(r.emptyObject(), cur, "creator")

@@ -13,7 +13,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
@@ -56,8 +56,8 @@ func newCacher(tb testing.TB, cc ...cacher.Config) (*cacher.Cacher, *etcd3.Store
 	require.NoError(tb, err)
 	tb.Cleanup(func() { cli.Close() })
 	st, err := etcd3.New(etcd3.Config{
-		Client: cli, Codec: testapi.UnstructuredCodec,
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList,
+		Client: cli, Codec: widget.UnstructuredCodec,
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList,
 		Prefix: embedtest.Prefix(tb), ResourcePrefix: "/widgets",
 	})
 	require.NoError(tb, err)
@@ -66,8 +66,8 @@ func newCacher(tb testing.TB, cc ...cacher.Config) (*cacher.Cacher, *etcd3.Store
 	if len(cc) > 0 {
 		cfg = cc[0]
 	}
-	cfg.Storage, cfg.ResourcePrefix, cfg.GetAttrs = st, "/widgets", testapi.GetAttrs
-	cfg.NewFunc, cfg.NewListFunc = testapi.NewUnstructured, testapi.NewUnstructuredList
+	cfg.Storage, cfg.ResourcePrefix, cfg.GetAttrs = st, "/widgets", widget.GetAttrs
+	cfg.NewFunc, cfg.NewListFunc = widget.NewUnstructured, widget.NewUnstructuredList
 	c, err := cacher.New(cfg)
 	require.NoError(tb, err)
 	return c, st

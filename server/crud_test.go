@@ -80,11 +80,11 @@ func TestCreateGetUpdatePatchDelete(t *testing.T) {
 func TestUnconditionalUpdateAndNotFound(t *testing.T) {
 	f := newFixture(t)
 	f.create("default", "w1", nil, "")
-	body := widget("default", "", nil, "n9") // name taken from the URL
+	body := testWidget("default", "", nil, "n9") // name taken from the URL
 	r := f.do(http.MethodPut, apiBase+"/namespaces/default/widgets/w1", "application/json", body)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	require.Equal(t, "w1", r.object(t).GetName())
-	f.do(http.MethodPut, apiBase+"/namespaces/default/widgets/missing", "application/json", widget("default", "missing", nil, "")).
+	f.do(http.MethodPut, apiBase+"/namespaces/default/widgets/missing", "application/json", testWidget("default", "missing", nil, "")).
 		status(t, http.StatusNotFound, metav1.StatusReasonNotFound)
 	f.do(http.MethodPatch, apiBase+"/namespaces/default/widgets/missing", "application/merge-patch+json", `{}`).
 		status(t, http.StatusNotFound, metav1.StatusReasonNotFound)
@@ -92,7 +92,7 @@ func TestUnconditionalUpdateAndNotFound(t *testing.T) {
 
 func TestGenerateNameAndClusterScoped(t *testing.T) {
 	f := newFixture(t)
-	body := widget("default", "", nil, "")
+	body := testWidget("default", "", nil, "")
 	body["metadata"].(map[string]any)["generateName"] = "gen-"
 	r := f.do(http.MethodPost, apiBase+"/namespaces/default/widgets", "application/json", body)
 	require.Equal(t, http.StatusCreated, r.code, string(r.body))
@@ -155,7 +155,7 @@ func TestStatusCodes(t *testing.T) {
 		{"PUT on collection", "PUT", coll, "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed},
 		{"POST on all namespaces", "POST", apiBase + "/widgets", "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed},
 		{"PUT on discovery", "PUT", "/apis", "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed},
-		{"already exists", "POST", coll, "application/json", widget("default", "w1", nil, ""), 409, metav1.StatusReasonAlreadyExists},
+		{"already exists", "POST", coll, "application/json", testWidget("default", "w1", nil, ""), 409, metav1.StatusReasonAlreadyExists},
 		{"stale RV on PUT", "PUT", item, "application/json", `{"metadata":{"resourceVersion":"1"}}`, 409, metav1.StatusReasonConflict},
 		{"uid changed on PUT", "PUT", item, "application/json", `{"metadata":{"uid":"other"}}`, 409, metav1.StatusReasonConflict},
 		{"RV precondition on DELETE", "DELETE", item, "application/json", `{"preconditions":{"resourceVersion":"1"}}`, 409, metav1.StatusReasonConflict},
@@ -171,10 +171,10 @@ func TestStatusCodes(t *testing.T) {
 		{"JSON patch renames", "PATCH", item, "application/json-patch+json", `[{"op":"replace","path":"/metadata/name","value":"w2"}]`, 400, metav1.StatusReasonBadRequest},
 		{"JSON patch stale RV", "PATCH", item, "application/json-patch+json", `[{"op":"replace","path":"/metadata/resourceVersion","value":"1"}]`, 409, metav1.StatusReasonConflict},
 		{"merge patch as JSON", "PATCH", item, "application/json", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
-		{"invalid name", "POST", coll, "application/json", widget("default", "Not_Valid", nil, ""), 422, metav1.StatusReasonInvalid},
+		{"invalid name", "POST", coll, "application/json", testWidget("default", "Not_Valid", nil, ""), 422, metav1.StatusReasonInvalid},
 		{"missing name", "POST", coll, "application/json", `{"metadata":{}}`, 422, metav1.StatusReasonInvalid},
-		{"namespace mismatch", "POST", coll, "application/json", widget("other", "w9", nil, ""), 400, metav1.StatusReasonBadRequest},
-		{"namespace mismatch on PUT", "PUT", item, "application/json", widget("other", "w1", nil, ""), 400, metav1.StatusReasonBadRequest},
+		{"namespace mismatch", "POST", coll, "application/json", testWidget("other", "w9", nil, ""), 400, metav1.StatusReasonBadRequest},
+		{"namespace mismatch on PUT", "PUT", item, "application/json", testWidget("other", "w1", nil, ""), 400, metav1.StatusReasonBadRequest},
 		{"invalid namespace", "POST", apiBase + "/namespaces/Bad_NS/widgets", "application/json", `{"metadata":{"name":"x"}}`, 422, metav1.StatusReasonInvalid},
 		{"sendInitialEvents on list", "GET", coll + "?sendInitialEvents=true", "", nil, 422, metav1.StatusReasonInvalid},
 		{"match without RV", "GET", coll + "?resourceVersionMatch=Exact", "", nil, 422, metav1.StatusReasonInvalid},

@@ -17,14 +17,14 @@ func TestDryRun(t *testing.T) {
 	coll := apiBase + "/namespaces/ns/widgets"
 	get := func(name string) response { return f.do(http.MethodGet, coll+"/"+name, "", nil) }
 
-	r := f.do(http.MethodPost, coll+"?dryRun=All", "application/json", widget("", "d1", nil, "n1"))
+	r := f.do(http.MethodPost, coll+"?dryRun=All", "application/json", testWidget("", "d1", nil, "n1"))
 	require.Equal(t, http.StatusCreated, r.code, string(r.body))
 	require.NotEmpty(t, r.object(t).GetUID())
 	require.Empty(t, r.object(t).GetResourceVersion())
 	get("d1").status(t, http.StatusNotFound, metav1.StatusReasonNotFound)
 	f.do(http.MethodPost, coll+"?dryRun=All", "application/json", `{"metadata":{"name":"d1"},"spec":{"replicas":"x"}}`).
 		status(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
-	f.do(http.MethodPost, coll+"?dryRun=Some", "application/json", widget("", "d1", nil, "n1")).
+	f.do(http.MethodPost, coll+"?dryRun=Some", "application/json", testWidget("", "d1", nil, "n1")).
 		status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
 
 	cur := f.create("ns", "w1", nil, "n1")

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/cacher"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -59,8 +59,8 @@ func TestCacherEncodedListsAsDecoded(t *testing.T) {
 // etcd store.
 func decodedTwin(t *testing.T, f *fixture) (*fixture, *cacher.Cacher) {
 	t.Helper()
-	dec, err := cacher.New(cacher.Config{Storage: f.widgets, ResourcePrefix: "/widgets", GetAttrs: testapi.GetAttrs,
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList})
+	dec, err := cacher.New(cacher.Config{Storage: f.widgets, ResourcePrefix: "/widgets", GetAttrs: widget.GetAttrs,
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan struct{})

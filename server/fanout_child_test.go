@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/reflector/httplw"
 )
 
@@ -77,7 +77,7 @@ func (w *fanoutWatcher) run(ctx context.Context, rv string, ready *sync.WaitGrou
 
 func (w *fanoutWatcher) consume(wi watch.Interface) (lastRV string) {
 	for ev := range wi.ResultChan() {
-		u, ok := ev.Object.(*testapi.Widget)
+		u, ok := ev.Object.(*widget.Widget)
 		if !ok {
 			continue
 		}
@@ -105,7 +105,7 @@ func fanoutChild(args string) int {
 	n, _ := strconv.Atoi(f[1])
 	client := newBenchClient()
 	lw, err := httplw.New(httplw.Config{BaseURL: f[0], Group: group, Version: "v1", Plural: "widgets",
-		Namespace: "bench", HTTPClient: client, NewFunc: testapi.NewWidget, NewListFunc: testapi.NewWidgetList})
+		Namespace: "bench", HTTPClient: client, NewFunc: widget.New, NewListFunc: widget.NewList})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -14,7 +14,7 @@ import (
 // the server as it does for in-process callers.
 func TestDeleteWithFinalizersOverHTTP(t *testing.T) {
 	f := newFixture(t)
-	w := widget("default", "w1", nil, "")
+	w := testWidget("default", "w1", nil, "")
 	w["metadata"].(map[string]any)["finalizers"] = []any{"example.com/a"}
 	r := f.do(http.MethodPost, apiBase+"/namespaces/default/widgets", "application/json", w)
 	require.Equal(t, http.StatusCreated, r.code, string(r.body))

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
@@ -46,8 +46,8 @@ func newFreezableStore(t *testing.T, resourcePrefix string) (*etcd3.Store, *etcd
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://" + ln.Addr().String()},
 		DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	require.NoError(t, err)
-	st, err := etcd3.New(etcd3.Config{Client: cli, Codec: testapi.UnstructuredCodec,
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList,
+	st, err := etcd3.New(etcd3.Config{Client: cli, Codec: widget.UnstructuredCodec,
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList,
 		Prefix: embedtest.Prefix(t), ResourcePrefix: resourcePrefix})
 	require.NoError(t, err)
 	t.Cleanup(func() {

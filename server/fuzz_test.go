@@ -5,13 +5,13 @@ import (
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/server/wire"
 )
 
 func fuzzResource() *resource {
 	r := &resource{Resource: Resource{Group: group, Version: "v1", Plural: "widgets", Kind: "Widget", Namespaced: true,
-		GetAttrs: testapi.GetAttrs, KeyRoot: "/widgets"}, gvString: "demo.listwatch.dev/v1", listKind: "WidgetList",
+		GetAttrs: widget.GetAttrs, KeyRoot: "/widgets"}, gvString: "demo.listwatch.dev/v1", listKind: "WidgetList",
 		fields: map[string]bool{"metadata.name": true, "metadata.namespace": true, "spec.nodeName": true}}
 	return r
 }

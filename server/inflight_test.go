@@ -37,7 +37,7 @@ func TestInflightLimits(t *testing.T) {
 	require.Equal(t, "ADDED", w.next().Type)
 
 	go func() {
-		held <- f.do(http.MethodPost, apiBase+"/namespaces/ns/widgets", "application/json", widget("ns", "b", nil, ""))
+		held <- f.do(http.MethodPost, apiBase+"/namespaces/ns/widgets", "application/json", testWidget("ns", "b", nil, ""))
 	}()
 	require.Eventually(t, func() bool { return f.srv.inflight.inflight(kindMutating) == 1 }, 10*time.Second, 5*time.Millisecond)
 	r = f.do(http.MethodPost, apiBase+"/gadgets", "application/json", gadget("g2"))

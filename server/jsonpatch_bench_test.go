@@ -16,7 +16,7 @@ func BenchmarkJSONPatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	doc := widget("ns", "w1", map[string]string{"app": "a"}, "n1")
+	doc := testWidget("ns", "w1", map[string]string{"app": "a"}, "n1")
 	doc["spec"].(map[string]any)["data"] = strings.Repeat("x", 1024)
 	doc["spec"].(map[string]any)["replicas"] = int64(1)
 	b.ReportAllocs()

@@ -11,13 +11,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
-// withWidgetSchema gives the fixture's widgets testapi.WidgetSchema and
+// withWidgetSchema gives the fixture's widgets widget.Schema and
 // the printer columns cacher-demo gives them.
 func withWidgetSchema(cfg *Config) {
-	cfg.Resources[0].Schema = testapi.WidgetSchema()
+	cfg.Resources[0].Schema = widget.Schema()
 	cfg.Resources[0].PrinterColumns = []PrinterColumn{
 		{Name: "Size", Type: "integer", JSONPath: ".spec.replicas", Description: "Replicas wanted."},
 		{Name: "Node", Type: "string", JSONPath: ".spec.nodeName", Priority: 1},

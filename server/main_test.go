@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -61,8 +61,8 @@ func newStore(tb testing.TB, resourcePrefix string) *etcd3.Store {
 	tb.Helper()
 	cleanPrefix(tb)
 	st, err := etcd3.New(etcd3.Config{
-		Client: etcdServer.Client, Codec: testapi.UnstructuredCodec,
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList,
+		Client: etcdServer.Client, Codec: widget.UnstructuredCodec,
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList,
 		Prefix: embedtest.Prefix(tb), ResourcePrefix: resourcePrefix,
 	})
 	require.NoError(tb, err)
@@ -73,7 +73,7 @@ func newStore(tb testing.TB, resourcePrefix string) *etcd3.Store {
 // widgets is the namespaced test resource over st.
 func widgets(st storage.Interface) Resource {
 	return Resource{Group: group, Version: "v1", Plural: "widgets", Kind: "Widget", Namespaced: true,
-		Storage: st, KeyRoot: "/widgets", GetAttrs: testapi.GetAttrs, SelectableFields: []string{"spec.nodeName"}}
+		Storage: st, KeyRoot: "/widgets", GetAttrs: widget.GetAttrs, SelectableFields: []string{"spec.nodeName"}}
 }
 
 // gadgets is the cluster-scoped test resource over st.
@@ -195,9 +195,9 @@ func (r response) status(tb testing.TB, code int, reason metav1.StatusReason) me
 	return st
 }
 
-// widget returns a widget body.
-func widget(ns, name string, labels map[string]string, node string) map[string]any {
-	u := testapi.MakeUnstructured(ns, name, labels)
+// testWidget returns a widget body.
+func testWidget(ns, name string, labels map[string]string, node string) map[string]any {
+	u := widget.NewUnstructuredWidget(ns, name, labels)
 	if node != "" {
 		u.Object["spec"] = map[string]any{"nodeName": node}
 	}
@@ -207,7 +207,7 @@ func widget(ns, name string, labels map[string]string, node string) map[string]a
 // create creates a widget and returns the stored object.
 func (f *fixture) create(ns, name string, labels map[string]string, node string) *unstructured.Unstructured {
 	f.t.Helper()
-	r := f.do(http.MethodPost, apiBase+"/namespaces/"+ns+"/widgets", "application/json", widget(ns, name, labels, node))
+	r := f.do(http.MethodPost, apiBase+"/namespaces/"+ns+"/widgets", "application/json", testWidget(ns, name, labels, node))
 	require.Equal(f.t, http.StatusCreated, r.code, string(r.body))
 	return r.object(f.t)
 }

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -78,7 +78,7 @@ func testServer(tb testing.TB, slow time.Duration) (*Server, *resource) {
 func fakeWatch(n int) *watch.FakeWatcher {
 	src := watch.NewFakeWithChanSize(n, false)
 	for i := range n {
-		src.Add(testapi.MakeUnstructured("ns", fmt.Sprintf("w%d", i), nil))
+		src.Add(widget.NewUnstructuredWidget("ns", fmt.Sprintf("w%d", i), nil))
 	}
 	return src
 }
@@ -146,7 +146,7 @@ func TestSlowButReadingWatcherIsNotEnded(t *testing.T) {
 func TestEventEncoderSharesLines(t *testing.T) {
 	_, r := testServer(t, time.Second)
 	e := &eventEncoder{}
-	obj := testapi.MakeUnstructured("ns", "a", nil)
+	obj := widget.NewUnstructuredWidget("ns", "a", nil)
 	shared := storage.NewEncodings("", nil)
 	ev := watch.Event{Type: watch.Added, Object: &storage.EncodedObject{Object: obj, Encodings: shared}}
 
@@ -189,7 +189,7 @@ func TestEventEncoderSharesLines(t *testing.T) {
 func TestEventEncoderUsesCachedJSON(t *testing.T) {
 	_, r := testServer(t, time.Second)
 	codec := CacheCodec(r.Resource)
-	obj := testapi.MakeUnstructured("ns", "a", nil)
+	obj := widget.NewUnstructuredWidget("ns", "a", nil)
 	// Bytes that differ from obj's encoding show where the line came from.
 	cached := []byte(`{"apiVersion":"demo.listwatch.dev/v1","kind":"Widget","metadata":{"name":"cached"}}`)
 	ev := watch.Event{Type: watch.Deleted, Object: &storage.EncodedObject{Object: obj,

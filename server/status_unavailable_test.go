@@ -14,7 +14,7 @@ import (
 
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/etcdrun"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -30,8 +30,8 @@ func TestEtcdUnavailableAnswers503WithRetryAfter(t *testing.T) {
 	cli, err := etcdrun.Connect(context.Background(), etcdrun.ClientConfig{Endpoints: srv.Endpoints})
 	require.NoError(t, err)
 	defer cli.Close()
-	st, err := etcd3.New(etcd3.Config{Client: cli, Codec: testapi.UnstructuredCodec,
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList,
+	st, err := etcd3.New(etcd3.Config{Client: cli, Codec: widget.UnstructuredCodec,
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList,
 		Prefix: embedtest.Prefix(t), ResourcePrefix: "/widgets", RequestTimeout: 500 * time.Millisecond})
 	require.NoError(t, err)
 	defer st.Close()

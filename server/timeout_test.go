@@ -36,7 +36,7 @@ func TestRequestTimeout(t *testing.T) {
 		start := time.Now()
 		var body any
 		if req.method == http.MethodPost {
-			body = widget("ns", "b", nil, "")
+			body = testWidget("ns", "b", nil, "")
 		}
 		r := f.do(req.method, req.path, "application/json", body)
 		took := time.Since(start)

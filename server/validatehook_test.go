@@ -24,7 +24,7 @@ func TestResourceValidateHook(t *testing.T) {
 			return nil
 		}
 	})
-	bad := widget("default", "w1", nil, "n1")
+	bad := testWidget("default", "w1", nil, "n1")
 	bad["spec"].(map[string]any)["tags"] = "not-a-list"
 	st := f.do(http.MethodPost, apiBase+"/namespaces/default/widgets", "application/json", bad).
 		status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)

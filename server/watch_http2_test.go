@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/listwatch/cacher"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 // h2cClient speaks only HTTP/2 over cleartext (prior knowledge), so all
@@ -186,7 +186,7 @@ func TestStalledHTTP2WatchIsEnded(t *testing.T) {
 	defer resp.Body.Close() // never read
 	pad := strings.Repeat("x", 200<<10)
 	for i := range 2 { // more than the stream's window
-		u := testapi.MakeUnstructured("ns", fmt.Sprintf("big-%d", i), nil)
+		u := widget.NewUnstructuredWidget("ns", fmt.Sprintf("big-%d", i), nil)
 		u.Object["spec"] = map[string]any{"data": pad}
 		require.NoError(t, f.widgets.Create(ctx, "/widgets/ns/"+u.GetName(), u, nil, 0))
 	}

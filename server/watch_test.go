@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 // wireEvent is one decoded frame of a watch stream.
@@ -309,7 +309,7 @@ func TestSlowWatcherTimeoutEndsStalledWatch(t *testing.T) {
 	start := time.Now()
 	for ; f.srv.activeWatches.Load() == 2; created++ {
 		require.Less(t, created, 200, "the stalled watch was never ended")
-		u := testapi.MakeUnstructured("ns", fmt.Sprintf("big-%d", created), nil)
+		u := widget.NewUnstructuredWidget("ns", fmt.Sprintf("big-%d", created), nil)
 		u.Object["spec"] = map[string]any{"data": pad}
 		require.NoError(t, f.widgets.Create(ctx, "/widgets/ns/"+u.GetName(), u, nil, 0))
 		require.Equal(t, u.GetName(), reader.next().object(t).GetName(), "the reading client lags")
@@ -325,7 +325,7 @@ func TestSlowWatcherTimeoutEndsStalledWatch(t *testing.T) {
 	require.Contains(t, metrics, `listwatch_server_slow_watchers_ended_total{resource="widgets"} 1`)
 	// The reading client is unaffected: still open, still receiving.
 	require.Equal(t, int64(1), f.srv.activeWatches.Load())
-	u := testapi.MakeUnstructured("ns", "after", nil)
+	u := widget.NewUnstructuredWidget("ns", "after", nil)
 	require.NoError(t, f.widgets.Create(ctx, "/widgets/ns/after", u, nil, 0))
 	require.Equal(t, "after", reader.next().object(t).GetName())
 	t.Logf("stalled watch ended after %d events; the reader received %d", created, received)
@@ -338,7 +338,7 @@ func TestStalledListClientIsCutOff(t *testing.T) {
 	ctx := testCtx(t)
 	pad := strings.Repeat("x", 200<<10)
 	for i := range 40 { // 8 MB, more than loopback socket buffers hold
-		u := testapi.MakeUnstructured("ns", fmt.Sprintf("big-%d", i), nil)
+		u := widget.NewUnstructuredWidget("ns", fmt.Sprintf("big-%d", i), nil)
 		u.Object["spec"] = map[string]any{"data": pad}
 		require.NoError(t, st.Create(ctx, "/widgets/ns/"+u.GetName(), u, nil, 0))
 	}

@@ -107,7 +107,7 @@ func TestWireDetails(t *testing.T) {
 	require.Equal(t, "the server could not find the requested resource", st.Message)
 
 	// A namespace in the body differing from the path: 400, Kubernetes' words.
-	st = f.do(http.MethodPost, coll, "application/json", widget("other", "w2", nil, "")).
+	st = f.do(http.MethodPost, coll, "application/json", testWidget("other", "w2", nil, "")).
 		status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
 	require.Equal(t, "the namespace of the provided object does not match the namespace sent on the request", st.Message)
 

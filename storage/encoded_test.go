@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -57,12 +57,12 @@ func TestEncodingsMadeOncePerFormat(t *testing.T) {
 // TestEncodedObjectUnwraps: the wrapper delegates its kind and deep-copies
 // to the plain object.
 func TestEncodedObjectUnwraps(t *testing.T) {
-	w := testapi.Make("ns", "a", nil)
+	w := widget.NewWidget("ns", "a")
 	o := &storage.EncodedObject{Object: w, Encodings: storage.NewEncodings("", nil)}
 	if o.GetObjectKind() != w.GetObjectKind() {
 		t.Fatal("kind not delegated")
 	}
-	cp, ok := o.DeepCopyObject().(*testapi.Widget)
+	cp, ok := o.DeepCopyObject().(*widget.Widget)
 	if !ok || cp == w || cp.Name != "a" {
 		t.Fatalf("DeepCopyObject gave %T %v", o.DeepCopyObject(), cp)
 	}
@@ -75,7 +75,7 @@ func TestEncodedObjectUnwraps(t *testing.T) {
 // shared object is never changed; GetObject hands out a copy; an encode
 // error reaches the caller with nothing written.
 func TestEncodedObjectCacheEncodeShared(t *testing.T) {
-	w := testapi.Make("ns", "a", nil)
+	w := widget.NewWidget("ns", "a")
 	enc := storage.NewEncodings("", nil)
 	wrappers := []runtime.CacheableObject{
 		&storage.EncodedObject{Object: w, Encodings: enc},
@@ -85,7 +85,7 @@ func TestEncodedObjectCacheEncodeShared(t *testing.T) {
 	encode := func(obj runtime.Object, out io.Writer) error {
 		calls.Add(1)
 		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{Kind: "Changed"}) // as versioning codecs do
-		obj.(*testapi.Widget).Name = "changed by the encoder"
+		obj.(*widget.Widget).Name = "changed by the encoder"
 		return json.NewEncoder(out).Encode(obj)
 	}
 	ids := []runtime.Identifier{`{"name":"json"}`, `{"name":"watch"}`}
@@ -115,7 +115,7 @@ func TestEncodedObjectCacheEncodeShared(t *testing.T) {
 	if w.Name != "a" || w.Kind != "Widget" {
 		t.Fatalf("an encoder changed the shared object: %s %q", w.Kind, w.Name)
 	}
-	cp, ok := wrappers[0].GetObject().(*testapi.Widget)
+	cp, ok := wrappers[0].GetObject().(*widget.Widget)
 	if !ok || cp == w || cp.Name != "a" {
 		t.Fatalf("GetObject gave %T %v, want a copy of the plain object", wrappers[0].GetObject(), cp)
 	}

@@ -11,7 +11,7 @@ func loaded(b *testing.B, n int) *Cache {
 	c, _ := newTestCache(b, nil)
 	objs := make([]runtime.Object, n)
 	for i := range objs {
-		objs[i] = widget("bench", fmt.Sprintf("obj-%05d", i), 1, map[string]string{"app": fmt.Sprintf("app-%d", i%10)})
+		objs[i] = testWidget("bench", fmt.Sprintf("obj-%05d", i), 1, map[string]string{"app": fmt.Sprintf("app-%d", i%10)})
 	}
 	if err := c.Replace(objs, 1); err != nil {
 		b.Fatal(err)
@@ -81,7 +81,7 @@ func BenchmarkList(b *testing.B) {
 func BenchmarkEventsSince(b *testing.B) {
 	c := loaded(b, 1000)
 	for rv := uint64(2); rv < 10_002; rv++ {
-		if _, err := c.Apply(watchType("mod"), widget("bench", "obj-00001", rv, nil), rv); err != nil {
+		if _, err := c.Apply(watchType("mod"), testWidget("bench", "obj-00001", rv, nil), rv); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -36,7 +36,7 @@ func TestNewRequiresKeyFunc(t *testing.T) {
 
 func TestApplyTypes(t *testing.T) {
 	c, _ := newTestCache(t, nil)
-	if err := c.Replace([]runtime.Object{widget("ns", "a", 5, nil)}, 10); err != nil {
+	if err := c.Replace([]runtime.Object{testWidget("ns", "a", 5, nil)}, 10); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -48,14 +48,14 @@ func TestApplyTypes(t *testing.T) {
 		wantPrev bool
 		wantErr  bool
 	}{
-		{"modify known", "mod", widget("ns", "a", 11, nil), 11, watch.Modified, true, false},
-		{"add known becomes modify", "add", widget("ns", "a", 12, nil), 12, watch.Modified, true, false},
-		{"modify unknown becomes add", "mod", widget("ns", "b", 13, nil), 13, watch.Added, false, false},
-		{"delete known", "del", widget("ns", "b", 14, nil), 14, watch.Deleted, true, false},
-		{"delete unknown keeps prev=cur", "del", widget("ns", "zz", 15, nil), 15, watch.Deleted, true, false},
-		{"same revision is fine", "add", widget("ns", "c", 15, nil), 15, watch.Added, false, false},
-		{"zero revision fails", "add", widget("ns", "d", 0, nil), 0, "", false, true},
-		{"bookmark fails", "bookmark", widget("ns", "d", 16, nil), 16, "", false, true},
+		{"modify known", "mod", testWidget("ns", "a", 11, nil), 11, watch.Modified, true, false},
+		{"add known becomes modify", "add", testWidget("ns", "a", 12, nil), 12, watch.Modified, true, false},
+		{"modify unknown becomes add", "mod", testWidget("ns", "b", 13, nil), 13, watch.Added, false, false},
+		{"delete known", "del", testWidget("ns", "b", 14, nil), 14, watch.Deleted, true, false},
+		{"delete unknown keeps prev=cur", "del", testWidget("ns", "zz", 15, nil), 15, watch.Deleted, true, false},
+		{"same revision is fine", "add", testWidget("ns", "c", 15, nil), 15, watch.Added, false, false},
+		{"zero revision fails", "add", testWidget("ns", "d", 0, nil), 0, "", false, true},
+		{"bookmark fails", "bookmark", testWidget("ns", "d", 16, nil), 16, "", false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,10 +85,10 @@ func TestEventsSince(t *testing.T) {
 		t.Fatal(err)
 	}
 	// revisions 11, 12, 12 (a transaction), 13
-	mustApply(t, c, "add", widget("ns", "a", 11, nil), 11)
-	mustApply(t, c, "add", widget("ns", "b", 12, nil), 12)
-	mustApply(t, c, "add", widget("ns", "c", 12, nil), 12)
-	mustApply(t, c, "mod", widget("ns", "a", 13, nil), 13)
+	mustApply(t, c, "add", testWidget("ns", "a", 11, nil), 11)
+	mustApply(t, c, "add", testWidget("ns", "b", 12, nil), 12)
+	mustApply(t, c, "add", testWidget("ns", "c", 12, nil), 12)
+	mustApply(t, c, "mod", testWidget("ns", "a", 13, nil), 13)
 	cases := []struct {
 		name    string
 		since   uint64
@@ -122,7 +122,7 @@ func TestEventsSince(t *testing.T) {
 		})
 	}
 	// Evicting 11 moves the oldest servable RV to 11.
-	mustApply(t, c, "add", widget("ns", "d", 14, nil), 14)
+	mustApply(t, c, "add", testWidget("ns", "d", 14, nil), 14)
 	if _, _, err := c.EventsSince(10, 0); !errors.Is(err, storage.ErrGone) {
 		t.Fatalf("after eviction from 10: %v", err)
 	}
@@ -141,7 +141,7 @@ func TestRingGrowsAndShrinksWithWindow(t *testing.T) {
 		for range n {
 			rv++
 			clk.Step(step)
-			mustApply(t, c, "add", widget("ns", "x", rv, nil), rv)
+			mustApply(t, c, "add", testWidget("ns", "x", rv, nil), rv)
 		}
 	}
 	apply(20, time.Second) // all within the window: grows to the max
@@ -164,8 +164,8 @@ func TestRingGrowsAndShrinksWithWindow(t *testing.T) {
 func TestReplaceResetsHistory(t *testing.T) {
 	c, _ := newTestCache(t, nil)
 	_ = c.Replace(nil, 5)
-	mustApply(t, c, "add", widget("ns", "a", 6, nil), 6)
-	if err := c.Replace([]runtime.Object{widget("ns", "b", 20, nil)}, 30); err != nil {
+	mustApply(t, c, "add", testWidget("ns", "a", 6, nil), 6)
+	if err := c.Replace([]runtime.Object{testWidget("ns", "b", 20, nil)}, 30); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := c.EventsSince(6, 0); !errors.Is(err, storage.ErrGone) {
@@ -216,7 +216,7 @@ func TestCompact(t *testing.T) {
 	c, _ := newTestCache(t, nil)
 	_ = c.Replace(nil, 10)
 	for rv := uint64(11); rv <= 15; rv++ {
-		mustApply(t, c, "add", widget("ns", "x", rv, nil), rv)
+		mustApply(t, c, "add", testWidget("ns", "x", rv, nil), rv)
 	}
 	c.Compact(13)
 	c.Compact(12) // lower: ignored
@@ -241,16 +241,16 @@ func TestCompact(t *testing.T) {
 func TestPartialRevision(t *testing.T) {
 	c, _ := newTestCache(t, nil)
 	_ = c.Replace(nil, 10)
-	mustApply(t, c, "add", widget("ns", "a", 11, nil), 11)
+	mustApply(t, c, "add", testWidget("ns", "a", 11, nil), 11)
 	if rv, _ := c.RV(); rv != 10 {
 		t.Fatalf("RV after the first event of 11: %d", rv)
 	}
-	if ev, err := c.Apply(watch.Added, widget("ns", "a", 11, nil), 11); ev != nil || err != nil {
+	if ev, err := c.Apply(watch.Added, testWidget("ns", "a", 11, nil), 11); ev != nil || err != nil {
 		t.Fatalf("replayed event: %v %v", ev, err)
 	}
-	mustApply(t, c, "add", widget("ns", "b", 11, nil), 11)
-	mustApply(t, c, "del", widget("ns", "b", 12, nil), 12)
-	if ev, err := c.Apply(watch.Deleted, widget("ns", "b", 12, nil), 12); ev != nil || err != nil {
+	mustApply(t, c, "add", testWidget("ns", "b", 11, nil), 11)
+	mustApply(t, c, "del", testWidget("ns", "b", 12, nil), 12)
+	if ev, err := c.Apply(watch.Deleted, testWidget("ns", "b", 12, nil), 12); ev != nil || err != nil {
 		t.Fatalf("replayed deletion: %v %v", ev, err)
 	}
 	if rv, _ := c.RV(); rv != 11 {
@@ -260,10 +260,10 @@ func TestPartialRevision(t *testing.T) {
 	if rv, _ := c.RV(); rv != 12 {
 		t.Fatalf("RV after progress: %d", rv)
 	}
-	if ev, err := c.Apply(watch.Added, widget("ns", "c", 12, nil), 12); ev != nil || err != nil {
+	if ev, err := c.Apply(watch.Added, testWidget("ns", "c", 12, nil), 12); ev != nil || err != nil {
 		t.Fatalf("event at a revision known complete: %v %v, want ignored", ev, err)
 	}
-	mustApply(t, c, "add", widget("ns", "d", 13, nil), 13)
+	mustApply(t, c, "add", testWidget("ns", "d", 13, nil), 13)
 	res, err := c.List(0, NotOlderThan, ListOptions{Key: "/widgets/", Recursive: true})
 	if err != nil || res.RV != 12 || !slices.Equal(keys(res.Items), []string{"/widgets/ns/a"}) {
 		t.Fatalf("list while 13 is incomplete: %v at %d, %v", keys(res.Items), res.RV, err)

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -15,8 +15,8 @@ import (
 // encodings leave the resourceVersion out, the object it was given keeps
 // it, and decoding puts the element's RV back.
 func TestRuntimeCodecLeavesResourceVersionOut(t *testing.T) {
-	c := encodedCache(t, RuntimeCodec{Codec: testapi.Codec, New: testapi.NewWidget, Versioner: storage.APIObjectVersioner{}})
-	w := widget("ns", "a", 42, map[string]string{"app": "x"})
+	c := encodedCache(t, RuntimeCodec{Codec: widget.Codec, New: widget.New, Versioner: storage.APIObjectVersioner{}})
+	w := testWidget("ns", "a", 42, map[string]string{"app": "x"})
 	want := w.DeepCopy()
 	ev := mustApply(t, c, "add", w, 42)
 	raw, _ := ev.Cur.Encoded()
@@ -26,7 +26,7 @@ func TestRuntimeCodecLeavesResourceVersionOut(t *testing.T) {
 	if w.ResourceVersion != "42" {
 		t.Fatalf("the stored object's resourceVersion changed to %q", w.ResourceVersion)
 	}
-	obj, err := RuntimeCodec{Codec: testapi.Codec, New: testapi.NewWidget, Versioner: storage.APIObjectVersioner{}}.Decode(raw, 42)
+	obj, err := RuntimeCodec{Codec: widget.Codec, New: widget.New, Versioner: storage.APIObjectVersioner{}}.Decode(raw, 42)
 	if err != nil || !equality.Semantic.DeepEqual(obj, k8sruntime.Object(want)) {
 		t.Fatalf("Decode = %#v, %v; want %#v", obj, err, want)
 	}

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 // shape is an object type with every kind of place compaction handles or
@@ -196,8 +196,8 @@ func TestCompactRecursiveTypeIsBounded(t *testing.T) {
 
 func TestNoCompactionKeepsObjectsAsGiven(t *testing.T) {
 	c, _ := newTestCache(t, func(cfg *Config) { cfg.NoCompaction = true })
-	a := widget("ns", "a", 1, map[string]string{"app": "x"})
-	b := widget("ns", "b", 2, map[string]string{"app": "x"})
+	a := testWidget("ns", "a", 1, map[string]string{"app": "x"})
+	b := testWidget("ns", "b", 2, map[string]string{"app": "x"})
 	if err := c.Replace([]runtime.Object{a, b}, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -233,9 +233,9 @@ func TestApplySharesRepeatedAnnotations(t *testing.T) {
 		t.Fatal(err)
 	}
 	pad := strings.Repeat("x", 800)
-	var objs []*testapi.Widget
+	var objs []*widget.Widget
 	for i := range 3 {
-		w := widget("ns", fmt.Sprint("w", i), uint64(2+i), nil)
+		w := testWidget("ns", fmt.Sprint("w", i), uint64(2+i), nil)
 		w.Annotations = map[string]string{"pad": strings.Clone(pad), "seq": fmt.Sprint(i)}
 		mustApply(t, c, "add", w, uint64(2+i))
 		objs = append(objs, w)
@@ -245,7 +245,7 @@ func TestApplySharesRepeatedAnnotations(t *testing.T) {
 	}
 	el, _, _, _ := c.Get("/widgets/ns/w2")
 	obj, _ := el.Object()
-	if got := obj.(*testapi.Widget).Annotations; got["pad"] != pad || got["seq"] != "2" {
+	if got := obj.(*widget.Widget).Annotations; got["pad"] != pad || got["seq"] != "2" {
 		t.Fatalf("annotations: %v", got)
 	}
 }

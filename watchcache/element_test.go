@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 // widgetCodec keeps test widgets encoded as JSON; it counts decodings.
@@ -22,12 +22,12 @@ func (c *widgetCodec) Encode(obj k8sruntime.Object) ([]byte, error) {
 	if c.failWrite {
 		return nil, errors.New("encoder broken")
 	}
-	return k8sruntime.Encode(testapi.Codec, obj)
+	return k8sruntime.Encode(widget.Codec, obj)
 }
 
 func (c *widgetCodec) Decode(data []byte, _ uint64) (k8sruntime.Object, error) {
 	c.decodes++
-	obj, _, err := testapi.Codec.Decode(data, nil, &testapi.Widget{})
+	obj, _, err := widget.Codec.Decode(data, nil, &widget.Widget{})
 	return obj, err
 }
 
@@ -42,14 +42,14 @@ func encodedCache(t testing.TB, codec Codec) *Cache {
 func TestEncodedElementRoundTrips(t *testing.T) {
 	codec := &widgetCodec{}
 	c := encodedCache(t, codec)
-	w := widget("ns", "a", 7, map[string]string{"app": "x"})
+	w := testWidget("ns", "a", 7, map[string]string{"app": "x"})
 	want := w.DeepCopy()
 	ev := mustApply(t, c, "add", w, 7)
 	raw, ok := ev.Cur.Encoded()
 	if !ok {
 		t.Fatal("Encoded: false for a cache with a Codec")
 	}
-	enc, err := k8sruntime.Encode(testapi.Codec, want)
+	enc, err := k8sruntime.Encode(widget.Codec, want)
 	if err != nil || string(raw) != string(enc) {
 		t.Fatalf("Encoded = %s, want %s (%v)", raw, enc, err)
 	}
@@ -64,7 +64,7 @@ func TestEncodedElementRoundTrips(t *testing.T) {
 	}
 
 	plain, _ := newTestCache(t, nil)
-	ev = mustApply(t, plain, "add", widget("ns", "a", 7, nil), 7)
+	ev = mustApply(t, plain, "add", testWidget("ns", "a", 7, nil), 7)
 	if _, ok := ev.Cur.Encoded(); ok {
 		t.Fatal("Encoded: true for a cache without a Codec")
 	}
@@ -76,7 +76,7 @@ func TestEncodedElementRoundTrips(t *testing.T) {
 func TestEncodedElementSharesHotObject(t *testing.T) {
 	codec := &widgetCodec{}
 	c := encodedCache(t, codec)
-	w := widget("ns", "a", 7, map[string]string{"app": "x"})
+	w := testWidget("ns", "a", 7, map[string]string{"app": "x"})
 	ev := mustApply(t, c, "add", w, 7)
 	for range 3 {
 		runtime.GC()
@@ -103,14 +103,14 @@ func TestEncodedElementSharesHotObject(t *testing.T) {
 func TestEncodeFailureChangesNothing(t *testing.T) {
 	codec := &widgetCodec{}
 	c := encodedCache(t, codec)
-	if err := c.Replace([]k8sruntime.Object{widget("ns", "a", 7, nil)}, 7); err != nil {
+	if err := c.Replace([]k8sruntime.Object{testWidget("ns", "a", 7, nil)}, 7); err != nil {
 		t.Fatal(err)
 	}
 	codec.failWrite = true
-	if _, err := c.Apply(watchType("mod"), widget("ns", "a", 8, nil), 8); err == nil {
+	if _, err := c.Apply(watchType("mod"), testWidget("ns", "a", 8, nil), 8); err == nil {
 		t.Fatal("Apply with a failing encoder: no error")
 	}
-	if err := c.Replace([]k8sruntime.Object{widget("ns", "b", 9, nil)}, 9); err == nil {
+	if err := c.Replace([]k8sruntime.Object{testWidget("ns", "b", 9, nil)}, 9); err == nil {
 		t.Fatal("Replace with a failing encoder: no error")
 	}
 	if st := c.Stats(); st.Objects != 1 || st.Events != 0 || st.RV != 7 {

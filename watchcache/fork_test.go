@@ -17,10 +17,10 @@ func TestFork(t *testing.T) {
 	if _, ok := c.Fork(); ok {
 		t.Fatal("a cache that is not ready forked")
 	}
-	if err := c.Replace([]runtime.Object{widget("ns", "a", 5, nil), widget("ns", "b", 6, nil)}, 10); err != nil {
+	if err := c.Replace([]runtime.Object{testWidget("ns", "a", 5, nil), testWidget("ns", "b", 6, nil)}, 10); err != nil {
 		t.Fatal(err)
 	}
-	mustApply(t, c, "mod", widget("ns", "a", 11, nil), 11)
+	mustApply(t, c, "mod", testWidget("ns", "a", 11, nil), 11)
 	c.UpdateRV(11)
 	f, ok := c.Fork()
 	if !ok {
@@ -32,11 +32,11 @@ func TestFork(t *testing.T) {
 	if _, _, err := f.EventsSince(10, 0); !errors.Is(err, storage.ErrGone) {
 		t.Fatalf("the fork replays history before it: %v", err)
 	}
-	ev := mustApply(t, f, "del", widget("ns", "a", 12, nil), 12)
+	ev := mustApply(t, f, "del", testWidget("ns", "a", 12, nil), 12)
 	if ev.Prev == nil || ev.Prev.RV != 11 {
 		t.Fatalf("the fork's event has previous state %v, want a@11", ev.Prev)
 	}
-	mustApply(t, c, "add", widget("ns", "c", 12, nil), 12)
+	mustApply(t, c, "add", testWidget("ns", "c", 12, nil), 12)
 	c.UpdateRV(12)
 	f.UpdateRV(12)
 	for _, x := range []struct {
@@ -51,7 +51,7 @@ func TestFork(t *testing.T) {
 			t.Errorf("state %v, want %v", got, x.want)
 		}
 	}
-	mustApply(t, c, "add", widget("ns", "d", 13, nil), 13) // c is now in the middle of revision 13
+	mustApply(t, c, "add", testWidget("ns", "d", 13, nil), 13) // c is now in the middle of revision 13
 	if _, ok := c.Fork(); ok {
 		t.Error("a cache holding part of a revision forked")
 	}

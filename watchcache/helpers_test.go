@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 func keyOf(obj runtime.Object) (string, error) {
@@ -21,8 +21,8 @@ func keyOf(obj runtime.Object) (string, error) {
 	return "/widgets/" + a.GetNamespace() + "/" + a.GetName(), nil
 }
 
-func widget(ns, name string, rv uint64, lbls map[string]string) *testapi.Widget {
-	w := testapi.Make(ns, name, lbls)
+func testWidget(ns, name string, rv uint64, lbls map[string]string) *widget.Widget {
+	w := widget.NewWidget(ns, name).WithLabels(lbls)
 	w.ResourceVersion = strconv.FormatUint(rv, 10)
 	return w
 }
@@ -30,7 +30,7 @@ func widget(ns, name string, rv uint64, lbls map[string]string) *testapi.Widget 
 func newTestCache(t testing.TB, mod func(*Config)) (*Cache, *clocktesting.FakeClock) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
-	cfg := Config{KeyFunc: keyOf, GetAttrs: testapi.GetAttrs, Clock: clk,
+	cfg := Config{KeyFunc: keyOf, GetAttrs: widget.GetAttrs, Clock: clk,
 		IndexLabels: []string{"app"}, IndexFields: []string{"spec.nodeName"}}
 	if mod != nil {
 		mod(&cfg)

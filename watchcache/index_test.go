@@ -53,7 +53,7 @@ func TestIndexesAgreeWithScans(t *testing.T) {
 		if a := apps[r.IntN(len(apps))]; a != "" {
 			lbls = map[string]string{"app": a}
 		}
-		w := widget(ns, name, rv, lbls)
+		w := testWidget(ns, name, rv, lbls)
 		w.Spec.NodeName = nodes[r.IntN(len(nodes))]
 		typ := "mod"
 		if r.IntN(4) == 0 {

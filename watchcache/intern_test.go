@@ -11,18 +11,18 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 func mapID(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
 
 func TestEqualLabelsShareOneMap(t *testing.T) {
 	c, _ := newTestCache(t, nil)
-	a := widget("ns", "a", 1, map[string]string{"app": "x", "tier": "1"})
-	b := widget("ns", "b", 2, map[string]string{"tier": "1", "app": "x"})
-	d := widget("ns", "d", 3, map[string]string{"app": "x"})
-	e := widget("ns", "e", 4, nil)
-	u := testapi.MakeUnstructured("ns", "u", map[string]string{"app": "x", "tier": "1"})
+	a := testWidget("ns", "a", 1, map[string]string{"app": "x", "tier": "1"})
+	b := testWidget("ns", "b", 2, map[string]string{"tier": "1", "app": "x"})
+	d := testWidget("ns", "d", 3, map[string]string{"app": "x"})
+	e := testWidget("ns", "e", 4, nil)
+	u := widget.NewUnstructuredWidget("ns", "u", map[string]string{"app": "x", "tier": "1"})
 	u.SetResourceVersion("5")
 	if err := c.Replace([]runtime.Object{a, b, d, e, u}, 10); err != nil {
 		t.Fatal(err)
@@ -41,7 +41,7 @@ func TestEqualLabelsShareOneMap(t *testing.T) {
 		t.Fatal("the element's label set is not the object's")
 	}
 	// An event's object joins the table too.
-	m := widget("ns", "m", 11, map[string]string{"app": "x", "tier": "1"})
+	m := testWidget("ns", "m", 11, map[string]string{"app": "x", "tier": "1"})
 	mustApply(t, c, "add", m, 11)
 	if mapID(m.Labels) != mapID(a.Labels) {
 		t.Fatal("an applied object's equal labels are not shared")
@@ -64,9 +64,9 @@ func TestLabelTableIsBounded(t *testing.T) {
 func TestCompactConcurrently(t *testing.T) {
 	var in compactor
 	var wg sync.WaitGroup
-	objs := make([]*testapi.Widget, 200)
+	objs := make([]*widget.Widget, 200)
 	for i := range objs {
-		objs[i] = widget("ns", fmt.Sprint(i), 1, map[string]string{"app": fmt.Sprint(i % 3)})
+		objs[i] = testWidget("ns", fmt.Sprint(i), 1, map[string]string{"app": fmt.Sprint(i % 3)})
 	}
 	for g := range 4 {
 		wg.Go(func() {
@@ -85,8 +85,8 @@ func TestCompactConcurrently(t *testing.T) {
 
 func TestNamesAreCanonical(t *testing.T) {
 	var in compactor
-	a := widget(strings.Clone("ns"), "a", 1, nil)
-	b := widget(strings.Clone("ns"), "b", 1, nil)
+	a := testWidget(strings.Clone("ns"), "a", 1, nil)
+	b := testWidget(strings.Clone("ns"), "b", 1, nil)
 	a.APIVersion, a.Kind = strings.Clone("demo/v1"), strings.Clone("Widget")
 	b.APIVersion, b.Kind = strings.Clone("demo/v1"), strings.Clone("Widget")
 	in.compact(a)

@@ -13,7 +13,7 @@ func prefixFixture(t *testing.T) *Cache {
 	c, _ := newTestCache(t, nil)
 	var objs []runtime.Object
 	for _, k := range [][2]string{{"ns1", "a"}, {"ns1", "b"}, {"ns1", "c"}, {"ns2", "a"}, {"ns2", "b"}} {
-		objs = append(objs, widget(k[0], k[1], 1, nil))
+		objs = append(objs, testWidget(k[0], k[1], 1, nil))
 	}
 	if err := c.Replace(objs, 10); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestListSizesItemsOnce(t *testing.T) {
 	c, _ := newTestCache(t, nil)
 	var objs []runtime.Object
 	for i := range 100 {
-		objs = append(objs, widget("ns", fmt.Sprintf("w%03d", i), 1, nil))
+		objs = append(objs, testWidget("ns", fmt.Sprintf("w%03d", i), 1, nil))
 	}
 	if err := c.Replace(objs, 10); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -16,17 +16,17 @@ import (
 func listFixture(t *testing.T) *Cache {
 	c, _ := newTestCache(t, nil)
 	objs := []runtime.Object{
-		widget("ns1", "a", 1, map[string]string{"app": "x"}),
-		widget("ns1", "b", 2, map[string]string{"app": "y"}),
-		widget("ns1", "c", 3, map[string]string{"app": "x"}),
-		widget("ns2", "a", 4, map[string]string{"app": "x"}),
+		testWidget("ns1", "a", 1, map[string]string{"app": "x"}),
+		testWidget("ns1", "b", 2, map[string]string{"app": "y"}),
+		testWidget("ns1", "c", 3, map[string]string{"app": "x"}),
+		testWidget("ns2", "a", 4, map[string]string{"app": "x"}),
 	}
 	if err := c.Replace(objs, 10); err != nil {
 		t.Fatal(err)
 	}
-	mustApply(t, c, "add", widget("ns1", "d", 11, map[string]string{"app": "x"}), 11)
-	mustApply(t, c, "del", widget("ns1", "a", 12, map[string]string{"app": "x"}), 12)
-	mustApply(t, c, "mod", widget("ns2", "a", 13, map[string]string{"app": "y"}), 13)
+	mustApply(t, c, "add", testWidget("ns1", "d", 11, map[string]string{"app": "x"}), 11)
+	mustApply(t, c, "del", testWidget("ns1", "a", 12, map[string]string{"app": "x"}), 12)
+	mustApply(t, c, "mod", testWidget("ns2", "a", 13, map[string]string{"app": "y"}), 13)
 	c.UpdateRV(13) // progress: revision 13 is complete
 	return c
 }
@@ -91,7 +91,7 @@ func TestPaginationIsConsistent(t *testing.T) {
 	c, _ := newTestCache(t, nil)
 	var objs []runtime.Object
 	for _, n := range names(10) {
-		objs = append(objs, widget("ns", n, 1, nil))
+		objs = append(objs, testWidget("ns", n, 1, nil))
 	}
 	_ = c.Replace(objs, 10)
 	q := ListOptions{Key: "/widgets/", Recursive: true, Limit: 3, CountRemaining: true}
@@ -103,8 +103,8 @@ func TestPaginationIsConsistent(t *testing.T) {
 	rv := uint64(10)
 	for res := first; res.More; {
 		rv++ // a write between pages: delete the next key, add a new one
-		mustApply(t, c, "del", widget("ns", "w00"+string(rune('0'+len(got))), rv, nil), rv)
-		mustApply(t, c, "add", widget("ns", "w5"+string(rune('0'+len(got))), rv, nil), rv)
+		mustApply(t, c, "del", testWidget("ns", "w00"+string(rune('0'+len(got))), rv, nil), rv)
+		mustApply(t, c, "add", testWidget("ns", "w5"+string(rune('0'+len(got))), rv, nil), rv)
 		q.StartKey = res.NextKey
 		res, err = c.List(first.RV, Exact, q)
 		if err != nil {
@@ -131,7 +131,7 @@ func TestSnapshotsAreBounded(t *testing.T) {
 	c, _ := newTestCache(t, func(c *Config) { c.MaxSnapshots = 3 })
 	_ = c.Replace(nil, 10)
 	for rv := uint64(11); rv <= 20; rv++ {
-		mustApply(t, c, "add", widget("ns", "x", rv, nil), rv)
+		mustApply(t, c, "add", testWidget("ns", "x", rv, nil), rv)
 	}
 	if s := c.Stats(); s.Snapshots != 3 {
 		t.Fatalf("snapshots: %d", s.Snapshots)
@@ -152,7 +152,7 @@ func TestSpacedSnapshotsAreBounded(t *testing.T) {
 	})
 	_ = c.Replace(nil, 10)
 	for rv := uint64(11); rv <= 20; rv++ {
-		mustApply(t, c, "add", widget("ns", "x", rv, nil), rv)
+		mustApply(t, c, "add", testWidget("ns", "x", rv, nil), rv)
 	}
 	if s := c.Stats(); s.Snapshots != 3 {
 		t.Fatalf("snapshots: %d", s.Snapshots)
@@ -168,7 +168,7 @@ func TestSpacedSnapshotsAreBounded(t *testing.T) {
 func TestGet(t *testing.T) {
 	c := listFixture(t)
 	el, rv, ok, err := c.Get("/widgets/ns2/a")
-	if err != nil || !ok || rv != 13 || mustObject(t, el).(*testapi.Widget).Labels["app"] != "y" {
+	if err != nil || !ok || rv != 13 || mustObject(t, el).(*widget.Widget).Labels["app"] != "y" {
 		t.Fatalf("get: %v %d %v %v", el, rv, ok, err)
 	}
 	if _, _, ok, _ := c.Get("/widgets/ns1/a"); ok {

@@ -8,7 +8,7 @@ import (
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 func liveHeap() int64 {
@@ -28,8 +28,9 @@ func decodedWorkload(b *testing.B, n int, distinct bool) ([]k8sruntime.Object, f
 	objs := make([]k8sruntime.Object, n)
 	enc := 0
 	for i := range objs {
-		w := testapi.Make("bench", fmt.Sprintf("obj-%05d", i), map[string]string{
+		w := widget.NewWidget("bench", fmt.Sprintf("obj-%05d", i)).WithLabels(map[string]string{
 			"app": fmt.Sprintf("app-%d", i%10), "tier": fmt.Sprintf("tier-%d", (i/10)%10)})
+
 		w.Spec.NodeName = fmt.Sprintf("node-%d", i%100)
 		w.ResourceVersion = fmt.Sprint(100 + i)
 		pad := strings.Repeat("x", 820)
@@ -37,12 +38,12 @@ func decodedWorkload(b *testing.B, n int, distinct bool) ([]k8sruntime.Object, f
 			pad = fmt.Sprintf("%08d", i) + pad[8:]
 		}
 		w.Annotations = map[string]string{"bench.listwatch.dev/pad": pad}
-		data, err := k8sruntime.Encode(testapi.Codec, w)
+		data, err := k8sruntime.Encode(widget.Codec, w)
 		if err != nil {
 			b.Fatal(err)
 		}
 		enc += len(data)
-		if objs[i], _, err = testapi.Codec.Decode(data, nil, &testapi.Widget{}); err != nil {
+		if objs[i], _, err = widget.Codec.Decode(data, nil, &widget.Widget{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -91,7 +92,7 @@ func BenchmarkMemoryEncoded(b *testing.B) {
 	for b.Loop() {
 		before := liveHeap()
 		objs, e := decodedWorkload(b, n, false)
-		c, _ := newTestCache(b, func(cfg *Config) { cfg.Codec = RuntimeCodec{Codec: testapi.Codec, New: testapi.NewWidget} })
+		c, _ := newTestCache(b, func(cfg *Config) { cfg.Codec = RuntimeCodec{Codec: widget.Codec, New: widget.New} })
 		if err := c.Replace(objs, 1); err != nil {
 			b.Fatal(err)
 		}
@@ -131,12 +132,12 @@ func BenchmarkCompact(b *testing.B) {
 		}
 	})
 	b.Run("Decode", func(b *testing.B) {
-		data, err := k8sruntime.Encode(testapi.Codec, objs[0])
+		data, err := k8sruntime.Encode(widget.Codec, objs[0])
 		if err != nil {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			if _, _, err := testapi.Codec.Decode(data, nil, &testapi.Widget{}); err != nil {
+			if _, _, err := widget.Codec.Decode(data, nil, &widget.Widget{}); err != nil {
 				b.Fatal(err)
 			}
 		}

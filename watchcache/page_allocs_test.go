@@ -15,7 +15,7 @@ func TestPageAllocatesItsItemsOnce(t *testing.T) {
 	var objs []runtime.Object
 	for ns := range 20 {
 		for i := range 100 {
-			objs = append(objs, widget(fmt.Sprintf("ns%02d", ns), fmt.Sprintf("w%03d", i), 1, nil))
+			objs = append(objs, testWidget(fmt.Sprintf("ns%02d", ns), fmt.Sprintf("w%03d", i), 1, nil))
 		}
 	}
 	if err := c.Replace(objs, 10); err != nil {

@@ -14,9 +14,9 @@ func TestRemainingCountsPerPage(t *testing.T) {
 	c, _ := newTestCache(t, nil)
 	var objs []runtime.Object
 	for i := range 23 {
-		objs = append(objs, widget("a", fmt.Sprintf("w%02d", i), 1, nil), widget("b", fmt.Sprintf("w%02d", i), 1, nil))
+		objs = append(objs, testWidget("a", fmt.Sprintf("w%02d", i), 1, nil), testWidget("b", fmt.Sprintf("w%02d", i), 1, nil))
 	}
-	objs = append(objs, widget("c", "x", 1, nil))
+	objs = append(objs, testWidget("c", "x", 1, nil))
 	if err := c.Replace(objs, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestRemainingCountsPerPage(t *testing.T) {
 					break
 				}
 				rv++ // a write between pages must not change the snapshot's counts
-				mustApply(t, c, "add", widget("a", fmt.Sprintf("new%03d", rv), rv, nil), rv)
+				mustApply(t, c, "add", testWidget("a", fmt.Sprintf("new%03d", rv), rv, nil), rv)
 				q.StartKey = res.NextKey
 				if res, err = c.List(at, Exact, q); err != nil {
 					t.Fatal(err)

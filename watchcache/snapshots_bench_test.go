@@ -17,7 +17,7 @@ func updated(b *testing.B, mod func(*Config)) (*Cache, uint64) {
 	c, _ := newTestCache(b, mod)
 	objs := make([]k8sruntime.Object, objects)
 	for i := range objs {
-		objs[i] = widget("bench", fmt.Sprintf("obj-%05d", i), 1, map[string]string{"app": fmt.Sprintf("app-%d", i%10)})
+		objs[i] = testWidget("bench", fmt.Sprintf("obj-%05d", i), 1, map[string]string{"app": fmt.Sprintf("app-%d", i%10)})
 	}
 	if err := c.Replace(objs, 1); err != nil {
 		b.Fatal(err)
@@ -26,7 +26,7 @@ func updated(b *testing.B, mod func(*Config)) (*Cache, uint64) {
 	for i := range updates {
 		rv++
 		n := (i * 7919) % objects // every object, in a scattered order
-		w := widget("bench", fmt.Sprintf("obj-%05d", n), rv, map[string]string{"app": fmt.Sprintf("app-%d", n%10)})
+		w := testWidget("bench", fmt.Sprintf("obj-%05d", n), rv, map[string]string{"app": fmt.Sprintf("app-%d", n%10)})
 		if _, err := c.Apply(watchType("mod"), w, rv); err != nil {
 			b.Fatal(err)
 		}

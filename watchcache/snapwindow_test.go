@@ -63,12 +63,12 @@ func (m *windowModel) revision() {
 		}
 		used[key] = true
 		if _, ok := m.cur[key]; ok && m.rnd.IntN(4) == 0 {
-			mustApply(m.t, m.c, "del", widget("ns", name, rv, nil), rv)
+			mustApply(m.t, m.c, "del", testWidget("ns", name, rv, nil), rv)
 			delete(m.cur, key)
 			continue
 		}
 		app := []string{"x", "y"}[m.rnd.IntN(2)]
-		mustApply(m.t, m.c, "mod", widget("ns", name, rv, map[string]string{"app": app}), rv)
+		mustApply(m.t, m.c, "mod", testWidget("ns", name, rv, map[string]string{"app": app}), rv)
 		m.cur[key] = modelObj{rv: rv, app: app}
 	}
 	if m.rnd.IntN(2) == 0 {

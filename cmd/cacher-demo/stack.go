@@ -20,7 +20,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/etcdrun"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/counting"
@@ -212,7 +212,7 @@ func (s *stack) stopCacher() error {
 func widgetResource(st storage.Interface) server.Resource {
 	return server.Resource{
 		Group: group, Version: version, Plural: plural, Kind: kind, Namespaced: true,
-		Storage: st, KeyRoot: keyRoot, Schema: testapi.WidgetSchema(),
+		Storage: st, KeyRoot: keyRoot, Schema: widget.Schema(),
 		// As a CRD would: kubectl scale widget w1 --replicas=3 works, and
 		// status is written through /status only.
 		Subresources: &server.Subresources{Status: true,

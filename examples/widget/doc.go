@@ -5,7 +5,7 @@
 // NewListFunc, KeyFunc, GetAttrs, storage keys).
 //
 // Import it to try listwatch, or copy this directory into your module and
-// rename the type: it uses only public packages (apimachinery and
+// rename the type: it uses only public packages (apimachinery, kube-openapi and
 // listwatch's storage package).
 //
 // # Keys

@@ -71,3 +71,9 @@ func NewWidget(namespace, name string) *Widget {
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 	}
 }
+
+// WithLabels sets w's labels to labels and returns w.
+func (w *Widget) WithLabels(labels map[string]string) *Widget {
+	w.Labels = labels
+	return w
+}

@@ -26,6 +26,8 @@ type WidgetSpec struct {
 	NodeName string `json:"nodeName,omitempty"`
 	// Tags are free-form; a slice, so DeepCopy has something to copy.
 	Tags []string `json:"tags,omitempty"`
+	// Data is a free-form payload (benchmarks pad objects with it).
+	Data string `json:"data,omitempty"`
 }
 
 // WidgetStatus is the observed state of a Widget.

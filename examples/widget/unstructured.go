@@ -18,3 +18,17 @@ func NewUnstructured() runtime.Object { return &unstructured.Unstructured{} }
 // NewUnstructuredList returns an empty *unstructured.UnstructuredList: a
 // NewListFunc.
 func NewUnstructuredList() runtime.Object { return &unstructured.UnstructuredList{} }
+
+// NewUnstructuredWidget returns a Widget named name in namespace, with
+// apiVersion, kind and labels set, as an *unstructured.Unstructured.
+func NewUnstructuredWidget(namespace, name string, labels map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(GroupVersion.String())
+	u.SetKind(Kind)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	if labels != nil {
+		u.SetLabels(labels)
+	}
+	return u
+}

@@ -41,26 +41,26 @@ func listPackages(t *testing.T) []pkg {
 
 // rules: for a package path prefix (relative to the module), dependency
 // prefixes it must not have (module-relative when they start with "./").
-// Packages whose path ends in "test" (storagetest, controllertest, ...) are
-// helpers for tests and may use the test API; library code may not.
+// The example fixture (examples/widget) is forbidden to library code by
+// TestExampleOnlyDependencies.
 var rules = []struct {
 	pkg       string
 	forbidden []string
 }{
 	{"", []string{"k8s.io/apiserver", "k8s.io/client-go", "sigs.k8s.io/controller-runtime"}},
 	{"storage", []string{"./registry", "./cacher", "./reflector", "./watchcache", "./server", "./embedtest", "./etcdrun", "./cmd", "./bench", "go.etcd.io/etcd/server"}},
-	{"watchcache", []string{"go.etcd.io/etcd", "./registry", "./cacher", "./reflector", "./server", "./embedtest", "./storage/etcd3", "./internal/testapi"}},
-	{"cacher", []string{"go.etcd.io/etcd", "./registry", "./reflector", "./server", "./embedtest", "./cmd", "./storage/etcd3", "./internal/testapi"}},
+	{"watchcache", []string{"go.etcd.io/etcd", "./registry", "./cacher", "./reflector", "./server", "./embedtest", "./storage/etcd3"}},
+	{"cacher", []string{"go.etcd.io/etcd", "./registry", "./reflector", "./server", "./embedtest", "./cmd", "./storage/etcd3"}},
 	{"reflector", []string{"go.etcd.io/etcd", "./cacher", "./watchcache", "./storage/etcd3", "./server", "./embedtest", "./cmd"}},
 	// The server reaches cached encodings through storage's declared
 	// capabilities (storage.EncodedLister, storage.EncodedWatcher), never
 	// through the watch cache.
-	{"server", []string{"./watchcache", "./reflector", "./embedtest", "./etcdrun", "./cmd", "./storage/etcd3", "./internal/testapi", "go.etcd.io/etcd/server"}},
+	{"server", []string{"./watchcache", "./reflector", "./embedtest", "./etcdrun", "./cmd", "./storage/etcd3", "go.etcd.io/etcd/server"}},
 	{"embedtest", []string{"./cacher", "./reflector", "./server", "./watchcache", "./cmd"}},
 	// registry is the write path over any storage.Interface: it knows
 	// storage and apimachinery, nothing above or beside them.
 	{"registry", []string{"go.etcd.io/etcd", "./cacher", "./reflector", "./watchcache", "./server", "./embedtest",
-		"./etcdrun", "./cmd", "./storage/etcd3", "./internal/testapi", "./manager", "./bench"}},
+		"./etcdrun", "./cmd", "./storage/etcd3", "./manager", "./bench"}},
 }
 
 // exampleOnly are dependencies only the examples (below examples/) may
@@ -68,8 +68,18 @@ var rules = []struct {
 // stays free of k8s.io/api; an example that wants Node and Pod brings it.
 var exampleOnly = []string{"k8s.io/api", "./examples"}
 
+// fixture is the example type that packages of test helpers (storagetest,
+// ...), the demo (cmd/) and the benchmarks (bench/) build their objects
+// with; library code never depends on it.
+const fixture = "./examples/widget"
+
+// fixtureUser reports whether the package rel may depend on fixture.
+func fixtureUser(rel string) bool {
+	return testHelper(rel) || strings.HasPrefix(rel, "cmd/") || rel == "bench" || strings.HasPrefix(rel, "bench/")
+}
+
 // TestExampleOnlyDependencies: no package outside examples/ depends on
-// k8s.io/api or on an example.
+// k8s.io/api or on an example, except the fixture's users on the fixture.
 func TestExampleOnlyDependencies(t *testing.T) {
 	for _, p := range listPackages(t) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
@@ -77,6 +87,9 @@ func TestExampleOnlyDependencies(t *testing.T) {
 			continue
 		}
 		for _, dep := range p.Deps {
+			if fixtureUser(rel) && dep == module+"/"+fixture[2:] {
+				continue
+			}
 			for _, f := range exampleOnly {
 				target := f
 				if strings.HasPrefix(f, "./") {
@@ -108,9 +121,6 @@ func TestLayering(t *testing.T) {
 			}
 			for _, dep := range p.Deps {
 				for _, f := range r.forbidden {
-					if f == "./internal/testapi" && testHelper(rel) {
-						continue
-					}
 					target := f
 					if strings.HasPrefix(f, "./") {
 						target = module + "/" + f[2:]

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/reflector/controller"
 )
 
@@ -16,9 +16,9 @@ import (
 // still queued fold into one reconcile, so reconciles/s is reported next
 // to events/s.
 func BenchmarkControllerThroughput(b *testing.B) {
-	objs := make([]*testapi.Widget, 1000)
+	objs := make([]*widget.Widget, 1000)
 	for i := range objs {
-		objs[i] = widget("bench", fmt.Sprintf("obj-%05d", i), 1)
+		objs[i] = testWidget("bench", fmt.Sprintf("obj-%05d", i), 1)
 	}
 	for _, workers := range []int{1, 4} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/reflector/controller"
 	"github.com/listwatch/listwatch/reflector/workqueue"
 )
@@ -58,7 +58,7 @@ func TestNoConcurrentReconcileOfOneKey(t *testing.T) {
 		wg.Go(func() {
 			for i := range events {
 				k := (i + s) % keys
-				w := widget("ns", fmt.Sprintf("w-%d", k), int64(i))
+				w := testWidget("ns", fmt.Sprintf("w-%d", k), int64(i))
 				lastEvent[k].Store(seq.Add(1))
 				r.informer.Update(w, w)
 			}
@@ -91,8 +91,8 @@ func TestWorkersRunDifferentKeysInParallel(t *testing.T) {
 		}}
 		r := startController(t, controller.Options{Reconciler: rec, MaxConcurrentReconciles: 2}, true)
 		synctest.Wait()
-		r.informer.Add(widget("ns", "a", 1), true)
-		r.informer.Add(widget("ns", "b", 1), true)
+		r.informer.Add(testWidget("ns", "a", 1), true)
+		r.informer.Add(testWidget("ns", "b", 1), true)
 		synctest.Wait()
 		assert.Equal(t, 1, rec.countOf(req("ns", "a")))
 		assert.Equal(t, 1, rec.countOf(req("ns", "b")))
@@ -117,10 +117,10 @@ func TestManyEventsWhileQueuedGiveOneReconcile(t *testing.T) {
 		rec := blockingReconciler(release)
 		r := startController(t, controller.Options{Reconciler: rec}, true)
 		synctest.Wait()
-		r.informer.Add(widget("ns", "block", 1), false) // occupies the only worker
+		r.informer.Add(testWidget("ns", "block", 1), false) // occupies the only worker
 		synctest.Wait()
 		for i := range 100 {
-			w := widget("ns", "a", int64(i))
+			w := testWidget("ns", "a", int64(i))
 			r.informer.Update(w, w)
 		}
 		close(release)
@@ -136,7 +136,7 @@ func TestChangeDuringReconcileGivesExactlyOneMore(t *testing.T) {
 		rec := blockingReconciler(release)
 		r := startController(t, controller.Options{Reconciler: rec, MaxConcurrentReconciles: 4}, true)
 		synctest.Wait()
-		w := widget("ns", "block", 1)
+		w := testWidget("ns", "block", 1)
 		r.informer.Add(w, false)
 		synctest.Wait()
 		require.Equal(t, 1, rec.countOf(req("ns", "block")))
@@ -164,7 +164,7 @@ func TestErrorIsRetriedWithBackoff(t *testing.T) {
 		r := startController(t, controller.Options{Reconciler: rec, RateLimiter: limiter}, true)
 		synctest.Wait()
 		start := time.Now()
-		r.informer.Add(widget("ns", "a", 1), false)
+		r.informer.Add(testWidget("ns", "a", 1), false)
 		time.Sleep(time.Hour)
 		synctest.Wait()
 
@@ -189,7 +189,7 @@ func TestBackoffRestartsAfterSuccess(t *testing.T) {
 		r := startController(t, controller.Options{Reconciler: rec, RateLimiter: limiter}, true)
 		synctest.Wait()
 		start := time.Now()
-		w := widget("ns", "a", 1)
+		w := testWidget("ns", "a", 1)
 		r.informer.Add(w, false)
 		time.Sleep(time.Minute)
 		r.informer.Update(w, w)
@@ -210,7 +210,7 @@ func TestTerminalErrorIsNotRequeued(t *testing.T) {
 		limiter := workqueue.NewItemExponentialFailureRateLimiter[controller.Request](time.Second, time.Minute)
 		r := startController(t, controller.Options{Reconciler: rec, RateLimiter: limiter}, true)
 		synctest.Wait()
-		w := widget("ns", "a", 1)
+		w := testWidget("ns", "a", 1)
 		r.informer.Add(w, false)
 		time.Sleep(time.Hour)
 		synctest.Wait()
@@ -239,7 +239,7 @@ func TestRequeueAfterIsHonoured(t *testing.T) {
 		r := startController(t, controller.Options{Reconciler: rec, RateLimiter: limiter}, true)
 		synctest.Wait()
 		start := time.Now()
-		r.informer.Add(widget("ns", "a", 1), false)
+		r.informer.Add(testWidget("ns", "a", 1), false)
 		time.Sleep(time.Hour)
 		synctest.Wait()
 		got := offsets(start, rec.times(req("ns", "a")))
@@ -259,7 +259,7 @@ func TestRequeueUsesTheRateLimiter(t *testing.T) {
 		r := startController(t, controller.Options{Reconciler: rec, RateLimiter: limiter}, true)
 		synctest.Wait()
 		start := time.Now()
-		r.informer.Add(widget("ns", "a", 1), false)
+		r.informer.Add(testWidget("ns", "a", 1), false)
 		time.Sleep(time.Hour)
 		synctest.Wait()
 		assert.Equal(t, []time.Duration{0, time.Second, 3 * time.Second}, offsets(start, rec.times(req("ns", "a"))))
@@ -279,7 +279,7 @@ func TestPanicIsRecoveredAndRetried(t *testing.T) {
 		r := startController(t, controller.Options{Reconciler: rec, RateLimiter: limiter}, true)
 		synctest.Wait()
 		start := time.Now()
-		r.informer.Add(widget("ns", "a", 1), false)
+		r.informer.Add(testWidget("ns", "a", 1), false)
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		assert.Equal(t, []time.Duration{0, time.Second}, offsets(start, rec.times(req("ns", "a"))),
@@ -304,8 +304,8 @@ func TestGracefulStopLetsTheReconcileInProgressFinish(t *testing.T) {
 		}}
 		r := startController(t, controller.Options{Reconciler: rec}, true)
 		synctest.Wait()
-		r.informer.Add(widget("ns", "slow", 1), false)
-		r.informer.Add(widget("ns", "queued", 1), false)
+		r.informer.Add(testWidget("ns", "slow", 1), false)
+		r.informer.Add(testWidget("ns", "queued", 1), false)
 		synctest.Wait()
 
 		r.cancel()
@@ -330,7 +330,7 @@ func TestStartWaitsForSync(t *testing.T) {
 		rec := &recorder{}
 		r := startController(t, controller.Options{Reconciler: rec}, false)
 		synctest.Wait()
-		r.informer.Add(widget("ns", "a", 1), true)
+		r.informer.Add(testWidget("ns", "a", 1), true)
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		assert.Equal(t, 0, rec.countOf(req("ns", "a")), "no reconcile before the caches have synced")
@@ -378,22 +378,22 @@ func TestPredicatesFilterEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		r := startController(t, controller.Options{Reconciler: rec}, true,
-			controller.GenerationChanged[*testapi.Widget]())
+			controller.GenerationChanged[*widget.Widget]())
 		synctest.Wait()
 		a := req("ns", "a")
-		r.informer.Add(widget("ns", "a", 1), true)
+		r.informer.Add(testWidget("ns", "a", 1), true)
 		synctest.Wait()
 		require.Equal(t, 1, rec.countOf(a))
 
-		r.informer.Update(widget("ns", "a", 1), widget("ns", "a", 1)) // status-only: dropped
+		r.informer.Update(testWidget("ns", "a", 1), testWidget("ns", "a", 1)) // status-only: dropped
 		synctest.Wait()
 		assert.Equal(t, 1, rec.countOf(a))
 
-		r.informer.Update(widget("ns", "a", 1), widget("ns", "a", 2)) // spec change
+		r.informer.Update(testWidget("ns", "a", 1), testWidget("ns", "a", 2)) // spec change
 		synctest.Wait()
 		assert.Equal(t, 2, rec.countOf(a))
 
-		r.informer.Delete(widget("ns", "a", 2), true)
+		r.informer.Delete(testWidget("ns", "a", 2), true)
 		synctest.Wait()
 		assert.Equal(t, 3, rec.countOf(a), "deletes pass, tombstones included")
 		require.NoError(t, r.stop())
@@ -429,7 +429,7 @@ func TestStartTwiceAndWatchAfterStop(t *testing.T) {
 		synctest.Wait()
 		assert.ErrorIs(t, r.ctrl.Start(context.Background()), controller.ErrAlreadyStarted)
 		require.NoError(t, r.stop())
-		assert.ErrorIs(t, r.ctrl.Watch(controller.Kind[*testapi.Widget](&widgetInformer{}, nil)), controller.ErrStopped)
+		assert.ErrorIs(t, r.ctrl.Watch(controller.Kind[*widget.Widget](&widgetInformer{}, nil)), controller.ErrStopped)
 	})
 }
 
@@ -440,8 +440,8 @@ func TestWatchOnARunningController(t *testing.T) {
 		synctest.Wait()
 		late := &widgetInformer{}
 		late.SetSynced(true)
-		require.NoError(t, r.ctrl.Watch(controller.Kind[*testapi.Widget](late, nil)))
-		late.Add(widget("ns", "late", 1), true)
+		require.NoError(t, r.ctrl.Watch(controller.Kind[*widget.Widget](late, nil)))
+		late.Add(testWidget("ns", "late", 1), true)
 		synctest.Wait()
 		assert.Equal(t, 1, rec.countOf(req("ns", "late")))
 		require.NoError(t, r.stop())

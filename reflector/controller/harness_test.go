@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/reflector/controller"
 	"github.com/listwatch/listwatch/reflector/controller/controllertest"
 )
 
-type widgetInformer = controllertest.FakeInformer[*testapi.Widget]
+type widgetInformer = controllertest.FakeInformer[*widget.Widget]
 
 // call is one Reconcile the recorder saw.
 type call struct {
@@ -71,8 +71,8 @@ func req(ns, name string) controller.Request {
 	return controller.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
 }
 
-func widget(ns, name string, generation int64) *testapi.Widget {
-	w := testapi.Make(ns, name, nil)
+func testWidget(ns, name string, generation int64) *widget.Widget {
+	w := widget.NewWidget(ns, name)
 	w.Generation = generation
 	return w
 }
@@ -89,7 +89,7 @@ type running struct {
 // when synced is true) with opts (Name and Logger filled in when empty).
 // The test must call stop (directly or through t.Cleanup in non-synctest
 // tests).
-func startController(t *testing.T, opts controller.Options, synced bool, predicates ...controller.Predicate[*testapi.Widget]) *running {
+func startController(t *testing.T, opts controller.Options, synced bool, predicates ...controller.Predicate[*widget.Widget]) *running {
 	t.Helper()
 	if opts.Name == "" {
 		opts.Name = "test"

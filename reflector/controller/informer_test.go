@@ -12,35 +12,35 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/controller"
 )
 
 // The reflector's informer is an Informer, handler removal included.
 var (
-	_ controller.Informer[*testapi.Widget] = (*reflector.SharedIndexInformer[*testapi.Widget])(nil)
+	_ controller.Informer[*widget.Widget] = (*reflector.SharedIndexInformer[*widget.Widget])(nil)
 	_ interface {
 		RemoveEventHandler(reflector.ResourceEventHandlerRegistration) error
-	} = (*reflector.SharedIndexInformer[*testapi.Widget])(nil)
+	} = (*reflector.SharedIndexInformer[*widget.Widget])(nil)
 )
 
 // TestControllerOverSharedIndexInformer runs a controller on the real
 // informer, fed by an in-memory ListerWatcher: the initial list is
 // reconciled once per object after the sync, then watch events are.
 func TestControllerOverSharedIndexInformer(t *testing.T) {
-	withRV := func(w *testapi.Widget, rv string) *testapi.Widget {
+	withRV := func(w *widget.Widget, rv string) *widget.Widget {
 		w.ResourceVersion = rv
 		return w
 	}
 	watchers := make(chan *watch.FakeWatcher, 8)
 	lw := reflector.ListWatchFuncs{
 		ListFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			return &testapi.WidgetList{
+			return &widget.WidgetList{
 				ListMeta: metav1.ListMeta{ResourceVersion: "10"},
-				Items: []testapi.Widget{
-					*withRV(widget("ns", "a", 1), "5"),
-					*withRV(widget("ns", "b", 1), "6"),
+				Items: []widget.Widget{
+					*withRV(testWidget("ns", "a", 1), "5"),
+					*withRV(testWidget("ns", "b", 1), "6"),
 				},
 			}, nil
 		},
@@ -50,13 +50,13 @@ func TestControllerOverSharedIndexInformer(t *testing.T) {
 			return w, nil
 		},
 	}
-	informer, err := reflector.NewSharedIndexInformer[*testapi.Widget](lw)
+	informer, err := reflector.NewSharedIndexInformer[*widget.Widget](lw)
 	require.NoError(t, err)
 
 	rec := &recorder{}
 	c, err := controller.New(controller.Options{Name: "widgets", Reconciler: rec, MaxConcurrentReconciles: 2})
 	require.NoError(t, err)
-	require.NoError(t, c.Watch(controller.Kind[*testapi.Widget](informer, nil)))
+	require.NoError(t, c.Watch(controller.Kind[*widget.Widget](informer, nil)))
 
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
@@ -79,9 +79,9 @@ func TestControllerOverSharedIndexInformer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the informer did not watch")
 	}
-	w.Modify(withRV(widget("ns", "a", 2), "11"))
-	w.Add(withRV(widget("ns", "c", 1), "12"))
-	w.Delete(withRV(widget("ns", "b", 1), "13"))
+	w.Modify(withRV(testWidget("ns", "a", 2), "11"))
+	w.Add(withRV(testWidget("ns", "c", 1), "12"))
+	w.Delete(withRV(testWidget("ns", "b", 1), "13"))
 	eventually(func() bool {
 		return rec.countOf(req("ns", "a")) == 2 && rec.countOf(req("ns", "b")) == 2 && rec.countOf(req("ns", "c")) == 1
 	}, "watch events are reconciled")

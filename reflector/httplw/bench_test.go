@@ -10,7 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 // BenchmarkWatchDecode measures the client side of a watch: one stream of
@@ -42,7 +42,7 @@ func BenchmarkWatchDecode(b *testing.B) {
 		b.Run(fmt.Sprintf("typed=%v", typed), func(b *testing.B) {
 			cfg := Config{BaseURL: srv.URL, Group: "g.io", Version: "v1", Plural: "widgets", HTTPClient: client}
 			if typed {
-				cfg.NewFunc = testapi.NewWidget
+				cfg.NewFunc = widget.New
 			}
 			lw, err := New(cfg)
 			if err != nil {

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -65,12 +65,12 @@ func TestTypedDecoding(t *testing.T) {
 	f := newFixture(t)
 	first := f.put("ns", "a", nil)
 	lw := f.lw("ns", func(c *Config) {
-		c.NewFunc, c.NewListFunc = testapi.NewWidget, testapi.NewWidgetList
+		c.NewFunc, c.NewListFunc = widget.New, widget.NewList
 	})
 	ctx := testCtx(t)
 	obj, err := lw.List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
-	l := obj.(*testapi.WidgetList)
+	l := obj.(*widget.WidgetList)
 	require.Len(t, l.Items, 1)
 	require.Equal(t, "a", l.Items[0].Name)
 
@@ -80,7 +80,7 @@ func TestTypedDecoding(t *testing.T) {
 	f.put("ns", "b", nil)
 	ev := next(t, w)
 	require.Equal(t, watch.Added, ev.Type)
-	require.Equal(t, "b", ev.Object.(*testapi.Widget).Name)
+	require.Equal(t, "b", ev.Object.(*widget.Widget).Name)
 }
 
 func next(tb testing.TB, w watch.Interface) watch.Event {

@@ -22,7 +22,7 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/storage/etcd3"
@@ -44,14 +44,14 @@ func serveChild() int {
 		return fail(err)
 	}
 	defer etcd.Close()
-	st, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: testapi.UnstructuredCodec,
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList, ResourcePrefix: "/widgets"})
+	st, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: widget.UnstructuredCodec,
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList, ResourcePrefix: "/widgets"})
 	if err != nil {
 		return fail(err)
 	}
 	defer st.Close()
 	c, err := cacher.New(cacher.Config{Storage: st, ResourcePrefix: "/widgets",
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList, GetAttrs: testapi.GetAttrs})
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList, GetAttrs: widget.GetAttrs})
 	if err != nil {
 		return fail(err)
 	}
@@ -68,7 +68,7 @@ func serveChild() int {
 	}
 	srv, err := server.New(server.Config{Resources: []server.Resource{{
 		Group: "demo.listwatch.dev", Version: "v1", Plural: "widgets", Kind: "Widget", Namespaced: true,
-		Storage: c, KeyRoot: "/widgets", GetAttrs: testapi.GetAttrs,
+		Storage: c, KeyRoot: "/widgets", GetAttrs: widget.GetAttrs,
 	}}})
 	if err != nil {
 		return fail(err)
@@ -147,7 +147,7 @@ func TestInformerAcrossProcesses(t *testing.T) {
 	coll := base + "/apis/demo.listwatch.dev/v1/namespaces/ns/widgets"
 	for i := range 20 {
 		send(t, client, http.MethodPost, coll, "application/json",
-			testapi.MakeUnstructured("ns", fmt.Sprintf("w%02d", i), nil).Object, http.StatusCreated)
+			widget.NewUnstructuredWidget("ns", fmt.Sprintf("w%02d", i), nil).Object, http.StatusCreated)
 	}
 	lw, err := New(Config{BaseURL: base, Group: "demo.listwatch.dev", Version: "v1", Plural: "widgets",
 		Namespace: "ns", HTTPClient: client})
@@ -185,7 +185,7 @@ func TestInformerAcrossProcesses(t *testing.T) {
 	}
 	// Let at least one watch end on its timeout, then write more.
 	time.Sleep(1500 * time.Millisecond) // waiting for wall-clock watch expiry, not for a condition
-	send(t, client, http.MethodPost, coll, "application/json", testapi.MakeUnstructured("ns", "late", nil).Object, http.StatusCreated)
+	send(t, client, http.MethodPost, coll, "application/json", widget.NewUnstructuredWidget("ns", "late", nil).Object, http.StatusCreated)
 
 	waitConverged(t, inf, lw)
 	require.Equal(t, int64(21), adds.Load())

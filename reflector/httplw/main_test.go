@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
@@ -45,8 +45,8 @@ func newFixture(tb testing.TB, wrap ...func(storage.Interface) storage.Interface
 	_, err := etcdServer.Client.Delete(testCtx(tb), embedtest.Prefix(tb), clientv3.WithPrefix())
 	require.NoError(tb, err)
 	st, err := etcd3.New(etcd3.Config{
-		Client: etcdServer.Client, Codec: testapi.UnstructuredCodec,
-		NewFunc: testapi.NewUnstructured, NewListFunc: testapi.NewUnstructuredList,
+		Client: etcdServer.Client, Codec: widget.UnstructuredCodec,
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList,
 		Prefix: embedtest.Prefix(tb), ResourcePrefix: "/widgets",
 	})
 	require.NoError(tb, err)
@@ -56,7 +56,7 @@ func newFixture(tb testing.TB, wrap ...func(storage.Interface) storage.Interface
 	}
 	srv, err := server.New(server.Config{Resources: []server.Resource{{
 		Group: "demo.listwatch.dev", Version: "v1", Plural: "widgets", Kind: "Widget", Namespaced: true,
-		Storage: backing, KeyRoot: "/widgets", GetAttrs: testapi.GetAttrs, SelectableFields: []string{"spec.nodeName"},
+		Storage: backing, KeyRoot: "/widgets", GetAttrs: widget.GetAttrs, SelectableFields: []string{"spec.nodeName"},
 	}}})
 	require.NoError(tb, err)
 	f := &fixture{t: tb, store: st, srv: srv, ts: httptest.NewServer(srv), client: &http.Client{Transport: &http.Transport{}}}
@@ -86,7 +86,7 @@ func (f *fixture) lw(ns string, edit ...func(*Config)) *ListerWatcher {
 func (f *fixture) put(ns, name string, labels map[string]string) *unstructured.Unstructured {
 	f.t.Helper()
 	ctx := testCtx(f.t)
-	obj := testapi.MakeUnstructured(ns, name, labels)
+	obj := widget.NewUnstructuredWidget(ns, name, labels)
 	out := &unstructured.Unstructured{}
 	key := "/widgets/" + ns + "/" + name
 	err := f.store.Create(ctx, key, obj, out, 0)

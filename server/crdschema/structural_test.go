@@ -6,13 +6,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 // TestCheckStructural: schemas the server cannot serve are refused with
 // the offending path; the Widget schema passes.
 func TestCheckStructural(t *testing.T) {
-	require.NoError(t, CheckStructural(testapi.WidgetSchema()))
+	require.NoError(t, CheckStructural(widget.Schema()))
 	obj := func(x spec.Schema) *spec.Schema {
 		return &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"},
 			Properties: map[string]spec.Schema{"x": x}}}

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -21,24 +21,24 @@ func token(json string) string { return base64.RawURLEncoding.EncodeToString([]b
 func TestBadInputWritesNothing(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	mustCreate(t, s, "/widgets/ns/existing", widget("existing", nil))
+	mustCreate(t, s, "/widgets/ns/existing", testWidget("existing", nil))
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	noop := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-		w := in.(*testapi.Widget)
+		w := in.(*widget.Widget)
 		w.Spec.Replicas++
 		return w, nil, nil
 	}
 	list := func(opts storage.ListOptions) error {
 		opts.Recursive = true
-		return s.GetList(ctx, "/widgets", opts, &testapi.WidgetList{})
+		return s.GetList(ctx, "/widgets", opts, &widget.WidgetList{})
 	}
-	create := func(key string) error { return s.Create(ctx, key, widget("n", nil), nil, 0) }
-	big := widget("big", nil)
+	create := func(key string) error { return s.Create(ctx, key, testWidget("n", nil), nil, 0) }
+	big := testWidget("big", nil)
 	big.Spec.Data = strings.Repeat("x", 1700*1024)
-	huge := widget("huge", nil)
+	huge := testWidget("huge", nil)
 	huge.Spec.Data = strings.Repeat("x", 3<<20)
-	withRV := widget("rv", nil)
+	withRV := testWidget("rv", nil)
 	withRV.ResourceVersion = "5"
 
 	for _, tc := range []struct {
@@ -57,16 +57,16 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"the resource prefix itself", func() error { return create("/widgets") }, storage.ErrInvalidArgument},
 		{"relative key", func() error { return create("widgets/ns/n") }, storage.ErrInvalidArgument},
 		{"get of the resource prefix", func() error {
-			return s.Get(ctx, "/widgets", storage.GetOptions{}, &testapi.Widget{})
+			return s.Get(ctx, "/widgets", storage.GetOptions{}, &widget.Widget{})
 		}, storage.ErrInvalidArgument},
 		{"update outside prefix", func() error {
-			return s.GuaranteedUpdate(ctx, "/gadgets/x", &testapi.Widget{}, true, nil, noop, nil)
+			return s.GuaranteedUpdate(ctx, "/gadgets/x", &widget.Widget{}, true, nil, noop, nil)
 		}, storage.ErrInvalidArgument},
 		{"delete dotdot", func() error {
-			return s.Delete(ctx, "/widgets/ns/../existing", &testapi.Widget{}, nil, nil, nil, storage.DeleteOptions{})
+			return s.Delete(ctx, "/widgets/ns/../existing", &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{})
 		}, storage.ErrInvalidArgument},
 		{"get malformed RV", func() error {
-			return s.Get(ctx, "/widgets/ns/existing", storage.GetOptions{ResourceVersion: "12a"}, &testapi.Widget{})
+			return s.Get(ctx, "/widgets/ns/existing", storage.GetOptions{ResourceVersion: "12a"}, &widget.Widget{})
 		}, storage.ErrInvalidArgument},
 		{"list malformed RV", func() error { return list(storage.ListOptions{ResourceVersion: "-1"}) }, storage.ErrInvalidArgument},
 		{"list unknown match", func() error {
@@ -101,12 +101,12 @@ func TestBadInputWritesNothing(t *testing.T) {
 		}, storage.ErrInvalidArgument},
 		{"object above etcd's request limit", func() error { return s.Create(ctx, "/widgets/ns/big", big, nil, 0) }, storage.ErrRequestTooLarge},
 		{"object above the client's message limit", func() error { return s.Create(ctx, "/widgets/ns/huge", huge, nil, 0) }, storage.ErrRequestTooLarge},
-		{"cancelled create", func() error { return s.Create(cancelled, "/widgets/ns/c", widget("c", nil), nil, 0) }, context.Canceled},
+		{"cancelled create", func() error { return s.Create(cancelled, "/widgets/ns/c", testWidget("c", nil), nil, 0) }, context.Canceled},
 		{"cancelled update", func() error {
-			return s.GuaranteedUpdate(cancelled, "/widgets/ns/existing", &testapi.Widget{}, false, nil, noop, nil)
+			return s.GuaranteedUpdate(cancelled, "/widgets/ns/existing", &widget.Widget{}, false, nil, noop, nil)
 		}, context.Canceled},
 		{"cancelled delete", func() error {
-			return s.Delete(cancelled, "/widgets/ns/existing", &testapi.Widget{}, nil, nil, nil, storage.DeleteOptions{})
+			return s.Delete(cancelled, "/widgets/ns/existing", &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{})
 		}, context.Canceled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,13 +135,13 @@ func TestKeyErrorWording(t *testing.T) {
 		"/widgets":    "lacks resource prefix",
 		"/widgets/..": "invalid key",
 	} {
-		err := s.Get(testCtx(t), key, storage.GetOptions{}, &testapi.Widget{})
+		err := s.Get(testCtx(t), key, storage.GetOptions{}, &widget.Widget{})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Get(%q): %v, want an error containing %q", key, err, want)
 		}
 	}
 	// Recursive operations may name the resource prefix itself.
-	if err := s.GetList(testCtx(t), "/widgets", storage.ListOptions{Recursive: true}, &testapi.WidgetList{}); err != nil {
+	if err := s.GetList(testCtx(t), "/widgets", storage.ListOptions{Recursive: true}, &widget.WidgetList{}); err != nil {
 		t.Fatal(err)
 	}
 }

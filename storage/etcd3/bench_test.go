@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -23,11 +23,12 @@ import (
 
 const benchN = 10000
 
-func benchWidget(i int) *testapi.Widget {
-	w := testapi.Make("bench", fmt.Sprintf("obj-%05d", i), map[string]string{
+func benchWidget(i int) *widget.Widget {
+	w := widget.NewWidget("bench", fmt.Sprintf("obj-%05d", i)).WithLabels(map[string]string{
 		"app":  fmt.Sprintf("app-%d", i%10),
 		"tier": fmt.Sprintf("tier-%d", (i/10)%10),
 	})
+
 	w.Spec.NodeName = fmt.Sprintf("node-%d", i%100)
 	w.Annotations = map[string]string{"pad": strings.Repeat("p", 820)}
 	return w
@@ -45,8 +46,8 @@ var (
 // process with a few concurrent writers.
 func loadedBenchStore(b *testing.B) *Store {
 	benchOnce.Do(func() {
-		benchStore, benchErr = New(Config{Client: etcdServer.Client, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-			NewListFunc: testapi.NewWidgetList, Prefix: "/bench-loaded", ResourcePrefix: "/widgets"})
+		benchStore, benchErr = New(Config{Client: etcdServer.Client, Codec: widget.Codec, NewFunc: widget.New,
+			NewListFunc: widget.NewList, Prefix: "/bench-loaded", ResourcePrefix: "/widgets"})
 		if benchErr != nil {
 			return
 		}
@@ -100,7 +101,7 @@ func BenchmarkGet(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if err := s.Get(ctx, benchKey(i%benchN), storage.GetOptions{}, &testapi.Widget{}); err != nil {
+		if err := s.Get(ctx, benchKey(i%benchN), storage.GetOptions{}, &widget.Widget{}); err != nil {
 			b.Fatal(err)
 		}
 		i++
@@ -117,14 +118,14 @@ func BenchmarkGuaranteedUpdate(b *testing.B) {
 		}
 	}
 	bump := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-		w := in.(*testapi.Widget)
+		w := in.(*widget.Widget)
 		w.Spec.Replicas++
 		return w, nil, nil
 	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if err := s.GuaranteedUpdate(ctx, benchKey(i%keys), &testapi.Widget{}, false, nil, bump, nil); err != nil {
+		if err := s.GuaranteedUpdate(ctx, benchKey(i%keys), &widget.Widget{}, false, nil, bump, nil); err != nil {
 			b.Fatal(err)
 		}
 		i++
@@ -165,7 +166,7 @@ func BenchmarkGetList(b *testing.B) {
 				items = 0
 				opts := bc.opts
 				for {
-					l := &testapi.WidgetList{}
+					l := &widget.WidgetList{}
 					if err := s.GetList(ctx, "/widgets/bench", opts, l); err != nil {
 						b.Fatal(err)
 					}

@@ -25,7 +25,7 @@ func TestCompactorTwoInstances(t *testing.T) {
 	}
 	s := newTestStore(t)
 	write := func() int64 {
-		c := mustCreate(t, s, "/widgets/ns/w"+strconv.FormatInt(currentRev(t), 10), widget("w", nil))
+		c := mustCreate(t, s, "/widgets/ns/w"+strconv.FormatInt(currentRev(t), 10), testWidget("w", nil))
 		return int64(rvOf(t, c))
 	}
 	// Round 1: whoever wins records a revision and compacts nothing.
@@ -81,7 +81,7 @@ func TestCompactorRunStopsWithContext(t *testing.T) {
 	s := newTestStore(t)
 	// Rounds run: within a few intervals something gets compacted.
 	waitFor(t, "a periodic compaction", func() bool {
-		mustCreate(t, s, "/widgets/ns/w"+strconv.FormatInt(currentRev(t), 10), widget("w", nil))
+		mustCreate(t, s, "/widgets/ns/w"+strconv.FormatInt(currentRev(t), 10), testWidget("w", nil))
 		return c.LastCompacted() > 0
 	})
 	cancel()

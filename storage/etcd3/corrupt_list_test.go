@@ -9,7 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/value"
 )
@@ -36,7 +36,7 @@ func (failingFor) TransformToStorage(_ context.Context, data []byte, _ value.Con
 func corruptListFixture(t *testing.T, s *Store, bad ...string) {
 	t.Helper()
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
-		mustCreate(t, s, "/widgets/ns/"+name, widget(name, nil))
+		mustCreate(t, s, "/widgets/ns/"+name, testWidget(name, nil))
 	}
 	for _, name := range bad {
 		ek, _ := s.prepareKey("/widgets/ns/" + name)
@@ -48,7 +48,7 @@ func corruptListFixture(t *testing.T, s *Store, bad ...string) {
 
 func listNames(t *testing.T, s *Store) ([]string, error) {
 	t.Helper()
-	list := &testapi.WidgetList{}
+	list := &widget.WidgetList{}
 	err := s.GetList(testCtx(t), "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, list)
 	var names []string
 	for _, w := range list.Items {
@@ -112,7 +112,7 @@ func TestTransformerUnavailable(t *testing.T) {
 	corruptListFixture(t, s, "b")
 	ctx := testCtx(t)
 
-	err := s.Get(ctx, "/widgets/ns/d", storage.GetOptions{}, &testapi.Widget{})
+	err := s.Get(ctx, "/widgets/ns/d", storage.GetOptions{}, &widget.Widget{})
 	if !storage.IsCode(err, storage.CodeInternal) || !errors.Is(err, value.ErrUnavailable) || errors.Is(err, storage.ErrCorruptObj) {
 		t.Fatalf("get: %v, want an internal error wrapping value.ErrUnavailable", err)
 	}
@@ -135,7 +135,7 @@ func TestTransformerUnavailable(t *testing.T) {
 		t.Errorf("items %v, want [a c]", names)
 	}
 
-	err = s.Delete(ctx, "/widgets/ns/d", &testapi.Widget{}, nil, nil, nil, storage.DeleteOptions{IgnoreStoreReadError: true})
+	err = s.Delete(ctx, "/widgets/ns/d", &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{IgnoreStoreReadError: true})
 	if err == nil || len(rawGet(t, s, "/widgets/ns/d").Kvs) != 1 {
 		t.Fatalf("unsafe delete of an object whose transformer is down: %v; it must be refused", err)
 	}

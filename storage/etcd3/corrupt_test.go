@@ -71,7 +71,7 @@ func TestUnsafeDelete(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
 	unsafe := storage.DeleteOptions{IgnoreStoreReadError: true}
-	mustCreate(t, s, "/widgets/ns/ok", widget("ok", nil))
+	mustCreate(t, s, "/widgets/ns/ok", testWidget("ok", nil))
 	err := s.Delete(ctx, "/widgets/ns/ok", s.newFunc(), nil, nil, nil, unsafe)
 	if !errors.Is(err, storage.ErrInvalidObj) || len(rawGet(t, s, "/widgets/ns/ok").Kvs) != 1 {
 		t.Fatalf("unsafe delete of a readable object: %v", err)
@@ -81,7 +81,7 @@ func TestUnsafeDelete(t *testing.T) {
 	if _, err := etcdServer.Client.Put(ctx, ek, "garbage"); err != nil {
 		t.Fatal(err)
 	}
-	good, err := runtime.Encode(s.codec, widget("bad", nil))
+	good, err := runtime.Encode(s.codec, testWidget("bad", nil))
 	if err != nil {
 		t.Fatal(err)
 	}

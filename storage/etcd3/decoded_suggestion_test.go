@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -37,17 +37,17 @@ func (c *countedCodec) counts() (encodes, decodes int64) {
 
 func countedCodecStore(t *testing.T) (*Store, *countedCodec) {
 	t.Helper()
-	codec := &countedCodec{Codec: testapi.Codec}
+	codec := &countedCodec{Codec: widget.Codec}
 	return newTestStore(t, func(c *Config) { c.Codec = codec }), codec
 }
 
 // storedWidget creates ns/name and returns the store's decoding of it.
-func storedWidget(t *testing.T, s *Store, name string) *testapi.Widget {
+func storedWidget(t *testing.T, s *Store, name string) *widget.Widget {
 	t.Helper()
-	w := widget(name, map[string]string{"app": "x"})
+	w := testWidget(name, map[string]string{"app": "x"})
 	w.Spec.Replicas = 3
 	mustCreate(t, s, "/widgets/ns/"+name, w)
-	got := &testapi.Widget{}
+	got := &widget.Widget{}
 	if err := s.Get(testCtx(t), "/widgets/ns/"+name, storage.GetOptions{}, got); err != nil {
 		t.Fatal(err)
 	}
@@ -64,14 +64,14 @@ func TestNoopUpdateOfDecodedSuggestionCopiesIt(t *testing.T) {
 
 	calls := 0
 	codec.counts()
-	marked := &testapi.Widget{}
+	marked := &widget.Widget{}
 	if err := s.GuaranteedUpdate(storage.WithDecodedSuggestion(testCtx(t)), "/widgets/ns/a", marked, false, nil, unchanged(&calls), cached); err != nil {
 		t.Fatal(err)
 	}
 	if _, decodes := codec.counts(); decodes != 0 {
 		t.Errorf("a no-op update of a decoded suggestion decoded %d times, want 0", decodes)
 	}
-	plain := &testapi.Widget{}
+	plain := &widget.Widget{}
 	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", plain, false, nil, unchanged(&calls), cached); err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +91,10 @@ func TestNoopUpdateOfDecodedSuggestionCopiesIt(t *testing.T) {
 // object an unmarked delete decodes.
 func TestDeleteOfDecodedSuggestionCopiesIt(t *testing.T) {
 	s, codec := countedCodecStore(t)
-	del := func(ctx context.Context) (*testapi.Widget, int64) {
+	del := func(ctx context.Context) (*widget.Widget, int64) {
 		cached := storedWidget(t, s, "a")
 		codec.counts()
-		out := &testapi.Widget{}
+		out := &widget.Widget{}
 		if err := s.Delete(ctx, "/widgets/ns/a", out, nil, nil, cached, storage.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -124,10 +124,10 @@ func TestDeleteOfDecodedSuggestionCopiesIt(t *testing.T) {
 func TestDeleteOfStaleDecodedSuggestion(t *testing.T) {
 	s := newTestStore(t)
 	cached := storedWidget(t, s, "a")
-	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", &testapi.Widget{}, false, nil, bump, nil); err != nil {
+	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", &widget.Widget{}, false, nil, bump, nil); err != nil {
 		t.Fatal(err)
 	}
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := s.Delete(storage.WithDecodedSuggestion(testCtx(t)), "/widgets/ns/a", out, nil, nil, cached, storage.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestNoopUpdateOfReadStateDecodesOnce(t *testing.T) {
 	stored := storedWidget(t, s, "a")
 	calls := 0
 	codec.counts()
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", out, false, nil, unchanged(&calls), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -157,13 +157,13 @@ func TestNoopUpdateOfReadStateDecodesOnce(t *testing.T) {
 	// tryUpdate may scribble on its input and return another object that
 	// encodes as stored: still a no-op, answered with the stored object.
 	scribble := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-		w := in.(*testapi.Widget)
+		w := in.(*widget.Widget)
 		orig := w.DeepCopy()
 		w.Labels["app"] = "scribbled"
 		w.Spec.Replicas = 42
 		return orig, nil, nil
 	}
-	out = &testapi.Widget{}
+	out = &widget.Widget{}
 	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", out, false, nil, scribble, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -180,11 +180,11 @@ func TestDeleteOfReadStateDecodesOnce(t *testing.T) {
 	s, codec := countedCodecStore(t)
 	stored := storedWidget(t, s, "a")
 	scribble := func(_ context.Context, obj runtime.Object) error {
-		obj.(*testapi.Widget).Labels["app"] = "scribbled"
+		obj.(*widget.Widget).Labels["app"] = "scribbled"
 		return nil
 	}
 	codec.counts()
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := s.Delete(testCtx(t), "/widgets/ns/a", out, nil, scribble, nil, storage.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -65,9 +65,9 @@
 //
 //	store, err := etcd3.New(etcd3.Config{
 //		Client:         cli,
-//		Codec:          testapi.Codec,
-//		NewFunc:        testapi.NewWidget,
-//		NewListFunc:    testapi.NewWidgetList,
+//		Codec:          widget.Codec,
+//		NewFunc:        widget.New,
+//		NewListFunc:    widget.NewList,
 //		Prefix:         "/registry",
 //		ResourcePrefix: "/widgets",
 //	})

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -13,11 +13,11 @@ import (
 func TestKeyVersions(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	a := rvOf(t, mustCreate(t, s, "/widgets/ns/a", widget("a", nil)))
-	b := rvOf(t, mustCreate(t, s, "/widgets/ns/b", widget("b", nil)))
-	mustCreate(t, s, "/widgets/other/c", widget("c", nil))
+	a := rvOf(t, mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil)))
+	b := rvOf(t, mustCreate(t, s, "/widgets/ns/b", testWidget("b", nil)))
+	mustCreate(t, s, "/widgets/other/c", testWidget("c", nil))
 	at := b
-	a2 := rvOf(t, updateTo(t, s, "/widgets/ns/a", func(w *testapi.Widget) { w.Spec.Replicas++ }))
+	a2 := rvOf(t, updateTo(t, s, "/widgets/ns/a", func(w *widget.Widget) { w.Spec.Replicas++ }))
 	collect := func(prefix string, rev int64) ([]storage.KeyVersion, error) {
 		var out []storage.KeyVersion
 		err := s.KeyVersions(ctx, prefix, rev, func(kv storage.KeyVersion) error {

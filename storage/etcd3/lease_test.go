@@ -8,7 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -20,7 +20,7 @@ func TestLeaseReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 5; i++ {
-		if err := s.Create(ctx, fmt.Sprintf("/widgets/ns/w%d", i), widget(fmt.Sprintf("w%d", i), nil), nil, 600); err != nil {
+		if err := s.Create(ctx, fmt.Sprintf("/widgets/ns/w%d", i), testWidget(fmt.Sprintf("w%d", i), nil), nil, 600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,7 +51,7 @@ func TestLeaseReuse(t *testing.T) {
 		t.Fatalf("granted TTL %d, want 630", ttl.GrantedTTL)
 	}
 	// A very different TTL needs its own lease.
-	if err := s.Create(ctx, "/widgets/ns/short", widget("short", nil), nil, 30); err != nil {
+	if err := s.Create(ctx, "/widgets/ns/short", testWidget("short", nil), nil, 30); err != nil {
 		t.Fatal(err)
 	}
 	if l := rawGet(t, s, "/widgets/ns/short").Kvs[0].Lease; l == id || l == 0 {
@@ -65,7 +65,7 @@ func TestLeaseMaxObjects(t *testing.T) {
 	ids := map[int64]int{}
 	for i := 0; i < 4; i++ {
 		key := fmt.Sprintf("/widgets/ns/w%d", i)
-		if err := s.Create(ctx, key, widget(fmt.Sprintf("w%d", i), nil), nil, 600); err != nil {
+		if err := s.Create(ctx, key, testWidget(fmt.Sprintf("w%d", i), nil), nil, 600); err != nil {
 			t.Fatal(err)
 		}
 		ids[rawGet(t, s, key).Kvs[0].Lease]++
@@ -78,17 +78,17 @@ func TestLeaseMaxObjects(t *testing.T) {
 func TestUpdateTTL(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	if err := s.Create(ctx, "/widgets/ns/a", widget("a", nil), nil, 600); err != nil {
+	if err := s.Create(ctx, "/widgets/ns/a", testWidget("a", nil), nil, 600); err != nil {
 		t.Fatal(err)
 	}
 	lease := rawGet(t, s, "/widgets/ns/a").Kvs[0].Lease
 	var seenTTL int64
 	update := func(ttl *uint64) {
 		t.Helper()
-		err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", &testapi.Widget{}, false, nil,
+		err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", &widget.Widget{}, false, nil,
 			func(in runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
 				seenTTL = res.TTL
-				w := in.(*testapi.Widget)
+				w := in.(*widget.Widget)
 				w.Spec.Replicas++
 				return w, ttl, nil
 			}, nil)
@@ -120,18 +120,18 @@ func TestUpdateTTL(t *testing.T) {
 func TestUpdateCASRetriesOnConcurrentWrite(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	ek, _ := s.prepareKey("/widgets/ns/a")
 	calls := 0
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil,
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			calls++
 			if calls == 1 {
 				// Someone else writes replicas=10 behind our back.
-				other := widget("a", nil)
+				other := testWidget("a", nil)
 				other.Spec.Replicas = 10
-				data, err := runtime.Encode(testapi.Codec, other)
+				data, err := runtime.Encode(widget.Codec, other)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -139,7 +139,7 @@ func TestUpdateCASRetriesOnConcurrentWrite(t *testing.T) {
 					return nil, nil, err
 				}
 			}
-			w := in.(*testapi.Widget)
+			w := in.(*widget.Widget)
 			w.Spec.Replicas++
 			return w, nil, nil
 		}, nil)
@@ -150,12 +150,12 @@ func TestUpdateCASRetriesOnConcurrentWrite(t *testing.T) {
 		t.Fatalf("tryUpdate called %d times, replicas %d; want 2 and 11", calls, out.Spec.Replicas)
 	}
 	// Delete with a stale cached object is retried on the fresh state too.
-	stale := &testapi.Widget{}
+	stale := &widget.Widget{}
 	if err := s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, stale); err != nil {
 		t.Fatal(err)
 	}
-	updateTo(t, s, "/widgets/ns/a", func(w *testapi.Widget) { w.Spec.Replicas = 99 })
-	del := &testapi.Widget{}
+	updateTo(t, s, "/widgets/ns/a", func(w *widget.Widget) { w.Spec.Replicas = 99 })
+	del := &widget.Widget{}
 	if err := s.Delete(ctx, "/widgets/ns/a", del, nil, nil, stale, storage.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestUpdateCASRetriesOnConcurrentWrite(t *testing.T) {
 func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	created := mustCreate(t, s, "/widgets/ns/c", widget("c", nil))
+	created := mustCreate(t, s, "/widgets/ns/c", testWidget("c", nil))
 	const workers, each = 4, 10
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -180,7 +180,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 				if i%2 == 0 {
 					cached = created.DeepCopyObject()
 				}
-				if err := s.GuaranteedUpdate(ctx, "/widgets/ns/c", &testapi.Widget{}, false, nil, bumpReplicas, cached); err != nil {
+				if err := s.GuaranteedUpdate(ctx, "/widgets/ns/c", &widget.Widget{}, false, nil, bumpReplicas, cached); err != nil {
 					t.Error(err)
 					return
 				}
@@ -188,7 +188,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	got := &testapi.Widget{}
+	got := &widget.Widget{}
 	if err := s.Get(ctx, "/widgets/ns/c", storage.GetOptions{}, got); err != nil {
 		t.Fatal(err)
 	}
@@ -202,14 +202,14 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 func TestRevokedLeaseIsReplaced(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	if err := s.Create(ctx, "/widgets/ns/a", widget("a", nil), nil, 600); err != nil {
+	if err := s.Create(ctx, "/widgets/ns/a", testWidget("a", nil), nil, 600); err != nil {
 		t.Fatal(err)
 	}
 	id := rawGet(t, s, "/widgets/ns/a").Kvs[0].Lease
 	if _, err := etcdServer.Client.Revoke(ctx, clientv3.LeaseID(id)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(ctx, "/widgets/ns/b", widget("b", nil), nil, 600); err != nil {
+	if err := s.Create(ctx, "/widgets/ns/b", testWidget("b", nil), nil, 600); err != nil {
 		t.Fatalf("create after the lease was revoked: %v", err)
 	}
 	if l := rawGet(t, s, "/widgets/ns/b").Kvs[0].Lease; l == 0 || l == id {
@@ -218,11 +218,11 @@ func TestRevokedLeaseIsReplaced(t *testing.T) {
 	if _, err := etcdServer.Client.Revoke(ctx, clientv3.LeaseID(rawGet(t, s, "/widgets/ns/b").Kvs[0].Lease)); err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, s, "/widgets/ns/c", widget("c", nil))
+	mustCreate(t, s, "/widgets/ns/c", testWidget("c", nil))
 	ttl := uint64(600)
-	err := s.GuaranteedUpdate(ctx, "/widgets/ns/c", &testapi.Widget{}, false, nil,
+	err := s.GuaranteedUpdate(ctx, "/widgets/ns/c", &widget.Widget{}, false, nil,
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-			w := in.(*testapi.Widget)
+			w := in.(*widget.Widget)
 			w.Spec.Replicas++
 			return w, &ttl, nil
 		}, nil)

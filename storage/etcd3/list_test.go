@@ -8,11 +8,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
-func names(l *testapi.WidgetList) []string {
+func names(l *widget.WidgetList) []string {
 	out := make([]string, 0, len(l.Items))
 	for _, w := range l.Items {
 		out = append(out, w.Name)
@@ -23,9 +23,9 @@ func names(l *testapi.WidgetList) []string {
 func TestListRecursivePrefixIsolation(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	mustCreate(t, s, "/widgets/a/x", testapi.Make("a", "x", nil))
-	mustCreate(t, s, "/widgets/ab/y", testapi.Make("ab", "y", nil))
-	l := &testapi.WidgetList{}
+	mustCreate(t, s, "/widgets/a/x", widget.NewWidget("a", "x"))
+	mustCreate(t, s, "/widgets/ab/y", widget.NewWidget("ab", "y"))
+	l := &widget.WidgetList{}
 	if err := s.GetList(ctx, "/widgets/a", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, l); err != nil {
 		t.Fatal(err)
 	}
@@ -33,14 +33,14 @@ func TestListRecursivePrefixIsolation(t *testing.T) {
 		t.Fatalf("recursive /widgets/a returned %v", got)
 	}
 	// Non-recursive: exactly one key.
-	l = &testapi.WidgetList{}
+	l = &widget.WidgetList{}
 	if err := s.GetList(ctx, "/widgets/a/x", storage.ListOptions{Predicate: storage.Everything}, l); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(l); len(got) != 1 || got[0] != "x" {
 		t.Fatalf("non-recursive returned %v", got)
 	}
-	l = &testapi.WidgetList{}
+	l = &widget.WidgetList{}
 	if err := s.GetList(ctx, "/widgets/a", storage.ListOptions{Predicate: storage.Everything}, l); err != nil {
 		t.Fatal(err)
 	}
@@ -59,14 +59,14 @@ func TestListPaginationFillsPages(t *testing.T) {
 		if i%7 == 0 {
 			app = "rare"
 		}
-		mustCreate(t, s, fmt.Sprintf("/widgets/ns/w%02d", i), widget(fmt.Sprintf("w%02d", i), map[string]string{"app": app}))
+		mustCreate(t, s, fmt.Sprintf("/widgets/ns/w%02d", i), testWidget(fmt.Sprintf("w%02d", i), map[string]string{"app": app}))
 	}
 	pred := storage.SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"app": "rare"}), Limit: 2}
 	var all []string
 	var listRV string
 	pages := 0
 	for {
-		l := &testapi.WidgetList{}
+		l := &widget.WidgetList{}
 		if err := s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: pred}, l); err != nil {
 			t.Fatal(err)
 		}
@@ -103,9 +103,9 @@ func TestListContinueAcrossWritesAndRemaining(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
 	for i := 0; i < 5; i++ {
-		mustCreate(t, s, fmt.Sprintf("/widgets/ns/w%d", i), widget(fmt.Sprintf("w%d", i), nil))
+		mustCreate(t, s, fmt.Sprintf("/widgets/ns/w%d", i), testWidget(fmt.Sprintf("w%d", i), nil))
 	}
-	l := &testapi.WidgetList{}
+	l := &widget.WidgetList{}
 	opts := storage.ListOptions{Recursive: true, Predicate: storage.SelectionPredicate{Limit: 2}}
 	if err := s.GetList(ctx, "/widgets", opts, l); err != nil {
 		t.Fatal(err)
@@ -114,13 +114,13 @@ func TestListContinueAcrossWritesAndRemaining(t *testing.T) {
 		t.Fatalf("first page: remaining %v continue %q", l.RemainingItemCount, l.Continue)
 	}
 	// Writes after the first page are invisible to later pages.
-	mustCreate(t, s, "/widgets/ns/w9", widget("w9", nil))
-	if err := s.Delete(ctx, "/widgets/ns/w3", &testapi.Widget{}, nil, nil, nil, storage.DeleteOptions{}); err != nil {
+	mustCreate(t, s, "/widgets/ns/w9", testWidget("w9", nil))
+	if err := s.Delete(ctx, "/widgets/ns/w3", &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	opts.Predicate.Limit = 10
 	opts.Predicate.Continue = l.Continue
-	l2 := &testapi.WidgetList{}
+	l2 := &widget.WidgetList{}
 	if err := s.GetList(ctx, "/widgets", opts, l2); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestListContinueAcrossWritesAndRemaining(t *testing.T) {
 	}
 	// Continue plus an RV is invalid.
 	opts.ResourceVersion = l.ResourceVersion
-	if err := s.GetList(ctx, "/widgets", opts, &testapi.WidgetList{}); !errors.Is(err, storage.ErrInvalidArgument) {
+	if err := s.GetList(ctx, "/widgets", opts, &widget.WidgetList{}); !errors.Is(err, storage.ErrInvalidArgument) {
 		t.Fatalf("continue with RV: %v", err)
 	}
 }
@@ -137,10 +137,10 @@ func TestListContinueAcrossWritesAndRemaining(t *testing.T) {
 func TestListExactAndCompacted(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	first := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
-	mustCreate(t, s, "/widgets/ns/b", widget("b", nil))
+	first := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
+	mustCreate(t, s, "/widgets/ns/b", testWidget("b", nil))
 	rv := rvOf(t, first)
-	l := &testapi.WidgetList{}
+	l := &widget.WidgetList{}
 	exact := storage.ListOptions{Recursive: true, ResourceVersion: itoa(rv), ResourceVersionMatch: metav1.ResourceVersionMatchExact, Predicate: storage.Everything}
 	if err := s.GetList(ctx, "/widgets", exact, l); err != nil {
 		t.Fatal(err)
@@ -149,19 +149,19 @@ func TestListExactAndCompacted(t *testing.T) {
 		t.Fatalf("exact list: %v at %s", names(l), l.ResourceVersion)
 	}
 	// A continue token pinned before a compaction is 410 with a fresh token.
-	page := &testapi.WidgetList{}
+	page := &widget.WidgetList{}
 	if err := s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.SelectionPredicate{Limit: 1}}, page); err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, s, "/widgets/ns/c", widget("c", nil))
+	mustCreate(t, s, "/widgets/ns/c", testWidget("c", nil))
 	if err := etcdServer.Compact(ctx, currentRev(t)); err != nil {
 		t.Fatal(err)
 	}
-	err := s.GetList(ctx, "/widgets", exact, &testapi.WidgetList{})
+	err := s.GetList(ctx, "/widgets", exact, &widget.WidgetList{})
 	if !errors.Is(err, storage.ErrGone) {
 		t.Fatalf("exact list after compaction: %v", err)
 	}
-	next := &testapi.WidgetList{}
+	next := &widget.WidgetList{}
 	err = s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.SelectionPredicate{Limit: 5, Continue: page.Continue}}, next)
 	var se *storage.Error
 	if !errors.As(err, &se) || se.Code != storage.CodeGone || se.Continue == "" {
@@ -178,7 +178,7 @@ func TestListExactAndCompacted(t *testing.T) {
 		t.Fatalf("inconsistent continuation returned %v", names(next))
 	}
 	// NotOlderThan a future RV is too large.
-	err = s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(currentRev(t) + 1000), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Predicate: storage.Everything}, &testapi.WidgetList{})
+	err = s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(currentRev(t) + 1000), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Predicate: storage.Everything}, &widget.WidgetList{})
 	if !errors.Is(err, storage.ErrTooLargeResourceVersion) {
 		t.Fatalf("future NotOlderThan: %v", err)
 	}

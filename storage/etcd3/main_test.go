@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -47,9 +47,9 @@ func newTestStore(t testing.TB, mod ...func(*Config)) *Store {
 	t.Helper()
 	cfg := Config{
 		Client:         etcdServer.Client,
-		Codec:          testapi.Codec,
-		NewFunc:        testapi.NewWidget,
-		NewListFunc:    testapi.NewWidgetList,
+		Codec:          widget.Codec,
+		NewFunc:        widget.New,
+		NewListFunc:    widget.NewList,
 		Prefix:         uniquePrefix(t),
 		ResourcePrefix: "/widgets",
 		Logger:         slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -66,9 +66,9 @@ func newTestStore(t testing.TB, mod ...func(*Config)) *Store {
 }
 
 func unstructuredConfig(c *Config) {
-	c.Codec = testapi.UnstructuredCodec
-	c.NewFunc = testapi.NewUnstructured
-	c.NewListFunc = testapi.NewUnstructuredList
+	c.Codec = widget.UnstructuredCodec
+	c.NewFunc = widget.NewUnstructured
+	c.NewListFunc = widget.NewUnstructuredList
 }
 
 // rawGet reads the raw etcd key-value of a store key.
@@ -104,8 +104,8 @@ func mustCreate(t testing.TB, s *Store, key string, obj runtime.Object) runtime.
 	return out
 }
 
-func widget(name string, labels map[string]string) *testapi.Widget {
-	return testapi.Make("ns", name, labels)
+func testWidget(name string, labels map[string]string) *widget.Widget {
+	return widget.NewWidget("ns", name).WithLabels(labels)
 }
 
 func rvOf(t testing.TB, obj runtime.Object) uint64 {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/etcdrun"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -44,8 +44,8 @@ func (b *lockedBuffer) String() string {
 func outageStore(t *testing.T, cli *clientv3.Client) (*Store, *lockedBuffer) {
 	t.Helper()
 	logs := &lockedBuffer{}
-	s, err := New(Config{Client: cli, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, Prefix: uniquePrefix(t), ResourcePrefix: "/widgets",
+	s, err := New(Config{Client: cli, Codec: widget.Codec, NewFunc: widget.New,
+		NewListFunc: widget.NewList, Prefix: uniquePrefix(t), ResourcePrefix: "/widgets",
 		RequestTimeout: outageTimeout, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -58,13 +58,13 @@ func outageStore(t *testing.T, cli *clientv3.Client) (*Store, *lockedBuffer) {
 func outageCalls(s *Store) map[string]func(ctx context.Context) error {
 	return map[string]func(ctx context.Context) error{
 		"get": func(ctx context.Context) error {
-			return s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &testapi.Widget{})
+			return s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &widget.Widget{})
 		},
 		"list": func(ctx context.Context) error {
-			return s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, &testapi.WidgetList{})
+			return s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, &widget.WidgetList{})
 		},
 		"create": func(ctx context.Context) error {
-			return s.Create(ctx, "/widgets/ns/"+time.Now().Format("150405.000000000"), widget("b", nil), &testapi.Widget{}, 0)
+			return s.Create(ctx, "/widgets/ns/"+time.Now().Format("150405.000000000"), testWidget("b", nil), &widget.Widget{}, 0)
 		},
 		"current RV": func(ctx context.Context) error { _, err := s.GetCurrentResourceVersion(ctx); return err },
 	}
@@ -141,7 +141,7 @@ func TestOutageStoppedEtcdFailsFastAndRecovers(t *testing.T) {
 	}
 	defer cli.Close()
 	s, logs := outageStore(t, cli)
-	mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	if err := s.ReadinessCheck(); err != nil {
 		t.Fatalf("ReadinessCheck with etcd up: %v", err)
 	}
@@ -150,7 +150,7 @@ func TestOutageStoppedEtcdFailsFastAndRecovers(t *testing.T) {
 	requireUnavailable(t, s, ep, "connection refused")
 	// Known down with no connection: the next call fails at once.
 	start := time.Now()
-	if err := s.Get(context.Background(), "/widgets/ns/a", storage.GetOptions{}, &testapi.Widget{}); !errors.Is(err, storage.ErrUnavailable) {
+	if err := s.Get(context.Background(), "/widgets/ns/a", storage.GetOptions{}, &widget.Widget{}); !errors.Is(err, storage.ErrUnavailable) {
 		t.Fatalf("get: %v", err)
 	} else if took := time.Since(start); took > outageTimeout/2 {
 		t.Errorf("a get while etcd is known down took %v", took)
@@ -187,7 +187,7 @@ func TestOutageFrozenEtcdFailsFastAndRecovers(t *testing.T) {
 	}
 	defer cli.Close()
 	s, _ := outageStore(t, cli)
-	mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 
 	p.Freeze()
 	requireUnavailable(t, s, p.Endpoint, "no answer within "+outageTimeout.String())

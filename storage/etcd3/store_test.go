@@ -9,15 +9,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
 func TestCreateGetTyped(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	out := &testapi.Widget{}
-	if err := s.Create(ctx, "/widgets/ns/a", widget("a", map[string]string{"x": "1"}), out, 0); err != nil {
+	out := &widget.Widget{}
+	if err := s.Create(ctx, "/widgets/ns/a", testWidget("a", map[string]string{"x": "1"}), out, 0); err != nil {
 		t.Fatal(err)
 	}
 	raw := rawGet(t, s, "/widgets/ns/a")
@@ -34,14 +34,14 @@ func TestCreateGetTyped(t *testing.T) {
 	if !bytes.Contains(kv.Value, []byte(`"kind":"Widget"`)) {
 		t.Fatalf("stored bytes lack the kind: %s", kv.Value)
 	}
-	got := &testapi.Widget{}
+	got := &widget.Widget{}
 	if err := s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Name != "a" || got.Labels["x"] != "1" || got.ResourceVersion != out.ResourceVersion {
 		t.Fatalf("get returned %+v", got.ObjectMeta)
 	}
-	err := s.Create(ctx, "/widgets/ns/a", widget("a", nil), nil, 0)
+	err := s.Create(ctx, "/widgets/ns/a", testWidget("a", nil), nil, 0)
 	if !errors.Is(err, storage.ErrKeyExists) {
 		t.Fatalf("second create: %v, want ErrKeyExists", err)
 	}
@@ -53,7 +53,7 @@ func TestCreateGetTyped(t *testing.T) {
 func TestCreateGetUnstructured(t *testing.T) {
 	s := newTestStore(t, unstructuredConfig)
 	ctx := testCtx(t)
-	in := testapi.MakeUnstructured("ns", "u", map[string]string{"app": "x"})
+	in := widget.NewUnstructuredWidget("ns", "u", map[string]string{"app": "x"})
 	_ = unstructured.SetNestedField(in.Object, "node-1", "spec", "nodeName")
 	out := &unstructured.Unstructured{}
 	if err := s.Create(ctx, "/widgets/ns/u", in, out, 0); err != nil {
@@ -79,7 +79,7 @@ func TestCreateGetUnstructured(t *testing.T) {
 func TestGetRVAndNotFound(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	created := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	created := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	rv := rvOf(t, created)
 	for _, tc := range []struct {
 		name, rv string
@@ -92,7 +92,7 @@ func TestGetRVAndNotFound(t *testing.T) {
 		{"malformed", "abc", storage.ErrInvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := &testapi.Widget{}
+			got := &widget.Widget{}
 			err := s.Get(ctx, "/widgets/ns/a", storage.GetOptions{ResourceVersion: tc.rv}, got)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
@@ -105,10 +105,10 @@ func TestGetRVAndNotFound(t *testing.T) {
 			}
 		})
 	}
-	if err := s.Get(ctx, "/widgets/ns/missing", storage.GetOptions{}, &testapi.Widget{}); !errors.Is(err, storage.ErrNotFound) {
+	if err := s.Get(ctx, "/widgets/ns/missing", storage.GetOptions{}, &widget.Widget{}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("missing: %v", err)
 	}
-	w := widget("stale", nil)
+	w := testWidget("stale", nil)
 	if err := s.Get(ctx, "/widgets/ns/missing", storage.GetOptions{IgnoreNotFound: true}, w); err != nil || w.Name != "" {
 		t.Fatalf("ignoreNotFound: %v, object %q not zeroed", err, w.Name)
 	}
@@ -117,13 +117,13 @@ func TestGetRVAndNotFound(t *testing.T) {
 func TestGuaranteedUpdate(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	created := mustCreate(t, s, "/widgets/ns/a", widget("a", nil)).(*testapi.Widget)
+	created := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil)).(*widget.Widget)
 	bump := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-		w := in.(*testapi.Widget)
+		w := in.(*widget.Widget)
 		w.Spec.Replicas++
 		return w, nil, nil
 	}
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, bump, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestGuaranteedUpdate(t *testing.T) {
 		t.Fatalf("missing: %v", err)
 	}
 	mk := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-		return widget("b", nil), nil, nil
+		return testWidget("b", nil), nil, nil
 	}
 	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/b", out, true, nil, mk, nil); err != nil || out.Name != "b" {
 		t.Fatalf("ignoreNotFound create: %v %q", err, out.Name)
@@ -174,9 +174,9 @@ func TestGuaranteedUpdate(t *testing.T) {
 func TestDelete(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	created := mustCreate(t, s, "/widgets/ns/a", widget("a", nil)).(*testapi.Widget)
+	created := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil)).(*widget.Widget)
 	uid := "nope"
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	err := s.Delete(ctx, "/widgets/ns/a", out, storage.NewUIDPreconditions(uid), nil, nil, storage.DeleteOptions{})
 	if !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("precondition: %v", err)

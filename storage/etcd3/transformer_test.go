@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/value"
 )
@@ -30,7 +30,7 @@ func TestAESGCMEndToEnd(t *testing.T) {
 	prefix := uniquePrefix(t)
 	k1 := value.AESGCMKey{Name: "k1", Secret: secret(1)}
 	s := aesStore(t, prefix, k1)
-	in := widget("a", nil)
+	in := testWidget("a", nil)
 	in.Spec.Data = "plaintext-marker"
 	created := mustCreate(t, s, "/widgets/ns/a", in)
 
@@ -38,18 +38,18 @@ func TestAESGCMEndToEnd(t *testing.T) {
 	if bytes.Contains(raw.Value, []byte("plaintext-marker")) || !bytes.HasPrefix(raw.Value, []byte(value.AESGCMPrefix+"k1:")) {
 		t.Fatalf("stored value is not encrypted: %q", raw.Value)
 	}
-	got := &testapi.Widget{}
+	got := &widget.Widget{}
 	if err := s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, got); err != nil || got.Spec.Data != "plaintext-marker" {
 		t.Fatalf("get through the transformer: %v %q", err, got.Spec.Data)
 	}
 
 	t.Run("wrong key is a corrupt object naming the key", func(t *testing.T) {
 		wrong := aesStore(t, prefix, value.AESGCMKey{Name: "k1", Secret: secret(9)})
-		err := wrong.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &testapi.Widget{})
+		err := wrong.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &widget.Widget{})
 		if !errors.Is(err, storage.ErrCorruptObj) || !errors.Is(err, value.ErrDecrypt) || !strings.Contains(err.Error(), "/widgets/ns/a") {
 			t.Fatalf("get with the wrong key: %v", err)
 		}
-		err = wrong.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, &testapi.WidgetList{})
+		err = wrong.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, &widget.WidgetList{})
 		if !errors.Is(err, storage.ErrCorruptObj) {
 			t.Fatalf("list with the wrong key: %v", err)
 		}
@@ -67,7 +67,7 @@ func TestAESGCMEndToEnd(t *testing.T) {
 	t.Run("rotation marks stale and the next update rewrites", func(t *testing.T) {
 		rotated := aesStore(t, prefix, value.AESGCMKey{Name: "k2", Secret: secret(2)}, k1)
 		noop := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) { return in, nil, nil }
-		out := &testapi.Widget{}
+		out := &widget.Widget{}
 		if err := rotated.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, noop, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestAESGCMEndToEnd(t *testing.T) {
 			t.Fatal("fresh value rewritten by a no-op update")
 		}
 		// The store with only k1 can no longer read it.
-		if err := s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &testapi.Widget{}); !errors.Is(err, storage.ErrCorruptObj) {
+		if err := s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &widget.Widget{}); !errors.Is(err, storage.ErrCorruptObj) {
 			t.Fatalf("old-key store after rotation: %v", err)
 		}
 	})
@@ -98,13 +98,13 @@ func TestAESGCMEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		rotated := aesStore(t, prefix, value.AESGCMKey{Name: "k2", Secret: secret(2)})
-		if err := rotated.Get(ctx, "/widgets/ns/moved", storage.GetOptions{}, &testapi.Widget{}); !errors.Is(err, storage.ErrCorruptObj) {
+		if err := rotated.Get(ctx, "/widgets/ns/moved", storage.GetOptions{}, &widget.Widget{}); !errors.Is(err, storage.ErrCorruptObj) {
 			t.Fatalf("moved value: %v", err)
 		}
 	})
 
 	t.Run("corrupt objects delete only with IgnoreStoreReadError", func(t *testing.T) {
-		out := &testapi.Widget{}
+		out := &widget.Widget{}
 		err := s.Delete(ctx, "/widgets/ns/a", out, nil, nil, nil, storage.DeleteOptions{})
 		if !errors.Is(err, storage.ErrCorruptObj) {
 			t.Fatalf("plain delete of a corrupt object: %v", err)
@@ -126,7 +126,7 @@ func TestSetTransformerNotifiesObservers(t *testing.T) {
 	k1 := value.AESGCMKey{Name: "k1", Secret: secret(1)}
 	k2 := value.AESGCMKey{Name: "k2", Secret: secret(2)}
 	s := aesStore(t, uniquePrefix(t), k1)
-	mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 
 	var first, second int
 	s.OnTransformerChange(func() { first++ })
@@ -141,10 +141,10 @@ func TestSetTransformerNotifiesObservers(t *testing.T) {
 	if first != 1 || second != 0 {
 		t.Fatalf("observers called %d and %d times, want 1 and 0 (unregistered)", first, second)
 	}
-	if err := s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &testapi.Widget{}); !storage.IsCode(err, storage.CodeCorruptObj) {
+	if err := s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &widget.Widget{}); !storage.IsCode(err, storage.CodeCorruptObj) {
 		t.Fatalf("get after the key was removed: %v, want a corrupt object", err)
 	}
-	mustCreate(t, s, "/widgets/ns/b", widget("b", nil))
+	mustCreate(t, s, "/widgets/ns/b", testWidget("b", nil))
 	if raw := rawGet(t, s, "/widgets/ns/b").Kvs[0]; !bytes.HasPrefix(raw.Value, []byte(value.AESGCMPrefix+"k2:")) {
 		t.Fatalf("written after the change with %q, want key k2", raw.Value[:12])
 	}

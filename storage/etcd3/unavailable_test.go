@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -28,22 +28,22 @@ func TestEtcdUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	s, err := New(Config{Client: cli, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, ResourcePrefix: "/widgets"})
+	s, err := New(Config{Client: cli, Codec: widget.Codec, NewFunc: widget.New,
+		NewListFunc: widget.NewList, ResourcePrefix: "/widgets"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	srv.Close()
 
 	for name, call := range map[string]func(ctx context.Context) error{
 		"get": func(ctx context.Context) error {
-			return s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &testapi.Widget{})
+			return s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &widget.Widget{})
 		},
-		"create": func(ctx context.Context) error { return s.Create(ctx, "/widgets/ns/b", widget("b", nil), nil, 0) },
+		"create": func(ctx context.Context) error { return s.Create(ctx, "/widgets/ns/b", testWidget("b", nil), nil, 0) },
 		"list": func(ctx context.Context) error {
-			return s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, &testapi.WidgetList{})
+			return s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, &widget.WidgetList{})
 		},
 		"current RV": func(ctx context.Context) error { _, err := s.GetCurrentResourceVersion(ctx); return err },
 	} {

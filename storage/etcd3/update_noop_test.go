@@ -9,7 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/value"
 )
@@ -51,13 +51,13 @@ func unchanged(calls *int) storage.UpdateFunc {
 func TestNoopUpdateOfCurrentSuggestionIsOneTxn(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	cached := mustCreate(t, s, "/widgets/ns/a", widget("a", map[string]string{"app": "x"}))
+	cached := mustCreate(t, s, "/widgets/ns/a", testWidget("a", map[string]string{"app": "x"}))
 	rv := rvOf(t, cached)
 	reqs := countRequests(s)
 	before := currentRev(t)
 
 	calls := 0
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached); err != nil {
 		t.Fatal(err)
 	}
@@ -78,19 +78,19 @@ func TestNoopUpdateOfCurrentSuggestionIsOneTxn(t *testing.T) {
 func TestNoopUpdateOfStaleSuggestionWrites(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	cached := mustCreate(t, s, "/widgets/ns/a", widget("a", map[string]string{"app": "x"}))
+	cached := mustCreate(t, s, "/widgets/ns/a", testWidget("a", map[string]string{"app": "x"}))
 	relabel := func(v string) storage.UpdateFunc {
 		return func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-			in.(*testapi.Widget).Labels["app"] = v
+			in.(*widget.Widget).Labels["app"] = v
 			return in, nil, nil
 		}
 	}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", &testapi.Widget{}, false, nil, relabel("y"), nil); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", &widget.Widget{}, false, nil, relabel("y"), nil); err != nil {
 		t.Fatal(err)
 	}
 	reqs := countRequests(s)
 
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, relabel("x"), cached); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestNoopUpdateOfStaleSuggestionWrites(t *testing.T) {
 	if out.Labels["app"] != "x" {
 		t.Errorf("returned labels %v, want app=x", out.Labels)
 	}
-	stored := &testapi.Widget{}
+	stored := &widget.Widget{}
 	if err := s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, stored); err != nil {
 		t.Fatal(err)
 	}
@@ -115,20 +115,20 @@ func TestNoopUpdateOfStaleSuggestionWrites(t *testing.T) {
 func TestNoopUpdateRewritesForeignEncoding(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	kv := rawGet(t, s, "/widgets/ns/a").Kvs[0]
 	foreign := append(append([]byte{}, kv.Value...), ' ', '\n')
 	if _, err := etcdServer.Client.Put(ctx, string(kv.Key), string(foreign)); err != nil {
 		t.Fatal(err)
 	}
-	cached := &testapi.Widget{}
+	cached := &widget.Widget{}
 	if err := s.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, cached); err != nil {
 		t.Fatal(err)
 	}
 	reqs := countRequests(s)
 
 	calls := 0
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached); err != nil {
 		t.Fatal(err)
 	}
@@ -150,12 +150,12 @@ func TestNoopUpdateRewritesForeignEncoding(t *testing.T) {
 func TestNoopUpdateWithRandomizedTransformer(t *testing.T) {
 	s := aesStore(t, uniquePrefix(t), value.AESGCMKey{Name: "k1", Secret: secret(1)})
 	ctx := testCtx(t)
-	cached := mustCreate(t, s, "/widgets/ns/a", widget("a", map[string]string{"app": "x"}))
+	cached := mustCreate(t, s, "/widgets/ns/a", testWidget("a", map[string]string{"app": "x"}))
 	before := currentRev(t)
 	reqs := countRequests(s)
 
 	calls := 0
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func rvOfInt(t testing.TB, obj runtime.Object) int64 { return int64(rvOf(t, obj)
 func TestNoopUpdateOfRewrittenValueReturnsCurrentRevision(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	cached := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	cached := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	kv := rawGet(t, s, "/widgets/ns/a").Kvs[0]
 	put, err := etcdServer.Client.Put(ctx, string(kv.Key), string(kv.Value))
 	if err != nil {
@@ -187,7 +187,7 @@ func TestNoopUpdateOfRewrittenValueReturnsCurrentRevision(t *testing.T) {
 	before := currentRev(t)
 
 	calls := 0
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached); err != nil {
 		t.Fatal(err)
 	}
@@ -205,8 +205,8 @@ func TestNoopUpdateOfRewrittenValueReturnsCurrentRevision(t *testing.T) {
 func TestNoopUpdateOfLeasedKeyKeepsLease(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	cached := &testapi.Widget{}
-	if err := s.Create(ctx, "/widgets/ns/a", widget("a", nil), cached, 600); err != nil {
+	cached := &widget.Widget{}
+	if err := s.Create(ctx, "/widgets/ns/a", testWidget("a", nil), cached, 600); err != nil {
 		t.Fatal(err)
 	}
 	lease := rawGet(t, s, "/widgets/ns/a").Kvs[0].Lease
@@ -216,7 +216,7 @@ func TestNoopUpdateOfLeasedKeyKeepsLease(t *testing.T) {
 	before := currentRev(t)
 	reqs := countRequests(s)
 	calls := 0
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -17,20 +17,20 @@ import (
 func TestUpdateSuggestionOfLeasedKey(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	cached := &testapi.Widget{}
-	if err := s.Create(ctx, "/widgets/ns/a", widget("a", map[string]string{"app": "x"}), cached, 600); err != nil {
+	cached := &widget.Widget{}
+	if err := s.Create(ctx, "/widgets/ns/a", testWidget("a", map[string]string{"app": "x"}), cached, 600); err != nil {
 		t.Fatal(err)
 	}
 	var seen []int64
 	keepTold := func(in runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		seen = append(seen, res.TTL)
-		w := in.(*testapi.Widget)
+		w := in.(*widget.Widget)
 		w.Spec.Replicas++
 		w.Labels["app"] = "changed"
 		ttl := uint64(res.TTL)
 		return w, &ttl, nil
 	}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", &testapi.Widget{}, false, nil, keepTold, cached); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", &widget.Widget{}, false, nil, keepTold, cached); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != 2 || seen[0] != 0 || seen[1] <= 0 || seen[1] > 630 {
@@ -49,15 +49,15 @@ func TestUpdateSuggestionOfLeasedKey(t *testing.T) {
 func TestUpdateSuggestionWithoutLease(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	cached := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	cached := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	calls := 0
 	bump := func(in runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		calls++
-		w := in.(*testapi.Widget)
+		w := in.(*widget.Widget)
 		w.Spec.Replicas++
 		return w, nil, nil
 	}
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, bump, cached); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -76,7 +76,7 @@ func put(t *testing.T, r *pb.TxnRequest) *pb.PutRequest {
 }
 
 func bump(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-	in.(*testapi.Widget).Spec.Replicas++
+	in.(*widget.Widget).Spec.Replicas++
 	return in, nil, nil
 }
 
@@ -87,13 +87,13 @@ func bump(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, e
 func TestUpdateTxnOfReadState(t *testing.T) {
 	s, log := loggedTxnStore(t)
 	ctx := testCtx(t)
-	mustCreate(t, s, "/widgets/ns/plain", widget("plain", nil))
-	if err := s.Create(ctx, "/widgets/ns/leased", widget("leased", nil), &testapi.Widget{}, 600); err != nil {
+	mustCreate(t, s, "/widgets/ns/plain", testWidget("plain", nil))
+	if err := s.Create(ctx, "/widgets/ns/leased", testWidget("leased", nil), &widget.Widget{}, 600); err != nil {
 		t.Fatal(err)
 	}
 	lease := rawGet(t, s, "/widgets/ns/leased").Kvs[0].Lease
 
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/plain", &testapi.Widget{}, false, nil, bump, nil); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/plain", &widget.Widget{}, false, nil, bump, nil); err != nil {
 		t.Fatal(err)
 	}
 	txn := log.last(t)
@@ -104,7 +104,7 @@ func TestUpdateTxnOfReadState(t *testing.T) {
 		t.Errorf("write of a key without a lease: IgnoreLease %v, lease %x; want a plain put", p.IgnoreLease, p.Lease)
 	}
 
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/leased", &testapi.Widget{}, false, nil, bump, nil); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/leased", &widget.Widget{}, false, nil, bump, nil); err != nil {
 		t.Fatal(err)
 	}
 	txn = log.last(t)
@@ -124,8 +124,8 @@ func TestUpdateTxnOfReadState(t *testing.T) {
 func TestUpdateTxnOfSuggestion(t *testing.T) {
 	s, log := loggedTxnStore(t)
 	ctx := testCtx(t)
-	cached := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
-	out := &testapi.Widget{}
+	cached := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
+	out := &widget.Widget{}
 	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, bump, cached); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -58,7 +58,7 @@ func TestWatchStopAndCancelReleaseEtcdWatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The etcd watch is registered once an event can flow through it.
-			c := mustCreate(t, st, "/widgets/ns/"+how, widget(how, nil))
+			c := mustCreate(t, st, "/widgets/ns/"+how, testWidget(how, nil))
 			expectEvent(t, w, watch.Added, how, rvOf(t, c))
 			if got := etcdWatchers(t); got != base+1 {
 				t.Fatalf("etcd watchers %v, want %v", got, base+1)
@@ -84,9 +84,9 @@ func TestWatchStopAndCancelReleaseEtcdWatch(t *testing.T) {
 func TestWatchCompacted410(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	first := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
-	mustCreate(t, s, "/widgets/ns/b", widget("b", nil))
-	mustCreate(t, s, "/widgets/ns/c", widget("c", nil))
+	first := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
+	mustCreate(t, s, "/widgets/ns/b", testWidget("b", nil))
+	mustCreate(t, s, "/widgets/ns/c", testWidget("c", nil))
 	// Compacting to the current revision removes the revisions after
 	// first but before the current one.
 	if err := etcdServer.Compact(ctx, currentRev(t)); err != nil {
@@ -120,7 +120,7 @@ func TestWatchCompacted410(t *testing.T) {
 func TestWatchProgressNotifyBookmarks(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	c := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	c := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	pred := storage.Everything
 	pred.AllowWatchBookmarks = true
 	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rvOf(t, c)), ProgressNotify: true, Predicate: pred})
@@ -130,7 +130,7 @@ func TestWatchProgressNotifyBookmarks(t *testing.T) {
 	defer w.Stop()
 	// A write elsewhere moves etcd's revision without an event for us.
 	other := newTestStore(t, func(cfg *Config) { cfg.ResourcePrefix = "/others" })
-	o := mustCreate(t, other, "/others/x", widget("x", nil))
+	o := mustCreate(t, other, "/others/x", testWidget("x", nil))
 	want := rvOf(t, o)
 	// Progress requests may be answered before the watch is registered, so
 	// keep asking until a bookmark at the new revision arrives.
@@ -146,7 +146,7 @@ func TestWatchProgressNotifyBookmarks(t *testing.T) {
 			if ev.Type != watch.Bookmark {
 				t.Fatalf("unexpected %s event", ev.Type)
 			}
-			obj := ev.Object.(*testapi.Widget)
+			obj := ev.Object.(*widget.Widget)
 			if rv := rvOf(t, obj); rv >= want {
 				if obj.Name != "" || len(obj.Annotations) != 0 {
 					t.Fatalf("bookmark carries more than an RV: %+v", obj.ObjectMeta)

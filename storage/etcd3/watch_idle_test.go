@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -22,7 +22,7 @@ func TestWatchProgressOnIdleStore(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestStore(t)
 			ctx := testCtx(t)
-			mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+			mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 			cur := currentRev(t)
 			pred := storage.Everything
 			pred.AllowWatchBookmarks = true
@@ -65,8 +65,8 @@ func TestWatchProgressOnIdleStore(t *testing.T) {
 func TestWatchFromJustBeforeCompactionIsGone(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
-	b := mustCreate(t, s, "/widgets/ns/b", widget("b", nil))
+	mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
+	b := mustCreate(t, s, "/widgets/ns/b", testWidget("b", nil))
 	if err := etcdServer.Compact(ctx, int64(rvOf(t, b))); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestWatchFromJustBeforeCompactionIsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w2.Stop()
-	if err := s.Delete(ctx, "/widgets/ns/a", &testapi.Widget{}, nil, nil, nil, storage.DeleteOptions{}); err != nil {
+	if err := s.Delete(ctx, "/widgets/ns/a", &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	expectEvent(t, w2, watch.Deleted, "a", 0)

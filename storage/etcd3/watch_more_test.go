@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -24,9 +24,9 @@ func TestWatchBookmarksNeverOvertakeHistory(t *testing.T) {
 	s := newTestStore(t)
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
-	first := mustCreate(t, s, "/widgets/ns/w", widget("w", nil))
+	first := mustCreate(t, s, "/widgets/ns/w", testWidget("w", nil))
 	for i := 0; i < 20; i++ {
-		updateTo(t, s, "/widgets/ns/w", func(w *testapi.Widget) { w.Spec.Replicas++ })
+		updateTo(t, s, "/widgets/ns/w", func(w *widget.Widget) { w.Spec.Replicas++ })
 	}
 	last := currentRev(t)
 	// A synced watch on the same gRPC stream, so that etcd answers
@@ -37,7 +37,7 @@ func TestWatchBookmarksNeverOvertakeHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer anchor.Stop()
-	mustCreate(t, s, "/widgets/anchor", widget("anchor", nil))
+	mustCreate(t, s, "/widgets/anchor", testWidget("anchor", nil))
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for ctx.Err() == nil {
@@ -49,7 +49,7 @@ func TestWatchBookmarksNeverOvertakeHistory(t *testing.T) {
 	// progress answer while a new watch is being created.
 	wg.Go(func() {
 		for ctx.Err() == nil {
-			_ = s.GuaranteedUpdate(ctx, "/widgets/anchor", &testapi.Widget{}, false, nil, bumpReplicas, nil)
+			_ = s.GuaranteedUpdate(ctx, "/widgets/anchor", &widget.Widget{}, false, nil, bumpReplicas, nil)
 		}
 	})
 	wg.Go(func() {
@@ -116,7 +116,7 @@ func checkBookmarkOrder(ctx context.Context, s *Store, pred storage.SelectionPre
 func TestWatchSendInitialEventsEdgeCases(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	a := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
+	a := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	yes, no := true, false
 	pred := storage.Everything
 	pred.AllowWatchBookmarks = true
@@ -128,7 +128,7 @@ func TestWatchSendInitialEventsEdgeCases(t *testing.T) {
 		}
 		defer w.Stop()
 		expectEvent(t, w, watch.Added, "a", rvOf(t, a))
-		bm := expectEvent(t, w, watch.Bookmark, "", 0).Object.(*testapi.Widget)
+		bm := expectEvent(t, w, watch.Bookmark, "", 0).Object.(*widget.Widget)
 		if bm.Annotations[storage.InitialEventsAnnotationKey] != "true" || rvOf(t, bm) < rvOf(t, a) {
 			t.Fatalf("bookmark %+v", bm.ObjectMeta)
 		}
@@ -153,7 +153,7 @@ func TestWatchSendInitialEventsEdgeCases(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w.Stop()
-		b := mustCreate(t, s, "/widgets/ns/b", widget("b", nil))
+		b := mustCreate(t, s, "/widgets/ns/b", testWidget("b", nil))
 		expectEvent(t, w, watch.Added, "b", rvOf(t, b))
 	})
 }
@@ -167,11 +167,11 @@ func TestWatchSingleKeyAndUnstructured(t *testing.T) {
 	}
 	defer w.Stop()
 	// A key sharing the prefix is not watched.
-	if err := s.Create(ctx, "/widgets/ns/ab", testapi.MakeUnstructured("ns", "ab", nil), nil, 0); err != nil {
+	if err := s.Create(ctx, "/widgets/ns/ab", widget.NewUnstructuredWidget("ns", "ab", nil), nil, 0); err != nil {
 		t.Fatal(err)
 	}
 	out := &unstructured.Unstructured{}
-	if err := s.Create(ctx, "/widgets/ns/a", testapi.MakeUnstructured("ns", "a", nil), out, 0); err != nil {
+	if err := s.Create(ctx, "/widgets/ns/a", widget.NewUnstructuredWidget("ns", "a", nil), out, 0); err != nil {
 		t.Fatal(err)
 	}
 	ev := nextEvent(t, w)
@@ -185,11 +185,11 @@ func TestStatsAndCurrentRV(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
 	for i := 0; i < 3; i++ {
-		mustCreate(t, s, fmt.Sprintf("/widgets/ns/w%d", i), widget(fmt.Sprintf("w%d", i), nil))
+		mustCreate(t, s, fmt.Sprintf("/widgets/ns/w%d", i), testWidget(fmt.Sprintf("w%d", i), nil))
 	}
 	// Keys of another resource under the same etcd prefix are not counted.
 	other := newTestStore(t, func(c *Config) { c.ResourcePrefix = "/widgetsX" })
-	mustCreate(t, other, "/widgetsX/ns/o", widget("o", nil))
+	mustCreate(t, other, "/widgetsX/ns/o", testWidget("o", nil))
 	st, err := s.Stats(ctx)
 	if err != nil || st.ObjectCount != 3 {
 		t.Fatalf("stats %+v %v, want 3", st, err)
@@ -201,7 +201,7 @@ func TestStatsAndCurrentRV(t *testing.T) {
 }
 
 func bumpReplicas(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-	w := in.(*testapi.Widget)
+	w := in.(*widget.Widget)
 	w.Spec.Replicas++
 	return w, nil, nil
 }

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -38,7 +38,7 @@ func expectEvent(t testing.TB, w watch.Interface, typ watch.EventType, name stri
 	if typ == watch.Error || typ == watch.Bookmark {
 		return ev
 	}
-	wd := ev.Object.(*testapi.Widget)
+	wd := ev.Object.(*widget.Widget)
 	if wd.Name != name || (rv != 0 && rvOf(t, wd) != rv) {
 		t.Fatalf("%s event for %s@%s, want %s@%d", typ, wd.Name, wd.ResourceVersion, name, rv)
 	}
@@ -62,11 +62,11 @@ func expectClosed(t testing.TB, w watch.Interface) {
 	}
 }
 
-func updateTo(t testing.TB, s *Store, key string, f func(*testapi.Widget)) *testapi.Widget {
+func updateTo(t testing.TB, s *Store, key string, f func(*widget.Widget)) *widget.Widget {
 	t.Helper()
-	out := &testapi.Widget{}
+	out := &widget.Widget{}
 	err := s.GuaranteedUpdate(testCtx(t), key, out, false, nil, func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-		w := in.(*testapi.Widget)
+		w := in.(*widget.Widget)
 		f(w)
 		return w, nil, nil
 	}, nil)
@@ -79,7 +79,7 @@ func updateTo(t testing.TB, s *Store, key string, f func(*testapi.Widget)) *test
 func TestWatchFromNowAndTransitions(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	mustCreate(t, s, "/widgets/ns/old", widget("old", map[string]string{"app": "a"}))
+	mustCreate(t, s, "/widgets/ns/old", testWidget("old", map[string]string{"app": "a"}))
 	pred := storage.SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"app": "a"})}
 	// RV "" without SendInitialEvents: the current state first.
 	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: pred})
@@ -88,20 +88,20 @@ func TestWatchFromNowAndTransitions(t *testing.T) {
 	}
 	defer w.Stop()
 	expectEvent(t, w, watch.Added, "old", 0)
-	c := mustCreate(t, s, "/widgets/ns/x", widget("x", map[string]string{"app": "a"}))
+	c := mustCreate(t, s, "/widgets/ns/x", testWidget("x", map[string]string{"app": "a"}))
 	expectEvent(t, w, watch.Added, "x", rvOf(t, c))
-	m := updateTo(t, s, "/widgets/ns/x", func(w *testapi.Widget) { w.Spec.Replicas = 1 })
+	m := updateTo(t, s, "/widgets/ns/x", func(w *widget.Widget) { w.Spec.Replicas = 1 })
 	expectEvent(t, w, watch.Modified, "x", rvOf(t, m))
 	// Leaving the selection: DELETED with the previous object at the new RV.
-	out := updateTo(t, s, "/widgets/ns/x", func(w *testapi.Widget) { w.Labels["app"] = "b" })
+	out := updateTo(t, s, "/widgets/ns/x", func(w *widget.Widget) { w.Labels["app"] = "b" })
 	ev := expectEvent(t, w, watch.Deleted, "x", rvOf(t, out))
-	if ev.Object.(*testapi.Widget).Labels["app"] != "a" {
+	if ev.Object.(*widget.Widget).Labels["app"] != "a" {
 		t.Fatal("DELETED on leaving the selection should carry the previous object")
 	}
 	// Entering it again: ADDED.
-	in := updateTo(t, s, "/widgets/ns/x", func(w *testapi.Widget) { w.Labels["app"] = "a" })
+	in := updateTo(t, s, "/widgets/ns/x", func(w *widget.Widget) { w.Labels["app"] = "a" })
 	expectEvent(t, w, watch.Added, "x", rvOf(t, in))
-	del := &testapi.Widget{}
+	del := &widget.Widget{}
 	if err := s.Delete(ctx, "/widgets/ns/x", del, nil, nil, nil, storage.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +113,8 @@ func TestWatchFromNowAndTransitions(t *testing.T) {
 func TestWatchInitialEvents(t *testing.T) {
 	s := newTestStore(t)
 	ctx := testCtx(t)
-	a := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
-	b := mustCreate(t, s, "/widgets/ns/b", widget("b", nil))
+	a := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
+	b := mustCreate(t, s, "/widgets/ns/b", testWidget("b", nil))
 	t.Run("RV0", func(t *testing.T) {
 		w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: "0", Predicate: storage.Everything})
 		if err != nil {
@@ -123,7 +123,7 @@ func TestWatchInitialEvents(t *testing.T) {
 		defer w.Stop()
 		expectEvent(t, w, watch.Added, "a", rvOf(t, a))
 		expectEvent(t, w, watch.Added, "b", rvOf(t, b))
-		c := mustCreate(t, s, "/widgets/ns/c", widget("c", nil))
+		c := mustCreate(t, s, "/widgets/ns/c", testWidget("c", nil))
 		expectEvent(t, w, watch.Added, "c", rvOf(t, c))
 	})
 	t.Run("SendInitialEventsNotOlderThanN", func(t *testing.T) {
@@ -142,11 +142,11 @@ func TestWatchInitialEvents(t *testing.T) {
 		expectEvent(t, w, watch.Added, "b", rvOf(t, b))
 		c := expectEvent(t, w, watch.Added, "c", 0)
 		bm := expectEvent(t, w, watch.Bookmark, "", 0)
-		bw := bm.Object.(*testapi.Widget)
+		bw := bm.Object.(*widget.Widget)
 		if bw.Annotations[storage.InitialEventsAnnotationKey] != "true" || rvOf(t, bw) < rvOf(t, c.Object) {
 			t.Fatalf("bookmark %+v", bw.ObjectMeta)
 		}
-		d := mustCreate(t, s, "/widgets/ns/d", widget("d", nil))
+		d := mustCreate(t, s, "/widgets/ns/d", testWidget("d", nil))
 		expectEvent(t, w, watch.Added, "d", rvOf(t, d))
 	})
 }

@@ -8,7 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -44,10 +44,10 @@ func TestProgressFromBeforeRegistrationIsIgnored(t *testing.T) {
 	s := newTestStore(t)
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
-	a := mustCreate(t, s, "/widgets/ns/a", widget("a", nil))
-	upd := updateTo(t, s, "/widgets/ns/a", func(w *testapi.Widget) { w.Spec.Replicas = 1 })
+	a := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
+	upd := updateTo(t, s, "/widgets/ns/a", func(w *widget.Widget) { w.Spec.Replicas = 1 })
 	other := newTestStore(t, func(c *Config) { c.ResourcePrefix = "/others" })
-	o := mustCreate(t, other, "/others/x", widget("x", nil))
+	o := mustCreate(t, other, "/others/x", testWidget("x", nil))
 	start, updRV, created := int64(rvOf(t, a)), int64(rvOf(t, upd)), int64(rvOf(t, o))
 
 	pred := storage.Everything

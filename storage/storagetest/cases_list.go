@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -250,7 +250,7 @@ func selectorOpts(t *testing.T, label, field string) storage.ListOptions {
 		t.Fatal(err)
 	}
 	return storage.ListOptions{Recursive: true, Predicate: storage.SelectionPredicate{
-		Label: ls, Field: fs, GetAttrs: testapi.GetAttrs,
+		Label: ls, Field: fs, GetAttrs: widget.GetAttrs,
 	}}
 }
 

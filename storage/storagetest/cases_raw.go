@@ -8,7 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -121,7 +121,7 @@ func testCreateTooLarge(t *testing.T, e *Env) {
 	// Above etcd's default request limit (1.5 MiB), below the client's send limit (2 MiB).
 	data := strings.Repeat("x", 1700<<10)
 	switch o := obj.(type) {
-	case *testapi.Widget:
+	case *widget.Widget:
 		o.Spec.Data = data
 	default:
 		if err := setNested(obj, data, "spec", "data"); err != nil {

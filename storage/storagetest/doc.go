@@ -12,7 +12,7 @@
 //		})
 //	}
 //
-// Cases use the Widget type of internal/testapi (or its unstructured form
+// Cases use the Widget type of examples/widget (or its unstructured form
 // when Env.Unstructured is set) under keys ResourcePrefix/<namespace>/<name>.
 //
 // The cases are written so that a correct cache passes them as well as the

@@ -13,9 +13,9 @@ import (
 // Env is what a case needs to exercise one implementation: the store under
 // test plus raw access to the etcd behind it.
 type Env struct {
-	// Store is the implementation under test. It stores testapi Widgets
-	// (encoded with testapi.Codec) or, when Unstructured is set, unstructured
-	// Widgets (testapi.UnstructuredCodec). It must be empty when the case starts.
+	// Store is the implementation under test. It stores widget.Widgets
+	// (encoded with widget.Codec) or, when Unstructured is set, unstructured
+	// Widgets (widget.UnstructuredCodec). It must be empty when the case starts.
 	Store storage.Interface
 	// ResourcePrefix is the store's resource prefix without a trailing slash,
 	// such as "/widgets". Objects live at ResourcePrefix + "/" + ns + "/" + name.

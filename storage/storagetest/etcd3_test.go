@@ -8,7 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage/etcd3"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
@@ -25,15 +25,15 @@ func newEtcd3Env(unstructured bool) func(t *testing.T) *storagetest.Env {
 		}
 		cfg := etcd3.Config{
 			Client:         etcd.Client,
-			Codec:          testapi.Codec,
-			NewFunc:        testapi.NewWidget,
-			NewListFunc:    testapi.NewWidgetList,
+			Codec:          widget.Codec,
+			NewFunc:        widget.New,
+			NewListFunc:    widget.NewList,
 			Prefix:         prefix,
 			ResourcePrefix: "/widgets",
 		}
 		if unstructured {
-			cfg.Codec = testapi.UnstructuredCodec
-			cfg.NewFunc, cfg.NewListFunc = testapi.NewUnstructured, testapi.NewUnstructuredList
+			cfg.Codec = widget.UnstructuredCodec
+			cfg.NewFunc, cfg.NewListFunc = widget.NewUnstructured, widget.NewUnstructuredList
 		}
 		store, err := etcd3.New(cfg)
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage/etcd3"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
@@ -16,9 +16,9 @@ func TestWatchGuaranteesEtcd3(t *testing.T) {
 	prefix := embedtest.Prefix(t)
 	store, err := etcd3.New(etcd3.Config{
 		Client:         etcd.Client,
-		Codec:          testapi.Codec,
-		NewFunc:        testapi.NewWidget,
-		NewListFunc:    testapi.NewWidgetList,
+		Codec:          widget.Codec,
+		NewFunc:        widget.New,
+		NewListFunc:    widget.NewList,
 		Prefix:         prefix,
 		ResourcePrefix: "/widgets",
 	})
@@ -31,8 +31,8 @@ func TestWatchGuaranteesEtcd3(t *testing.T) {
 		Client:         etcd.Client,
 		EtcdPrefix:     prefix,
 		ResourcePrefix: "/widgets",
-		Codec:          testapi.Codec,
-		NewFunc:        testapi.NewWidget,
-		GetAttrs:       testapi.GetAttrs,
+		Codec:          widget.Codec,
+		NewFunc:        widget.New,
+		GetAttrs:       widget.GetAttrs,
 	}, storagetest.GuaranteeOptions{})
 }

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/embedtest"
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 	"github.com/listwatch/listwatch/storage/storagetest"
@@ -69,15 +69,15 @@ func TestGuaranteeMutantChild(t *testing.T) {
 		t.Skip("run by TestGuaranteeMutants")
 	}
 	prefix := embedtest.Prefix(t)
-	store, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: testapi.Codec, NewFunc: testapi.NewWidget,
-		NewListFunc: testapi.NewWidgetList, Prefix: prefix, ResourcePrefix: "/widgets"})
+	store, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: widget.Codec, NewFunc: widget.New,
+		NewListFunc: widget.NewList, Prefix: prefix, ResourcePrefix: "/widgets"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(store.Close)
 	storagetest.RunWatchGuarantees(t, storagetest.GuaranteeEnv{
 		Store: &mutantStore{Store: store, mutant: name}, Client: etcd.Client, EtcdPrefix: prefix,
-		ResourcePrefix: "/widgets", Codec: testapi.Codec, NewFunc: testapi.NewWidget, GetAttrs: testapi.GetAttrs,
+		ResourcePrefix: "/widgets", Codec: widget.Codec, NewFunc: widget.New, GetAttrs: widget.GetAttrs,
 	}, storagetest.GuaranteeOptions{Writes: 150, Watchers: 30, Resumes: 5, GoneProbes: 2, LenientCompactionErrors: true})
 }
 
@@ -154,7 +154,7 @@ func (w *mutantWatch) run(mutant string, v storage.Versioner) {
 			case mutant == "split" && held != nil && rv(ev) != rv(held[0]):
 				emit, held, splitDone = append(emit, held...), nil, true
 			case mutant == "bookmark-lie" && n == 4:
-				bm := testapi.NewWidget()
+				bm := widget.New()
 				_ = v.UpdateObject(bm, rv(ev))
 				emit = []watch.Event{{Type: watch.Bookmark, Object: bm}, ev}
 			}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/listwatch/listwatch/internal/testapi"
+	"github.com/listwatch/listwatch/examples/widget"
 )
 
 // This file builds and inspects Widgets in whichever form (typed or
@@ -25,9 +25,9 @@ func (e *Env) nsKey(ns string) string { return e.ResourcePrefix + "/" + ns }
 // newObj returns an unsaved Widget ns/name with the given labels.
 func (e *Env) newObj(ns, name string, lbls map[string]string) runtime.Object {
 	if e.Unstructured {
-		return testapi.MakeUnstructured(ns, name, lbls)
+		return widget.NewUnstructuredWidget(ns, name, lbls)
 	}
-	return testapi.Make(ns, name, lbls)
+	return widget.NewWidget(ns, name).WithLabels(lbls)
 }
 
 // empty returns a zero object of the store's type.
@@ -35,7 +35,7 @@ func (e *Env) empty() runtime.Object {
 	if e.Unstructured {
 		return &unstructured.Unstructured{}
 	}
-	return &testapi.Widget{}
+	return &widget.Widget{}
 }
 
 // emptyList returns a zero list of the store's type.
@@ -43,13 +43,13 @@ func (e *Env) emptyList() runtime.Object {
 	if e.Unstructured {
 		return &unstructured.UnstructuredList{}
 	}
-	return &testapi.WidgetList{}
+	return &widget.WidgetList{}
 }
 
 func replicas(t *testing.T, obj runtime.Object) int64 {
 	t.Helper()
 	switch o := obj.(type) {
-	case *testapi.Widget:
+	case *widget.Widget:
 		return o.Spec.Replicas
 	case *unstructured.Unstructured:
 		n, _, err := unstructured.NestedInt64(o.Object, "spec", "replicas")
@@ -65,7 +65,7 @@ func replicas(t *testing.T, obj runtime.Object) int64 {
 func setReplicas(t *testing.T, obj runtime.Object, n int64) {
 	t.Helper()
 	switch o := obj.(type) {
-	case *testapi.Widget:
+	case *widget.Widget:
 		o.Spec.Replicas = n
 	case *unstructured.Unstructured:
 		if err := unstructured.SetNestedField(o.Object, n, "spec", "replicas"); err != nil {
@@ -79,7 +79,7 @@ func setReplicas(t *testing.T, obj runtime.Object, n int64) {
 func setNodeName(t *testing.T, obj runtime.Object, node string) {
 	t.Helper()
 	switch o := obj.(type) {
-	case *testapi.Widget:
+	case *widget.Widget:
 		o.Spec.NodeName = node
 	case *unstructured.Unstructured:
 		if err := unstructured.SetNestedField(o.Object, node, "spec", "nodeName"); err != nil {

@@ -1,12 +1,12 @@
-package testapi
+package widget
 
 import "k8s.io/kube-openapi/pkg/validation/spec"
 
-// WidgetSchema returns Widget's OpenAPI v3 structural schema, as a CRD
+// Schema returns Widget's OpenAPI v3 structural schema, as a CRD
 // would carry it (without apiVersion, kind and metadata, which the server
 // adds): spec.nodeName, spec.data, spec.color and spec.replicas (an integer >= 0), and
 // a free-form status. Each call returns a new schema.
-func WidgetSchema() *spec.Schema {
+func Schema() *spec.Schema {
 	replicas := spec.Int64Property().WithMinimum(0, false)
 	replicas.Description = "Replicas is how many copies of the widget are wanted; the SIZE column shows it."
 	nodeName := spec.StringProperty()
