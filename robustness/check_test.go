@@ -31,6 +31,7 @@ var allChecks = []checkName{checkLinearizable, checkReadAtRV, checkWatch, checkL
 // violation is one broken promise, found at a moment of the run.
 type violation struct {
 	Check checkName
+	ID    int           // the request's ID (0: none)
 	At    time.Duration // the call time of the request that showed it
 	Op    string
 	What  string
@@ -61,7 +62,7 @@ type result struct {
 func (res *result) add(c checkName, o *op, what string) {
 	v := violation{Check: c, What: what}
 	if o != nil {
-		v.At, v.Op = o.Call, o.String()
+		v.At, v.Op, v.ID = o.Call, o.String(), o.ID
 	}
 	res.violations = append(res.violations, v)
 }
