@@ -296,6 +296,9 @@ var documentedCodes = map[storage.Code]string{
 // came before the request's deadline (with deadlineSlack).
 func (r *run) checkErrors(res *result, ops []*op) {
 	for _, o := range ops {
+		if o.Aborted {
+			continue
+		}
 		d := o.Return - o.Call
 		if d > res.longest {
 			res.longest, res.longestOp = d, o.String()

@@ -65,7 +65,10 @@ type op struct {
 	// are all read at the first page's revision).
 	FirstReturn time.Duration `json:"firstReturn,omitempty"`
 
-	Err     string       `json:"err,omitempty"`
+	Err string `json:"err,omitempty"`
+	// Aborted: the run ended under the request (its error is the run's
+	// cancellation, not an answer).
+	Aborted bool         `json:"aborted,omitempty"`
 	errCode storage.Code // CodeUnknown for untyped errors
 	typed   bool
 

@@ -97,7 +97,10 @@ func (c *client) step(ctx context.Context, rep int, s storage.Interface) {
 		c.list(rctx, s, o)
 	}
 	if ctx.Err() != nil && o.failed() {
-		return // the run ended under the request: not an answer
+		if !o.Kind.write() {
+			return // the run ended under the read: not an answer
+		}
+		o.Aborted = true // a write the run's end cut may still have taken effect
 	}
 	c.run.rec.add(o)
 	if o.failed() && !o.is(storage.CodeNotFound) && !o.is(storage.CodeKeyExists) && !o.is(storage.CodeConflict) {
