@@ -2,6 +2,8 @@ package robustness
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -49,8 +51,24 @@ func TestPlantedStaleConsistentList(t *testing.T) {
 	}
 	cfg.Plant = func(s storage.Interface) storage.Interface { return staleConsistentLists{s} }
 	started := time.Now()
-	_, res := execute(t, cfg)
+	r, res := execute(t, cfg)
 	requireCaught(t, res, checkLinearizable, started)
+
+	// What a failing run leaves for its reader: the history, the replicas'
+	// logs, and porcupine's visualisation of the first key that is not
+	// linearizable.
+	if len(res.badKeys) == 0 {
+		t.Fatal("porcupine found every key linearizable")
+	}
+	dir, err := r.writeArtifacts(res, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"history.json", "replicas.log", "linearizability-" + filepath.Base(res.badKeys[0]) + ".html"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v (want a non-empty file)", name, err)
+		}
+	}
 }
 
 // TestPlantedGapOnResume: replica 0 answers a watch from an RV with the

@@ -71,7 +71,7 @@ func TestRobustness(t *testing.T) {
 		}
 		t.Errorf("%s at %v: %s\n\t%s", v.Check, v.At.Round(time.Millisecond), v.What, v.Op)
 	}
-	dir, err := r.writeArtifacts(res)
+	dir, err := r.writeArtifacts(res, *outFlag)
 	if err != nil {
 		t.Errorf("writing the history: %v", err)
 	}
@@ -82,8 +82,7 @@ func TestRobustness(t *testing.T) {
 // writeArtifacts writes history.json (every request, watch start, fault
 // and violation) and, for the first non-linearizable key, porcupine's
 // visualisation (linearizability-<key>.html).
-func (r *run) writeArtifacts(res *result) (string, error) {
-	dir := *outFlag
+func (r *run) writeArtifacts(res *result, dir string) (string, error) {
 	if dir == "" {
 		d, err := os.MkdirTemp("", fmt.Sprintf("listwatch-robustness-%d-", r.cfg.Seed))
 		if err != nil {
