@@ -47,6 +47,7 @@ type result struct {
 	requests, watchStarts int
 	writes, reads, failed int
 	watches, resumes      int
+	finalWatches, stalled int
 	events                int
 	watchErrors           map[int32]int // error events ending watches, by status code
 	errorsByCode          map[string]int
@@ -80,8 +81,8 @@ func (res *result) of(c checkName) []violation {
 }
 
 // check runs every check on the recorded run.
-func (r *run) check(took time.Duration) *result {
-	res := &result{cfg: r.cfg, took: took, truth: newTruth(r.hist.Changes()),
+func (r *run) check(took time.Duration, finalRV uint64) *result {
+	res := &result{cfg: r.cfg, took: took, truth: newTruth(r.hist.Changes()), finalRV: finalRV,
 		watchErrors: map[int32]int{}, errorsByCode: map[string]int{}}
 	ops := r.rec.all()
 	r.mu.Lock()
@@ -222,6 +223,14 @@ func (r *run) checkWatches(res *result, watches []*watchRec) {
 		}
 		res.watches++
 		rec := w.Rec
+		if w.Final {
+			res.finalWatches++
+		}
+		if w.Stalled != "" {
+			res.stalled++
+			res.add(checkWatch, &op{ID: w.ID, Client: 1000 + w.Watcher, Replica: w.Replica, Kind: "watch",
+				Mode: rvNotOlderThan, ReqRV: rec.Start, Label: rec.Label, Call: w.Call}, w.Stalled)
+		}
 		if st, ok := errorStatus(rec); ok && st.Code != 410 {
 			// The watch was ended in-band for another reason than a
 			// compaction (the cacher re-initialising, etcd lost): allowed,
@@ -340,7 +349,8 @@ func (res *result) table() string {
 	fmt.Fprintf(&b, "| traffic | %v, %d replicas, %d clients, %d watchers, %d keys |\n", res.took.Round(time.Second), res.cfg.Replicas, res.cfg.Clients, res.cfg.Watchers, res.cfg.Keys)
 	fmt.Fprintf(&b, "| requests checked | %d (%d writes, %d reads answered, %d watch starts; %d errors: %v) |\n", res.requests, res.writes, res.reads, res.watchStarts, res.failed, res.errorsByCode)
 	fmt.Fprintf(&b, "| porcupine operations | %d over %d keys (%d undecided in time) |\n", res.modelOps, res.cfg.Keys, len(res.undecided))
-	fmt.Fprintf(&b, "| watches checked | %d (%d resumes), %d events; ended in-band: %v |\n", res.watches, res.resumes, res.events, res.watchErrors)
+	fmt.Fprintf(&b, "| watches checked | %d (%d resumes, %d final ones told about etcd's final revision), %d events; ended in-band: %v |\n",
+		res.watches, res.resumes, res.finalWatches-res.stalled, res.events, res.watchErrors)
 	fmt.Fprintf(&b, "| faults survived | %d: %s |\n", n, strings.Join(fk, ", "))
 	fmt.Fprintf(&b, "| etcd revisions | %d changes of the run's keys, up to revision %d |\n", len(res.truth.bySeq), res.finalRV)
 	var vs []string

@@ -24,7 +24,7 @@ import (
 
 // plantConfig is the planted runs' shape: short, two replicas, no faults.
 func plantConfig(seed uint64) runConfig {
-	return runConfig{Seed: seed, Duration: 5 * time.Second, Replicas: 2, Clients: 4, Watchers: 3, Keys: 6}
+	return runConfig{Seed: seed, Duration: 4 * time.Second, Replicas: 2, Clients: 4, Watchers: 3, Keys: 6}
 }
 
 // requireCaught fails unless check c found violations; it logs when the
@@ -95,6 +95,33 @@ func TestPlantedEarlyAck(t *testing.T) {
 	_, res := execute(t, cfg)
 	bg.Wait()
 	requireCaught(t, res, checkLost, started)
+}
+
+// TestPlantedSilentWatches: replica 0's watches deliver nothing (no
+// event, no bookmark, no error) and never end. A watch the client stops
+// is judged only up to what it was told, so only the final watches, which
+// must be told about etcd's final revision, can catch it.
+func TestPlantedSilentWatches(t *testing.T) {
+	cfg := plantConfig(14)
+	cfg.Replicas, cfg.FinalWatchWait = 1, 2*time.Second
+	cfg.Plant = func(s storage.Interface) storage.Interface { return silentWatches{s} }
+	started := time.Now()
+	_, res := execute(t, cfg)
+	requireCaught(t, res, checkWatch, started)
+	if res.stalled == 0 {
+		t.Errorf("no final watch stalled: %v", res.of(checkWatch))
+	}
+}
+
+// silentWatches' watches deliver nothing.
+type silentWatches struct{ storage.Interface }
+
+func (s silentWatches) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	w, err := s.Interface.Watch(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	return newRelay(w, func(watch.Event, func(watch.Event) bool) bool { return true }), nil
 }
 
 // staleConsistentLists serves consistent lists as RV "0" lists: from the

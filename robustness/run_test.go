@@ -37,6 +37,8 @@ type runConfig struct {
 	// replica is replica 0 unless PlantAll.
 	WrapStore, Plant func(storage.Interface) storage.Interface
 	PlantAll         bool
+	// FinalWatchWait bounds the final watches' wait (0: finalWatchWait).
+	FinalWatchWait time.Duration
 }
 
 // run is one run of the suite: its replicas, traffic, faults and record.
@@ -175,8 +177,9 @@ func execute(t *testing.T, cfg runConfig) (*run, *result) {
 	if err := r.hist.WaitFor(end, uint64(cur.Header.Revision)); err != nil {
 		t.Fatalf("history: %v", err)
 	}
-	res := r.check(took)
-	res.finalRV = uint64(cur.Header.Revision)
+	final := uint64(cur.Header.Revision)
+	r.finalWatches(end, final)
+	res := r.check(took, final)
 	r.checkFinalState(end, res)
 	return r, res
 }

@@ -31,6 +31,10 @@ type watchRec struct {
 	StartErr *op
 	// Abandoned: the run ended before Watch answered.
 	Abandoned bool
+	// Final: the watch resumed after the run, to be told about etcd's
+	// final revision; Stalled says how it failed to.
+	Final   bool
+	Stalled string
 }
 
 // watcher is one watching client: it watches from an RV with a selector
@@ -198,4 +202,101 @@ func describeEvent(ev watch.Event) string {
 		return fmt.Sprintf("%s %s/%s@%d#%s", ev.Type, w.Namespace, w.Name, rv, w.Annotations[storagetest.SeqAnnotation])
 	}
 	return fmt.Sprintf("%s@%d", ev.Type, rv)
+}
+
+// finalWatchWait bounds, unless the run sets its own, how long a final
+// watch may take to be told about etcd's final revision.
+const finalWatchWait = 20 * time.Second
+
+// finalWatches: once the traffic and the faults are over, every watcher
+// resumes once more from the last RV it saw, with bookmarks, and must be
+// told about etcd's final revision (an event or a bookmark at or past it)
+// within finalWatchWait, with every change up to it. The watches stopped
+// during the run are judged only up to what they were told; a watch that
+// stalls is caught here.
+func (r *run) finalWatches(ctx context.Context, final uint64) {
+	last := map[int]*watchRec{}
+	r.mu.Lock()
+	for _, w := range r.watches { // each watcher's watches are added in order
+		last[w.Watcher] = w
+	}
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for id, prev := range last {
+		if endedWithError(prev.Rec) || prev.StartErr != nil {
+			continue // it would start over from a fresh RV
+		}
+		wg.Go(func() { r.addWatch(r.finalWatch(ctx, id, prev, final)) })
+	}
+	wg.Wait()
+}
+
+func (r *run) finalWatch(ctx context.Context, watcher int, prev *watchRec, final uint64) *watchRec {
+	rep := r.replicas[watcher%len(r.replicas)]
+	rec := &watchRec{ID: int(r.rec.ids.Add(1)), Watcher: watcher, Replica: rep.id, ResumeOf: prev.ID, Call: r.rec.since(), Final: true}
+	wait := r.cfg.FinalWatchWait
+	if wait == 0 {
+		wait = finalWatchWait
+	}
+	rec.Rec.Start, rec.Rec.Label, rec.Rec.Bookmarks = lastSeen(prev.Rec), prev.Rec.Label, true
+	s := rep.get()
+	if s == nil {
+		rec.Stalled = "final watch: its replica is not running"
+		return rec
+	}
+	sel, err := labels.Parse(rec.Rec.Label)
+	if err != nil {
+		panic(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	wi, err := s.Watch(wctx, widget.KeyRoot, storage.ListOptions{
+		ResourceVersion: strconv.FormatUint(rec.Rec.Start, 10), Recursive: true, ProgressNotify: true,
+		Predicate: storage.SelectionPredicate{Label: sel, GetAttrs: widget.GetAttrs, AllowWatchBookmarks: true}})
+	if err != nil {
+		rec.Stalled = fmt.Sprintf("final watch from RV %d did not start: %v", rec.Rec.Start, err)
+		return rec
+	}
+	told := rec.Rec.Start
+	for told < final {
+		select {
+		case ev, ok := <-wi.ResultChan():
+			if !ok {
+				rec.Stalled = fmt.Sprintf("final watch closed at RV %d, before etcd's final revision %d", told, final)
+				rec.Rec.Partial = true
+				return rec
+			}
+			rec.Rec.Events = append(rec.Rec.Events, ev)
+			if ev.Type == watch.Error {
+				rec.Rec.CompactedAt = r.compactRev.Load()
+				rec.Rec.Partial = true
+				stopWatch(wi, rec)
+				return rec
+			}
+			if rv, err := (storage.APIObjectVersioner{}).ObjectResourceVersion(ev.Object); err == nil {
+				told = max(told, rv)
+			}
+		case <-wctx.Done():
+			rec.Stalled = fmt.Sprintf("final watch from RV %d told about RV %d only, %v after etcd reached %d",
+				rec.Rec.Start, told, wait, final)
+			stopWatch(wi, rec)
+			return rec
+		}
+	}
+	stopWatch(wi, rec) // judged up to the last RV it was told about: the final revision or past it
+	return rec
+}
+
+// lastSeen is the highest RV a watch was told about before any error.
+func lastSeen(r storagetest.WatchRecord) uint64 {
+	last := r.Start
+	for _, ev := range r.Events {
+		if ev.Type == watch.Error {
+			break
+		}
+		if rv, err := (storage.APIObjectVersioner{}).ObjectResourceVersion(ev.Object); err == nil {
+			last = max(last, rv)
+		}
+	}
+	return last
 }
