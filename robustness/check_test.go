@@ -228,7 +228,7 @@ func (r *run) checkWatches(res *result, watches []*watchRec) {
 		}
 		if w.Stalled != "" {
 			res.stalled++
-			res.add(checkWatch, &op{ID: w.ID, Client: 1000 + w.Watcher, Replica: w.Replica, Kind: "watch",
+			res.add(checkWatch, &op{ID: w.ID, Client: 1000 + w.Watcher, Replica: w.Replica, Kind: opWatch,
 				Mode: rvNotOlderThan, ReqRV: rec.Start, Label: rec.Label, Call: w.Call}, w.Stalled)
 		}
 		if st, ok := errorStatus(rec); ok && st.Code != 410 {
@@ -250,7 +250,7 @@ func (r *run) checkWatches(res *result, watches []*watchRec) {
 				res.events++
 			}
 		}
-		wo := &op{ID: w.ID, Client: 1000 + w.Watcher, Replica: w.Replica, Kind: "watch", Mode: rvNotOlderThan,
+		wo := &op{ID: w.ID, Client: 1000 + w.Watcher, Replica: w.Replica, Kind: opWatch, Mode: rvNotOlderThan,
 			ReqRV: rec.Start, Label: rec.Label, Call: w.Call}
 		for _, s := range r.hist.CheckWatch(v, widget.GetAttrs, rec) {
 			res.add(checkWatch, wo, fmt.Sprintf("watch %d from RV %d on replica %d: %s", w.ID, rec.Start, w.Replica, s))

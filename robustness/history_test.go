@@ -21,9 +21,10 @@ const (
 	opCASDelete opKind = "cas-delete"
 	opGet       opKind = "get"
 	opList      opKind = "list"
+	opWatch     opKind = "watch" // a watch's start
 )
 
-func (k opKind) write() bool { return k != opGet && k != opList }
+func (k opKind) write() bool { return k != opGet && k != opList && k != opWatch }
 
 // rvMode is how a read names its resource version.
 type rvMode string
@@ -129,6 +130,8 @@ func (o *op) String() string {
 		s += " -> not found"
 	case o.Kind == opGet:
 		s += fmt.Sprintf(" -> seq=%s rv=%d", o.GotSeq, o.RV)
+	case o.Kind == opWatch:
+		s += " -> started"
 	default:
 		s += fmt.Sprintf(" -> ok rv=%d", o.RV)
 	}

@@ -21,7 +21,6 @@ import (
 
 // runConfig is one run's shape.
 type runConfig struct {
-	Name     string
 	Seed     uint64
 	Duration time.Duration
 	Replicas int
@@ -32,11 +31,9 @@ type runConfig struct {
 	// FaultPause between two faults.
 	Faults     []faultKind
 	FaultPause time.Duration
-	// WrapStore wraps the store a replica's cacher is fed from; Plant wraps
-	// what clients of a replica see. Both are for planted bugs; the planted
-	// replica is replica 0 unless PlantAll.
+	// WrapStore wraps the store replica 0's cacher is fed from; Plant wraps
+	// what clients of replica 0 see. Both are for planted bugs.
 	WrapStore, Plant func(storage.Interface) storage.Interface
-	PlantAll         bool
 	// FinalWatchWait bounds the final watches' wait (0: finalWatchWait).
 	FinalWatchWait time.Duration
 }
@@ -131,7 +128,7 @@ func execute(t *testing.T, cfg runConfig) (*run, *result) {
 	logger := slog.New(slog.NewTextHandler(&r.log, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	for i := range cfg.Replicas {
 		var wrap, plant func(storage.Interface) storage.Interface
-		if i == 0 || cfg.PlantAll {
+		if i == 0 {
 			wrap, plant = cfg.WrapStore, cfg.Plant
 		}
 		rep, err := newReplica(setup, i, r.prefix, logger, wrap, plant)

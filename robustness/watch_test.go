@@ -88,7 +88,7 @@ func (w *watcher) watchOnce(ctx context.Context, s storage.Interface, rep *repli
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rec.Call = w.run.rec.since()
-	start := &op{ID: rec.ID, Client: 1000 + w.id, Replica: rec.Replica, Kind: "watch", Mode: rvNotOlderThan,
+	start := &op{ID: rec.ID, Client: 1000 + w.id, Replica: rec.Replica, Kind: opWatch, Mode: rvNotOlderThan,
 		ReqRV: rec.Rec.Start, Label: rec.Rec.Label, Call: rec.Call}
 	wi, err := s.Watch(wctx, widget.KeyRoot, storage.ListOptions{
 		ResourceVersion: strconv.FormatUint(rec.Rec.Start, 10), Recursive: true, ProgressNotify: true,
