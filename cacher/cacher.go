@@ -219,7 +219,7 @@ func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object
 // from the cache's copy of the object (see suggestion).
 func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
-	ctx, cachedExistingObject = c.suggestion(ctx, key, cachedExistingObject)
+	cachedExistingObject, opts.SuggestionDecoded = c.suggestion(key, cachedExistingObject, opts.SuggestionDecoded)
 	if err := c.store.Delete(ctx, key, out, preconditions, validateDeletion, cachedExistingObject, opts); err != nil {
 		return err
 	}
@@ -239,12 +239,12 @@ func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, pre
 // object fails, and tryUpdate must not run when the stored object fails
 // them (storagetest's UpdatePreconditionResourceVersionFails).
 func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
-	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object, opts storage.UpdateOptions) error {
 	if preconditions == nil || (preconditions.UID == nil && preconditions.ResourceVersion == nil) {
-		ctx, cachedExistingObject = c.suggestion(ctx, key, cachedExistingObject)
+		cachedExistingObject, opts.SuggestionDecoded = c.suggestion(key, cachedExistingObject, opts.SuggestionDecoded)
 	}
 	tryUpdate = c.checkedUpdate(key, tryUpdate)
-	if err := c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject); err != nil {
+	if err := c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject, opts); err != nil {
 		return err
 	}
 	c.noteWrite(destination)
@@ -261,24 +261,22 @@ func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, destination r
 //
 // A cache that keeps decoded objects holds the storage's own decodings of
 // the values at their revisions (its compaction shares memory without
-// changing values), so ctx is marked with storage.WithDecodedSuggestion:
+// changing values), so decoded is true (the options' SuggestionDecoded):
 // the storage may then copy the object instead of decoding that value again.
-func (c *Cacher) suggestion(ctx context.Context, key string, given runtime.Object) (context.Context, runtime.Object) {
+// The caller's suggestion keeps the caller's givenDecoded.
+func (c *Cacher) suggestion(key string, given runtime.Object, givenDecoded bool) (obj runtime.Object, decoded bool) {
 	if _, ready := c.cache.RV(); !ready || !c.trusted() {
-		return ctx, given
+		return given, givenDecoded
 	}
 	el, _, ok, err := c.cache.Get(key)
 	if err != nil || !ok {
-		return ctx, given
+		return given, givenDecoded
 	}
-	obj, err := el.Object()
+	cached, err := el.Object()
 	if err != nil {
-		return ctx, given
+		return given, givenDecoded
 	}
-	if c.cfg.Codec == nil {
-		ctx = storage.WithDecodedSuggestion(ctx)
-	}
-	return ctx, obj.DeepCopyObject()
+	return cached.DeepCopyObject(), c.cfg.Codec == nil
 }
 
 // Stats implements storage.Interface: the storage's count.
