@@ -216,13 +216,13 @@ type earlyAck struct {
 }
 
 func (s *earlyAck) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
-	pre *storage.Preconditions, try storage.UpdateFunc, cached runtime.Object) error {
+	pre *storage.Preconditions, try storage.UpdateFunc, cached runtime.Object, uo storage.UpdateOptions) error {
 	s.mu.Lock()
 	s.n++
 	early := s.n%3 == 0
 	s.mu.Unlock()
 	if !early {
-		return s.Interface.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, try, cached)
+		return s.Interface.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, try, cached, uo)
 	}
 	cur := dest.DeepCopyObject()
 	if err := s.Get(ctx, key, storage.GetOptions{ResourceVersion: "0"}, cur); err != nil {
@@ -241,7 +241,7 @@ func (s *earlyAck) GuaranteedUpdate(ctx context.Context, key string, dest runtim
 		time.Sleep(200 * time.Millisecond)
 		bctx, cancel := context.WithTimeout(context.Background(), requestDeadline)
 		defer cancel()
-		_ = s.Interface.GuaranteedUpdate(bctx, key, dest.DeepCopyObject(), ignoreNotFound, pre, try, nil)
+		_ = s.Interface.GuaranteedUpdate(bctx, key, dest.DeepCopyObject(), ignoreNotFound, pre, try, nil, storage.UpdateOptions{})
 	})
 	return nil
 }

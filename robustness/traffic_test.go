@@ -161,7 +161,7 @@ func (c *client) update(ctx context.Context, s storage.Interface, o *op, key str
 	}
 	out := &widget.Widget{}
 	c.begin(o)
-	err := s.GuaranteedUpdate(ctx, widget.Key(splitKey(key)), out, false, pre, try, nil)
+	err := s.GuaranteedUpdate(ctx, widget.Key(splitKey(key)), out, false, pre, try, nil, storage.UpdateOptions{})
 	c.end(o)
 	if err != nil {
 		o.setErr(err)
