@@ -9,7 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -53,7 +53,7 @@ func retryable(err error) bool {
 // Kubernetes returns for it (with its exact wording and details), and
 // anything else through statusFor.
 func (r *resource) objectError(err error, name string) error {
-	gr := schema.GroupResource{Group: r.Group, Resource: r.Plural}
+	gr := k8sschema.GroupResource{Group: r.Group, Resource: r.Plural}
 	switch {
 	case storage.IsCode(err, storage.CodeNotFound):
 		return apierrors.NewNotFound(gr, name)
@@ -123,5 +123,63 @@ func badRequest(msg string) error { return apierrors.NewBadRequest(msg) }
 
 // methodNotAllowed returns a 405 MethodNotAllowed error.
 func methodNotAllowed(method, what string) error {
-	return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: what}, method)
+	return apierrors.NewMethodNotSupported(k8sschema.GroupResource{Resource: what}, method)
 }
+
+// unprocessable is a 422 for a request that is well formed but cannot be
+// carried out.
+func unprocessable(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
+		Reason: metav1.StatusReasonInvalid, Message: msg,
+	}}
+}
+
+// publicMessage is the message a client is told for err when err's own
+// text carries what is not the client's business: a storage error's key
+// and its cause's internals (etcd and gRPC errors), or the text of an
+// error that is not an API status (a 500). writeError logs err in full.
+// ok is false when err's message is fine as it is.
+func publicMessage(err error) (msg string, ok bool) {
+	var api apierrors.APIStatus
+	var se *storage.Error
+	switch {
+	case errors.As(err, &se):
+		msg = se.Msg
+		if msg == "" {
+			msg = se.Code.String()
+		}
+		// An invalid argument says what is wrong with it; an unreachable
+		// etcd says why (the last dial or RPC error), which is the
+		// operator's first clue. Other causes stay in the log.
+		if (se.Code == storage.CodeInvalidArgument || se.Code == storage.CodeUnreachable) && se.Err != nil {
+			msg += ": " + se.Err.Error()
+		}
+		return msg, true
+	case errors.As(err, &api), errors.Is(err, context.DeadlineExceeded):
+		return "", false
+	}
+	return "an error on the server prevented the request from succeeding (the server logs the cause)", true
+}
+
+// isStorageError reports whether err is (or wraps) a *storage.Error.
+func isStorageError(err error) bool {
+	var se *storage.Error
+	return errors.As(err, &se)
+}
+
+// conflictCause is the cause a 409 Conflict names for a storage conflict:
+// its message without the storage key.
+func conflictCause(err error) error {
+	if msg, ok := publicMessage(err); ok {
+		return errors.New(msg)
+	}
+	return err
+}
+
+// errPathNotFound is Kubernetes' 404 for a path that names nothing it
+// serves.
+var errPathNotFound = &apierrors.StatusError{ErrStatus: metav1.Status{
+	Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+	Message: "the server could not find the requested resource",
+}}

@@ -30,6 +30,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"read-only requests (watches excepted) served at once; past it 429 with Retry-After (0: no limit)")
 	maxMutating := fs.Int("max-mutating-requests-inflight", server.DefaultMaxMutatingRequestsInFlight,
 		"mutating requests served at once; past it 429 with Retry-After (0: no limit)")
+	defaultWatches := server.DefaultMaxWatches()
+	maxWatches := fs.Int("max-watches", defaultWatches,
+		"watch streams served at once, whoever opens them; past it 429 with Retry-After (0: no limit; the default is what a quarter of the memory holds)")
+	maxWatchesPerUser := fs.Int("max-watches-per-user", server.DefaultMaxWatchesPerUser(defaultWatches),
+		"watch streams one user (system:anonymous for every anonymous client) has open at once; past it 429 (0: no limit)")
 	h2Streams := fs.Int("http2-max-streams-per-connection", 0,
 		"requests (watches among them) one HTTP/2 connection carries at once (0: net/http's default, 250)")
 	var sec secureFlags
@@ -39,8 +44,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *requestTimeout <= 0 || *slowWatcher <= 0 || *maxInflight < 0 || *maxMutating < 0 || *h2Streams < 0 {
-		return fmt.Errorf("%w: --request-timeout and --slow-watcher-timeout must be positive, the in-flight limits and --http2-max-streams-per-connection 0 or more", errUsage)
+	if *requestTimeout <= 0 || *slowWatcher <= 0 || *maxInflight < 0 || *maxMutating < 0 || *h2Streams < 0 ||
+		*maxWatches < 0 || *maxWatchesPerUser < 0 {
+		return fmt.Errorf("%w: --request-timeout and --slow-watcher-timeout must be positive, the in-flight and watch limits and --http2-max-streams-per-connection 0 or more", errUsage)
 	}
 	logger, err := logs.logger(stderr)
 	if err != nil {
@@ -61,6 +67,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		c.SlowWatcherTimeout = *slowWatcher
 		c.MaxRequestsInFlight = unlimitedIfZero(*maxInflight)
 		c.MaxMutatingRequestsInFlight = unlimitedIfZero(*maxMutating)
+		c.MaxWatches = unlimitedIfZero(*maxWatches)
+		c.MaxWatchesPerUser = unlimitedIfZero(*maxWatchesPerUser)
 		c.HTTP2MaxStreamsPerConnection = *h2Streams
 		c.ReadyChecks = append(c.ReadyChecks, etcdReadyCheck(&etcdHealth))
 	}
@@ -100,6 +108,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	logger.Info("serving", append([]any{"address", st.baseURL, "resource", plural + "." + group + "/" + version,
 		"requestTimeout", requestTimeout.String(), "maxRequestsInflight", *maxInflight, "maxMutatingRequestsInflight", *maxMutating,
+		"maxWatches", *maxWatches, "maxWatchesPerUser", *maxWatchesPerUser,
 		"verbosity", logs.verbosity}, sec.describe()...)...)
 	fmt.Fprintf(stdout, "serving %s/%s %s on %s\n", group, version, plural, st.baseURL)
 	if caPath != "" {

@@ -56,6 +56,14 @@ var rules = []struct {
 	// capabilities (storage.EncodedLister, storage.EncodedWatcher), never
 	// through the watch cache.
 	{"server", []string{"./watchcache", "./reflector", "./embedtest", "./etcdrun", "./cmd", "./storage/etcd3", "go.etcd.io/etcd/server"}},
+	// The server's rooms, bottom up: wire (bytes) < schema (what a
+	// resource's schema means) < request (decoding) < filters (what wraps
+	// every request); auth stands alone. Package server, above them all,
+	// is checked by TestServerSubpackages.
+	{"server/wire", []string{"./server/schema", "./server/request", "./server/filters", "./server/auth"}},
+	{"server/schema", []string{"./server/request", "./server/filters", "./server/auth"}},
+	{"server/request", []string{"./server/filters", "./server/auth"}},
+	{"server/auth", []string{"./server/wire", "./server/request", "./server/schema", "./server/filters"}},
 	{"embedtest", []string{"./cacher", "./reflector", "./server", "./watchcache", "./cmd"}},
 	// registry is the write path over any storage.Interface: it knows
 	// storage and apimachinery, nothing above or beside them.
