@@ -145,17 +145,8 @@ func publicMessage(err error) (msg string, ok bool) {
 	var se *storage.Error
 	switch {
 	case errors.As(err, &se):
-		msg = se.Msg
-		if msg == "" {
-			msg = se.Code.String()
-		}
-		// An invalid argument says what is wrong with it; an unreachable
-		// etcd says why (the last dial or RPC error), which is the
-		// operator's first clue. Other causes stay in the log.
-		if (se.Code == storage.CodeInvalidArgument || se.Code == storage.CodeUnreachable) && se.Err != nil {
-			msg += ": " + se.Err.Error()
-		}
-		return msg, true
+		// No key, endpoint or etcd/gRPC cause: those stay in the log.
+		return se.ClientMessage(), true
 	case errors.As(err, &api), errors.Is(err, context.DeadlineExceeded):
 		return "", false
 	}

@@ -1,12 +1,8 @@
-package watchcache
+package pack
 
-import (
-	"hash/maphash"
-	"maps"
-	"reflect"
-)
+import "reflect"
 
-// Bounds of a compaction plan: a recursive type (a schema of schemas) is
+// Bounds of a plan: a recursive type (a schema of schemas) is
 // unfolded to maxPlanDepth, and a cache plans at most maxPlanNodes places
 // in all; values deeper or beyond are left as they are.
 const (
@@ -14,20 +10,20 @@ const (
 	maxPlanNodes = 8192
 )
 
-// planner builds and keeps the compaction plan of each object type.
+// planner builds and keeps the plan of each object type: the places of the
+// type that can hold strings to share.
 type planner struct {
 	roots map[reflect.Type]*node
-	// strings memoizes whether a type can hold strings compaction rewrites.
+	// strings memoizes whether a type can hold strings to share.
 	strings map[reflect.Type]bool
 	// nodes counts the places planned (bounded by maxPlanNodes).
 	nodes int
 	// tables are every string table of the plans.
 	tables []*stringTable
-	seed   maphash.Seed
 }
 
 // node is one place in an object type (a field, the elements of a slice,
-// the values of a map) and what compaction learned about the values found
+// the values of a map) and what the packer learned about the values found
 // there.
 type node struct {
 	kind reflect.Kind
@@ -44,7 +40,7 @@ type node struct {
 	keys  *stringTable
 	byKey map[string]*stringTable
 	maps  *mapTable
-	// tables is where new per-key tables are registered.
+	// plans is where new per-key tables are registered.
 	plans *planner
 }
 
@@ -61,7 +57,6 @@ func (p *planner) plan(t reflect.Type) *node {
 	if p.roots == nil {
 		p.roots = make(map[reflect.Type]*node)
 		p.strings = make(map[reflect.Type]bool)
-		p.seed = maphash.MakeSeed()
 	}
 	n := p.build(t, 0)
 	p.roots[t] = n
@@ -98,7 +93,7 @@ func (p *planner) build(t reflect.Type, depth int) *node {
 	case reflect.Map:
 		n.strs, n.keys = p.table(), p.table()
 		n.byKey = make(map[string]*stringTable)
-		n.maps = &mapTable{seed: p.seed}
+		n.maps = &mapTable{}
 	default:
 		return nil
 	}
@@ -112,9 +107,14 @@ func (p *planner) table() *stringTable {
 	return t
 }
 
-// holdsStrings reports whether a value of type t can hold a string that
-// compaction rewrites: a string, a map[string]string, or a struct, pointer,
-// slice or array reaching one through exported fields (not interfaces).
+// stringMapType is the map type a map place is handled as: maps of other
+// types (a map[string]Role) are left alone.
+var stringMapType = reflect.TypeFor[map[string]string]()
+
+// holdsStrings reports whether a value of type t can hold a string to
+// share: a string, a map[string]string (or a type of that underlying
+// type), or a struct, pointer, slice or array reaching one through
+// exported fields (not interfaces).
 func (p *planner) holdsStrings(t reflect.Type, visiting map[reflect.Type]bool) bool {
 	if v, ok := p.strings[t]; ok {
 		return v
@@ -128,7 +128,7 @@ func (p *planner) holdsStrings(t reflect.Type, visiting map[reflect.Type]bool) b
 	case reflect.String:
 		v = true
 	case reflect.Map:
-		v = t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String
+		v = t.ConvertibleTo(stringMapType)
 	case reflect.Pointer, reflect.Slice, reflect.Array:
 		v = t.Kind() != reflect.Slice || t.Elem().Kind() != reflect.Uint8
 		v = v && p.holdsStrings(t.Elem(), visiting)
@@ -158,62 +158,4 @@ func (n *node) valuesOf(k string) *stringTable {
 	t := n.plans.table()
 	n.byKey[string([]byte(k))] = t
 	return t
-}
-
-// mapTable shares equal map[string]string values found at one place.
-type mapTable struct {
-	seed       maphash.Seed
-	seen, hits int
-	// distinct is set once the place is judged to hold mostly distinct
-	// maps: they are no longer looked up.
-	distinct bool
-	sets     map[uint64][]map[string]string
-	n        int
-}
-
-// judging reports whether maps at this place are still looked up.
-func (t *mapTable) judging() bool { return !t.distinct }
-
-// hash returns a hash of m's content, independent of iteration order.
-func (t *mapTable) hash(m map[string]string) uint64 {
-	var h uint64
-	for k, v := range m {
-		var e maphash.Hash
-		e.SetSeed(t.seed)
-		e.WriteString(k)
-		e.WriteByte(0)
-		e.WriteString(v)
-		h += e.Sum64()
-	}
-	return h
-}
-
-// find returns the shared map equal to m, whose hash is h.
-func (t *mapTable) find(h uint64, m map[string]string) (map[string]string, bool) {
-	t.seen++
-	for _, shared := range t.sets[h] {
-		if maps.Equal(shared, m) {
-			t.hits++
-			return shared, true
-		}
-	}
-	if t.seen >= sampleSize && t.hits*4 < t.seen {
-		t.distinct, t.sets, t.n = true, nil, 0
-	}
-	if t.seen >= 1<<16 {
-		t.seen, t.hits = t.seen/2, t.hits/2
-	}
-	return nil, false
-}
-
-// add records m, whose hash is h, as the shared map of its content.
-func (t *mapTable) add(h uint64, m map[string]string) {
-	if t.distinct {
-		return
-	}
-	if t.sets == nil || t.n >= maxTableEntries {
-		t.sets, t.n = make(map[uint64][]map[string]string), 0
-	}
-	t.sets[h] = append(t.sets[h], m)
-	t.n++
 }

@@ -1,4 +1,4 @@
-package watchcache
+package pack
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/listwatch/listwatch/examples/widget"
 )
 
-// shape is an object type with every kind of place compaction handles or
+func mapID(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
+
+// shape is an object type with every kind of place the packer handles or
 // must leave alone.
 type shape struct {
 	metav1.TypeMeta
@@ -69,7 +69,7 @@ func makeShape(i int) *shape {
 }
 
 // placeOf returns the node of shape's field name in c's plan.
-func placeOf(c *compactor, name string) *node {
+func placeOf(c *objects, name string) *node {
 	f, _ := reflect.TypeFor[shape]().FieldByName(name)
 	for _, fn := range c.plans.plan(reflect.TypeFor[shape]()).fields {
 		if fn.index == f.Index[0] {
@@ -81,23 +81,23 @@ func placeOf(c *compactor, name string) *node {
 
 func sameString(a, b string) bool { return a == b && unsafe.StringData(a) == unsafe.StringData(b) }
 
-func TestCompactKeepsValues(t *testing.T) {
-	var c compactor
+func TestObjectsKeepsValues(t *testing.T) {
+	var c objects
 	for i := range 2 * sampleSize {
 		obj, want := makeShape(i), makeShape(i)
-		c.compact(obj)
+		c.rewrite(obj)
 		if !reflect.DeepEqual(obj, want) {
 			t.Fatalf("object %d changed:\n%+v\nwant\n%+v", i, obj, want)
 		}
 	}
 }
 
-func TestCompactSharesRepeatedValues(t *testing.T) {
-	var c compactor
+func TestObjectsSharesRepeatedValues(t *testing.T) {
+	var c objects
 	objs := make([]*shape, 2*sampleSize)
 	for i := range objs {
 		objs[i] = makeShape(i)
-		c.compact(objs[i])
+		c.rewrite(objs[i])
 	}
 	a, b := objs[len(objs)-4], objs[len(objs)-8]
 	for _, pair := range [][2]string{
@@ -121,15 +121,15 @@ func TestCompactSharesRepeatedValues(t *testing.T) {
 	}
 }
 
-func TestCompactStopsLookingUpDistinctValues(t *testing.T) {
-	var c compactor
+func TestObjectsStopsLookingUpDistinctValues(t *testing.T) {
+	var c objects
 	objs := make([]*shape, 2*sampleSize)
 	for i := range objs {
 		objs[i] = makeShape(i)
-		c.compact(objs[i])
+		c.rewrite(objs[i])
 	}
 	name := placeOf(&c, "Name")
-	if !name.strs.distinct || name.strs.vals != nil {
+	if !name.strs.distinct || name.strs.held != nil {
 		t.Fatalf("the names' place is not judged distinct: %+v", name.strs)
 	}
 	if sel := placeOf(&c, "Selector").maps; !sel.distinct || sel.sets != nil {
@@ -140,50 +140,29 @@ func TestCompactStopsLookingUpDistinctValues(t *testing.T) {
 	}
 }
 
-func TestCompactPacksLooseStrings(t *testing.T) {
-	var c compactor
-	var last *shape
-	for i := range 2 * sampleSize {
-		last = makeShape(i)
-		c.compact(last)
-	}
-	// The name, the owner's image and the selector's uid are distinct:
-	// one allocation holds them.
-	start := uintptr(unsafe.Pointer(unsafe.StringData(last.Name)))
-	for _, s := range []string{last.Owner.Image, last.Selector["uid"]} {
-		at := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-		if at < start || at > start+64 {
-			t.Fatalf("%q is not packed with the name", s)
-		}
-	}
-	if last.Selector["uid"] != fmt.Sprint("u", 2*sampleSize-1) {
-		t.Fatalf("selector: %v", last.Selector)
-	}
-}
-
-func TestCompactTablesAreBounded(t *testing.T) {
-	var c compactor
+func TestObjectsTablesAreBounded(t *testing.T) {
+	var c objects
 	long := strings.Repeat("v", 4<<10)
 	for i := range 3 * maxTableEntries {
 		// Each value repeats once: the place is worth sharing, and its
 		// table must not grow without bound.
 		s := makeShape(0)
 		s.Role = role(fmt.Sprint(i/2, long))
-		c.compact(s)
+		c.rewrite(s)
 	}
 	role := placeOf(&c, "Role").strs
-	if role.distinct || len(role.vals) > maxTableEntries || c.tableBytes > maxTableBytes {
-		t.Fatalf("table: distinct %v, %d values, %d bytes", role.distinct, len(role.vals), c.tableBytes)
+	if role.distinct || len(role.held) > maxTableEntries || c.heldBytes > maxHeldBytes {
+		t.Fatalf("table: distinct %v, %d values, %d bytes", role.distinct, len(role.held), c.heldBytes)
 	}
 }
 
-func TestCompactRecursiveTypeIsBounded(t *testing.T) {
-	var c compactor
+func TestObjectsRecursiveTypeIsBounded(t *testing.T) {
+	var c objects
 	deep := &shape{Name: "0"}
 	for i := 1; i < 3*maxPlanDepth; i++ {
 		deep = &shape{Name: fmt.Sprint(i), Next: deep}
 	}
-	c.compact(deep)
+	c.rewrite(deep)
 	if c.plans.nodes > maxPlanNodes {
 		t.Fatalf("%d nodes planned", c.plans.nodes)
 	}
@@ -191,61 +170,5 @@ func TestCompactRecursiveTypeIsBounded(t *testing.T) {
 		if s.Name != fmt.Sprint(i) {
 			t.Fatalf("name %q at depth %d", s.Name, i)
 		}
-	}
-}
-
-func TestNoCompactionKeepsObjectsAsGiven(t *testing.T) {
-	c, _ := newTestCache(t, func(cfg *Config) { cfg.NoCompaction = true })
-	a := testWidget("ns", "a", 1, map[string]string{"app": "x"})
-	b := testWidget("ns", "b", 2, map[string]string{"app": "x"})
-	if err := c.Replace([]runtime.Object{a, b}, 10); err != nil {
-		t.Fatal(err)
-	}
-	if mapID(a.Labels) == mapID(b.Labels) {
-		t.Fatal("labels shared with NoCompaction")
-	}
-}
-
-func TestCompactPacksShortStringsApartFromLongOnes(t *testing.T) {
-	var c compactor
-	var last *shape
-	for i := range 2 * sampleSize {
-		last = makeShape(i)
-		// 760 bytes take a 768-byte allocation: with the short strings,
-		// 896.
-		last.Owner.Image = fmt.Sprintf("%06d", i) + strings.Repeat("x", 754)
-		c.compact(last)
-	}
-	name := uintptr(unsafe.Pointer(unsafe.StringData(last.Name)))
-	uid := uintptr(unsafe.Pointer(unsafe.StringData(last.Selector["uid"])))
-	long := uintptr(unsafe.Pointer(unsafe.StringData(last.Owner.Image)))
-	if uid < name || uid > name+64 {
-		t.Fatal("the short strings are not packed")
-	}
-	if long >= name && long < name+64 {
-		t.Fatal("the long string is packed with the short ones")
-	}
-}
-
-func TestApplySharesRepeatedAnnotations(t *testing.T) {
-	c, _ := newTestCache(t, nil)
-	if err := c.Replace(nil, 1); err != nil {
-		t.Fatal(err)
-	}
-	pad := strings.Repeat("x", 800)
-	var objs []*widget.Widget
-	for i := range 3 {
-		w := testWidget("ns", fmt.Sprint("w", i), uint64(2+i), nil)
-		w.Annotations = map[string]string{"pad": strings.Clone(pad), "seq": fmt.Sprint(i)}
-		mustApply(t, c, "add", w, uint64(2+i))
-		objs = append(objs, w)
-	}
-	if !sameString(objs[0].Annotations["pad"], objs[2].Annotations["pad"]) {
-		t.Fatal("a repeated annotation value is not shared")
-	}
-	el, _, _, _ := c.Get("/widgets/ns/w2")
-	obj, _ := el.Object()
-	if got := obj.(*widget.Widget).Annotations; got["pad"] != pad || got["seq"] != "2" {
-		t.Fatalf("annotations: %v", got)
 	}
 }
