@@ -1,4 +1,4 @@
-package cacher
+package watcher
 
 import (
 	"context"
@@ -10,38 +10,39 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/listwatch/listwatch/cacher/internal/history"
+	"github.com/listwatch/listwatch/cacher/internal/hub"
 	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
 
-// memHistory is a watchSource over an in-memory cache, with no storage
+// memHistory is a Source over an in-memory cache, with no storage
 // behind it: the watcher state machine's tests need no etcd.
 type memHistory struct{ cache *watchcache.Cache }
 
-func (m memHistory) eventsSince(pos uint64, limit int) ([]*watchcache.Event, uint64, error) {
+func (m memHistory) EventsSince(pos uint64, limit int) ([]*watchcache.Event, uint64, error) {
 	return m.cache.EventsSince(pos, limit)
 }
-func (m memHistory) cacheRV() uint64                 { rv, _ := m.cache.RV(); return rv }
-func (m memHistory) cacheHolds(rv uint64) bool       { return m.cache.Oldest() <= rv }
-func (m memHistory) sharedGap() *gapHistory          { return nil }
-func (m memHistory) sharedBehind(uint64) *gapHistory { return nil }
-func (m memHistory) storageWatch(context.Context, string, storage.ListOptions) (watch.Interface, error) {
+func (m memHistory) CacheRV() uint64                                { rv, _ := m.cache.RV(); return rv }
+func (m memHistory) CacheHolds(rv uint64) bool                      { return m.cache.Oldest() <= rv }
+func (m memHistory) Shared(uint64, *history.Shared) *history.Shared { return nil }
+func (m memHistory) StorageWatch(context.Context, string, storage.ListOptions) (watch.Interface, error) {
 	return nil, errors.New("memHistory: no storage")
 }
-func (m memHistory) acquireSlot(context.Context, time.Duration) bool { return true }
-func (m memHistory) releaseSlot(bool)                                {}
-func (m memHistory) wantProgress()                                   {}
+func (m memHistory) AcquireSlot(context.Context, time.Duration) bool { return true }
+func (m memHistory) ReleaseSlot(bool)                                {}
+func (m memHistory) WantProgress()                                   {}
 
 // machineRig is one watcher on a hub fed from a memHistory, with fake
 // clocks for the schedule (parking) and the wall (deadline bookmarks).
 type machineRig struct {
 	t          *testing.T
 	cache      *watchcache.Cache
-	hub        *hub
+	hub        *hub.Hub
 	sched      *clocktesting.FakeClock
 	wall       *clocktesting.FakeClock
-	w          *watcher
+	w          *Watcher
 	rv         uint64 // the newest RV published
 	next       uint64 // the RV of the next event the client expects
 	stopLoops  context.CancelFunc
@@ -52,46 +53,34 @@ type machineRig struct {
 const machineParkDelay = time.Second
 
 func newMachineRig(t *testing.T) *machineRig {
-	cfg, err := Config{Storage: versionerOnly{}, ResourcePrefix: "/widgets", NewFunc: widget.New,
-		NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs, WatcherBufferSize: 2}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache, err := watchcache.New(cfg.cacheConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cache.Replace(nil, 1); err != nil {
-		t.Fatal(err)
-	}
-	r := &machineRig{t: t, cache: cache, hub: newHub(cfg), rv: 1, next: 2,
+	cache := newWidgetCache(t)
+	r := &machineRig{t: t, cache: cache, rv: 1, next: 2,
 		sched: clocktesting.NewFakeClock(time.Now()), wall: clocktesting.NewFakeClock(time.Now()),
 		loopsEnded: make(chan struct{}), ended: make(chan struct{})}
-	env := &watcherEnv{src: memHistory{cache}, hub: r.hub, clk: clocks{sched: r.sched, wall: r.wall},
-		metrics: NoopMetrics{}, versioner: cfg.Versioner, newFunc: cfg.NewFunc, keyFunc: cfg.KeyFunc,
-		catchUpBatch: 4, bufferSize: cfg.WatcherBufferSize}
-	r.w = env.newWatcher("/widgets", storage.ListOptions{Recursive: true,
+	r.hub = hub.New(hub.Config{Wall: r.wall, Metrics: noMetrics{}})
+	env := &Env{Source: memHistory{cache}, Hub: r.hub, Wall: r.wall, Metrics: noMetrics{},
+		Versioner: storage.APIObjectVersioner{}, NewFunc: widget.New, KeyFunc: widgetKey,
+		CatchUpBatch: 4, BufferSize: 2}
+	r.w = env.New("/widgets", storage.ListOptions{Recursive: true,
 		Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true, GetAttrs: widget.GetAttrs}})
-	r.w.bookmarkAt = r.wall.Now().Add(time.Minute) // its deadline bookmark
-	r.w.plan = watchPlan{pos: 1}
+	r.w.BookmarkAt = r.wall.Now().Add(time.Minute) // its deadline bookmark
+	r.w.Plan = Plan{Pos: 1}
 
-	// What Cacher.startWatcher and Run do, without a Cacher.
+	// What the cacher's startWatcher and Run do, without a cacher.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	r.w.ctx, r.w.abort = ctx, cancel
-	stopWake := context.AfterFunc(ctx, r.w.wakeAsync)
-	r.w.release = func() {
-		stopWake()
-		cancel(nil)
-		close(r.ended)
-	}
+	stopWake := context.AfterFunc(ctx, r.w.WakeAsync)
 	loopsCtx, stopLoops := context.WithCancel(context.Background())
 	r.stopLoops = stopLoops
 	go func() {
 		defer close(r.loopsEnded)
-		r.hub.parkLoop(loopsCtx, r.sched, machineParkDelay)
+		r.hub.ParkLoop(loopsCtx, r.sched, machineParkDelay)
 	}()
-	r.hub.opened(r.w)
-	go r.w.run(ctx)
+	r.hub.Opened(r.w.e)
+	r.w.Start(ctx, cancel, func() {
+		stopWake()
+		cancel(nil)
+		close(r.ended)
+	})
 	t.Cleanup(r.stop)
 	return r
 }
@@ -111,13 +100,13 @@ func (r *machineRig) publish(n int) {
 		r.rv++
 		o := widget.NewWidget("ns", fmt.Sprintf("w%d", r.rv))
 		o.ResourceVersion = fmt.Sprint(r.rv)
-		err := r.hub.commit(func(tx hubTx) error {
+		err := r.hub.Commit(func(tx hub.Tx) error {
 			ev, err := r.cache.Apply(watch.Added, o, r.rv)
 			if err != nil || ev == nil {
 				return err
 			}
 			r.cache.UpdateRV(r.rv) // each revision is one event: complete
-			tx.dispatch(ev)
+			tx.Dispatch(ev)
 			return nil
 		})
 		if err != nil {
@@ -164,9 +153,8 @@ func rvOfObject(t *testing.T, ev watch.Event) uint64 {
 
 // state reports whether the watcher is in live dispatch and parked.
 func (r *machineRig) state() (live, parked bool) {
-	r.hub.mu.Lock()
-	defer r.hub.mu.Unlock()
-	return r.hub.reg.has(r.w), r.w.parked
+	live, _, parked = r.hub.State(r.w.e)
+	return live, parked
 }
 
 // await waits, at most a second, until the watcher's state is as wanted;
@@ -256,7 +244,7 @@ func TestWatcherStateMachine(t *testing.T) {
 		}},
 		{"parked, the end of its context ends the watch", func(t *testing.T, r *machineRig) {
 			r.await("parked once more", true, true, func() { r.sched.Step(machineParkDelay) })
-			r.w.abort(nil)
+			r.w.Abort(nil)
 			select {
 			case <-r.ended:
 			case <-time.After(time.Second):

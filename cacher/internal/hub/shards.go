@@ -1,4 +1,4 @@
-package cacher
+package hub
 
 import (
 	"sort"
@@ -24,25 +24,25 @@ type shardRanges struct {
 
 type shardRange struct {
 	storage.HashRange
-	w *watcher
+	w *Entry
 }
 
 // shardKey returns the field w's shard selector hashes, if it selects a
 // shard whose ranges all use one field.
-func shardKey(w *watcher) (string, bool) {
-	if !w.pred.Sharded() {
+func shardKey(w *Entry) (string, bool) {
+	if !w.Pred.Sharded() {
 		return "", false
 	}
-	field, _, ok := storage.ShardHashRanges(w.pred.Shard)
+	field, _, ok := storage.ShardHashRanges(w.Pred.Shard)
 	return field, ok
 }
 
-func (s *shardRanges) add(w *watcher) {
+func (s *shardRanges) add(w *Entry) {
 	s.members[w] = struct{}{}
 	s.rebuild()
 }
 
-func (s *shardRanges) remove(w *watcher) {
+func (s *shardRanges) remove(w *Entry) {
 	delete(s.members, w)
 	s.rebuild()
 }
@@ -52,7 +52,7 @@ func (s *shardRanges) remove(w *watcher) {
 func (s *shardRanges) rebuild() {
 	s.ranges = s.ranges[:0]
 	for w := range s.members {
-		_, rs, _ := storage.ShardHashRanges(w.pred.Shard)
+		_, rs, _ := storage.ShardHashRanges(w.Pred.Shard)
 		for _, r := range rs {
 			s.ranges = append(s.ranges, shardRange{HashRange: r, w: w})
 		}
@@ -72,7 +72,7 @@ func (s *shardRanges) rebuild() {
 func farther(a, b storage.HashRange) bool { return !b.ToMax && (a.ToMax || a.End > b.End) }
 
 // stab calls visit for every watcher with a range holding hash.
-func (s *shardRanges) stab(hash uint64, visit func(*watcher)) {
+func (s *shardRanges) stab(hash uint64, visit func(*Entry)) {
 	i := sort.Search(len(s.ranges), func(i int) bool { return s.ranges[i].Start > hash })
 	for j := i - 1; j >= 0 && !s.reach[j].Before(hash); j-- {
 		if s.ranges[j].Holds(hash) {

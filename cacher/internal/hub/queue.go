@@ -1,4 +1,4 @@
-package cacher
+package hub
 
 import (
 	"sync"
@@ -6,11 +6,11 @@ import (
 	"github.com/listwatch/listwatch/watchcache"
 )
 
-// eventQueue is a watcher's bounded queue of live events. The dispatcher
+// queue is a watcher's bounded queue of live events. The dispatcher
 // pushes without blocking; the watcher's goroutine takes everything queued
 // at once, so a burst costs one wake-up rather than one per event.
-type eventQueue struct {
-	mu  sync.Mutex
+type queue struct {
+	mu  sync.Mutex          // taken by dispatch (push, Hub.mu held) and the watcher's goroutine (takeAll)
 	buf []*watchcache.Event // guarded by mu
 	max int
 	// ready holds a token while buf may be non-empty; the dispatcher
@@ -18,12 +18,12 @@ type eventQueue struct {
 	ready chan struct{}
 }
 
-func newEventQueue(max int) *eventQueue {
-	return &eventQueue{max: max, ready: make(chan struct{}, 1)}
+func newQueue(max int) *queue {
+	return &queue{max: max, ready: make(chan struct{}, 1)}
 }
 
 // push queues ev; false means the queue is full.
-func (q *eventQueue) push(ev *watchcache.Event) bool {
+func (q *queue) push(ev *watchcache.Event) bool {
 	q.mu.Lock()
 	if len(q.buf) >= q.max {
 		q.mu.Unlock()
@@ -36,7 +36,7 @@ func (q *eventQueue) push(ev *watchcache.Event) bool {
 }
 
 // signal deposits the ready token unless one is there already.
-func (q *eventQueue) signal() {
+func (q *queue) signal() {
 	select {
 	case q.ready <- struct{}{}:
 	default:
@@ -44,7 +44,7 @@ func (q *eventQueue) signal() {
 }
 
 // takeAll moves every queued event into dst (reset first) and returns it.
-func (q *eventQueue) takeAll(dst []*watchcache.Event) []*watchcache.Event {
+func (q *queue) takeAll(dst []*watchcache.Event) []*watchcache.Event {
 	q.mu.Lock()
 	dst = append(dst[:0], q.buf...)
 	clear(q.buf)
@@ -54,7 +54,7 @@ func (q *eventQueue) takeAll(dst []*watchcache.Event) []*watchcache.Event {
 }
 
 // empty reports whether nothing is queued.
-func (q *eventQueue) empty() bool {
+func (q *queue) empty() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.buf) == 0

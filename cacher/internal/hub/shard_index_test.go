@@ -1,9 +1,11 @@
-package cacher
+package hub
 
 import (
 	"fmt"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/watch"
@@ -15,9 +17,9 @@ import (
 
 // shardWatchers adds n watchers of /widgets whose uid shards split the hash
 // space in n equal ranges.
-func shardWatchers(t testing.TB, c *Cacher, n int) []*watcher {
+func shardWatchers(t testing.TB, c *shardRig, n int) []*Entry {
 	step := (uint64(1) << 63) / uint64(n) * 2
-	var ws []*watcher
+	var ws []*Entry
 	for i := range n {
 		start := fmt.Sprintf("0x%016x", uint64(i)*step)
 		end := fmt.Sprintf("0x%016x", uint64(i+1)*step)
@@ -33,7 +35,7 @@ func shardWatchers(t testing.TB, c *Cacher, n int) []*watcher {
 	return ws
 }
 
-func applyWithUID(t testing.TB, c *Cacher, i int, uid types.UID, rv uint64) *watchcache.Event {
+func applyWithUID(t testing.TB, c *shardRig, i int, uid types.UID, rv uint64) *watchcache.Event {
 	o := widget.NewWidget("ns", fmt.Sprintf("w%05d", i))
 	o.UID, o.ResourceVersion = uid, fmt.Sprint(rv)
 	ev, err := c.cache.Apply(watch.Added, o, rv)
@@ -47,7 +49,7 @@ func applyWithUID(t testing.TB, c *Cacher, i int, uid types.UID, rv uint64) *wat
 // hash space, an event visits exactly the watcher of its shard (not all
 // 64), and is queued to it.
 func TestDispatchShardWatchersVisitOne(t *testing.T) {
-	c := newDispatchCacher(t)
+	c := newShardRig(t)
 	ws := shardWatchers(t, c, 64)
 	for i := range 200 {
 		ev := applyWithUID(t, c, i, uuid.NewUUID(), uint64(i+2))
@@ -74,7 +76,7 @@ func TestDispatchShardWatchersVisitOne(t *testing.T) {
 func BenchmarkDispatchShards(b *testing.B) {
 	for _, shards := range []int{0, 1, 64, 1024} {
 		b.Run(fmt.Sprintf("shardWatchers=%d", shards), func(b *testing.B) {
-			c := newDispatchCacher(b)
+			c := newShardRig(b)
 			if shards == 0 {
 				c.addTestWatcher("/widgets", true, storage.Everything)
 			} else {
@@ -99,4 +101,50 @@ func BenchmarkDispatchShards(b *testing.B) {
 			b.ReportMetric(float64(c.hub.reg.visited-before)/float64(b.N), "visits/event")
 		})
 	}
+}
+
+// acceptAll is a Member that takes every event directly.
+type acceptAll struct{}
+
+func (acceptAll) DeliverDirect(*watchcache.Event, *Wrappers) bool { return true }
+func (acceptAll) Resume()                                         {}
+func (acceptAll) Abort(error)                                     {}
+
+type noMetrics struct{}
+
+func (noMetrics) WatcherLagged() {}
+
+// shardRig is a cache of widgets at RV 1 and a hub, with no feed.
+type shardRig struct {
+	cache *watchcache.Cache
+	hub   *Hub
+}
+
+func newShardRig(t testing.TB) *shardRig {
+	cache, err := watchcache.New(watchcache.Config{KeyFunc: func(obj runtime.Object) (string, error) {
+		a, err := meta.Accessor(obj)
+		if err != nil {
+			return "", err
+		}
+		return "/widgets/" + a.GetNamespace() + "/" + a.GetName(), nil
+	}, GetAttrs: widget.GetAttrs, Versioner: storage.APIObjectVersioner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cache.Replace(nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	return &shardRig{cache: cache, hub: New(Config{Metrics: noMetrics{}})}
+}
+
+// addTestWatcher registers an entry of key with pred in live dispatch.
+func (c *shardRig) addTestWatcher(key string, recursive bool, pred storage.SelectionPredicate) *Entry {
+	pred.GetAttrs = widget.GetAttrs
+	spec := Spec{Key: key, Recursive: recursive, Pred: pred, EmptyPred: pred.Empty()}
+	if recursive {
+		spec.Prefix = RecursivePrefix(key)
+	}
+	e := NewEntry(spec, acceptAll{}, 1<<16)
+	c.hub.Add(e)
+	return e
 }

@@ -1,4 +1,4 @@
-package cacher
+package watcher
 
 import (
 	"testing"
@@ -13,20 +13,18 @@ func TestWatcherHandsBackWithoutTheHubLock(t *testing.T) {
 	r := newMachineRig(t)
 	r.await("joined", true, false, nil)
 	r.publish(17) // 16 fill result, one is queued: the goroutine delivers it
-	r.hub.mu.Lock()
+	unlock := r.hub.Lock()
 	r.receiveAll()
-	for deadline := time.Now().Add(time.Second); r.w.handoff.Load() != offeredToDispatch; {
+	for deadline := time.Now().Add(time.Second); !r.w.e.Offered(); {
 		if time.Now().After(deadline) {
-			r.hub.mu.Unlock()
-			t.Fatalf("handoff is %d with the hub's lock held, want %d (offered)", r.w.handoff.Load(), offeredToDispatch)
+			unlock()
+			t.Fatal("with the hub's lock held, the goroutine did not offer delivery back")
 		}
 		time.Sleep(time.Millisecond) // polling a state no channel announces
 	}
-	r.hub.mu.Unlock()
+	unlock()
 	r.publish(1)
-	r.hub.mu.Lock()
-	direct := r.w.direct
-	r.hub.mu.Unlock()
+	_, direct, _ := r.hub.State(r.w.e)
 	if !direct {
 		t.Fatal("the event after the hand-back was not delivered directly")
 	}

@@ -1,4 +1,4 @@
-package cacher
+package watcher
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/cacher/internal/hub"
 	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
@@ -36,11 +37,11 @@ func BenchmarkDispatchFanout(b *testing.B) {
 
 func benchmarkDispatchFanout(b *testing.B, events int, batch bool) {
 	const watchers = 1000
-	c := newDispatchCacher(b)
+	c := newDispatchRig(b)
 	var left atomic.Int64
 	round := make(chan struct{}, 1)
 	var wg sync.WaitGroup
-	ws := make([]*watcher, watchers)
+	ws := make([]*Watcher, watchers)
 	for i := range ws {
 		ws[i] = c.addTestWatcher("/widgets", true, storage.Everything)
 		wg.Go(func() {
@@ -82,9 +83,9 @@ func benchmarkDispatchFanout(b *testing.B, events int, batch bool) {
 		b.StartTimer()
 		left.Store(int64(watchers * events))
 		for i, ev := range evs {
-			c.hub.batch(batch && i < events-1)
-			_ = c.hub.commit(func(tx hubTx) error {
-				if got := tx.dispatch(ev); got != watchers {
+			c.hub.Batch(batch && i < events-1)
+			_ = c.hub.Commit(func(tx hub.Tx) error {
+				if got := tx.Dispatch(ev); got != watchers {
 					b.Errorf("dispatched to %d watchers, want %d", got, watchers)
 				}
 				return nil
@@ -94,7 +95,7 @@ func benchmarkDispatchFanout(b *testing.B, events int, batch bool) {
 		n += events
 	}
 	for _, w := range ws {
-		if !w.direct {
+		if _, direct, _ := c.hub.State(w.e); !direct {
 			b.Fatal("a watcher left direct mode")
 		}
 	}

@@ -1,12 +1,14 @@
-package cacher
+package watcher
 
 import (
 	"context"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/cacher/internal/hub"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -16,9 +18,9 @@ import (
 
 // deliver converts ev for this watcher and sends it, unless it was handled
 // already or does not concern the watcher.
-func (w *watcher) deliver(ctx context.Context, ev *watchcache.Event) bool {
+func (w *Watcher) deliver(ctx context.Context, ev *watchcache.Event) bool {
 	if ev.Type == watch.Bookmark {
-		if !w.bookmarks || ev.RV < w.lastSent || ev.RV < w.pos {
+		if !w.e.Bookmarks || ev.RV < w.lastSent || ev.RV < w.pos {
 			return true
 		}
 		return w.sendBookmark(ctx, ev.RV, false)
@@ -33,7 +35,7 @@ func (w *watcher) deliver(ctx context.Context, ev *watchcache.Event) bool {
 	}
 	if out.Type == watch.Error {
 		// The object could not be decoded: the error ends the watch.
-		w.env.metrics.WatcherTerminated("decode")
+		w.env.Metrics.WatcherTerminated("decode")
 		w.send(ctx, out, w.lastSent)
 		return false
 	}
@@ -41,13 +43,13 @@ func (w *watcher) deliver(ctx context.Context, ev *watchcache.Event) bool {
 }
 
 // handled reports whether the change of key at rv was handled already.
-func (w *watcher) handled(rv uint64, key string) bool {
+func (w *Watcher) handled(rv uint64, key string) bool {
 	return rv <= w.pos || (rv == w.revRV && slices.Contains(w.revSeen, key))
 }
 
 // markHandled records the change of key at rv as handled; all revisions
 // before rv are then complete.
-func (w *watcher) markHandled(rv uint64, key string) {
+func (w *Watcher) markHandled(rv uint64, key string) {
 	if rv != w.revRV {
 		w.pos = max(w.pos, rv-1)
 		w.revRV, w.revSeen = rv, w.revSeen[:0]
@@ -57,16 +59,16 @@ func (w *watcher) markHandled(rv uint64, key string) {
 
 // convert derives the event this watcher sees from the change: a change
 // that makes an object (stop) match its predicate is an ADDED (DELETED).
-func (w *watcher) convert(ev *watchcache.Event) (watch.Event, bool) { return w.convertWith(ev, nil) }
+func (w *Watcher) convert(ev *watchcache.Event) (watch.Event, bool) { return w.convertWith(ev, nil) }
 
 // convertWith is convert; an encoded watcher takes the wrapper of the
 // change's current object from shared (nil: one of its own).
-func (w *watcher) convertWith(ev *watchcache.Event, shared *sharedWrappers) (watch.Event, bool) {
-	if !w.inScope(ev.Key()) {
+func (w *Watcher) convertWith(ev *watchcache.Event, shared *hub.Wrappers) (watch.Event, bool) {
+	if !w.e.InScope(ev.Key()) {
 		return watch.Event{}, false
 	}
-	prevOK := ev.Prev != nil && w.matches(ev.Prev)
-	curOK := ev.Type != watch.Deleted && w.matches(ev.Cur)
+	prevOK := ev.Prev != nil && w.e.Matches(ev.Prev)
+	curOK := ev.Type != watch.Deleted && w.e.Matches(ev.Cur)
 	typ, el := watch.Deleted, ev.Cur
 	switch {
 	case ev.Type == watch.Deleted:
@@ -89,14 +91,14 @@ func (w *watcher) convertWith(ev *watchcache.Event, shared *sharedWrappers) (wat
 	if el == ev.Prev {
 		// The object leaves the watch: its last state, at the change's RV.
 		obj = obj.DeepCopyObject()
-		if err := w.env.versioner.UpdateObject(obj, ev.RV); err != nil {
+		if err := w.env.Versioner.UpdateObject(obj, ev.RV); err != nil {
 			return watch.Event{}, false
 		}
 	}
 	return watch.Event{Type: typ, Object: w.carry(ev, el, obj, shared)}, true
 }
 
-func (w *watcher) send(ctx context.Context, ev watch.Event, rv uint64) bool {
+func (w *Watcher) send(ctx context.Context, ev watch.Event, rv uint64) bool {
 	if ctx.Err() != nil {
 		// Ended (by its client, or by the cacher at a revision it cannot
 		// deliver): nothing after that point, even to a reading client.
@@ -111,7 +113,7 @@ func (w *watcher) send(ctx context.Context, ev watch.Event, rv uint64) bool {
 	}
 }
 
-func (w *watcher) sendBookmark(ctx context.Context, rv uint64, initialEnd bool) bool {
+func (w *Watcher) sendBookmark(ctx context.Context, rv uint64, initialEnd bool) bool {
 	ev, ok := w.bookmarkEvent(rv, initialEnd)
 	if !ok {
 		return true
@@ -120,9 +122,9 @@ func (w *watcher) sendBookmark(ctx context.Context, rv uint64, initialEnd bool) 
 }
 
 // bookmarkEvent builds a BOOKMARK at rv; false if the object cannot carry it.
-func (w *watcher) bookmarkEvent(rv uint64, initialEnd bool) (watch.Event, bool) {
-	obj := w.env.newFunc()
-	if err := w.env.versioner.UpdateObject(obj, rv); err != nil {
+func (w *Watcher) bookmarkEvent(rv uint64, initialEnd bool) (watch.Event, bool) {
+	obj := w.env.NewFunc()
+	if err := w.env.Versioner.UpdateObject(obj, rv); err != nil {
 		return watch.Event{}, false
 	}
 	if initialEnd {
@@ -135,10 +137,10 @@ func (w *watcher) bookmarkEvent(rv uint64, initialEnd bool) (watch.Event, bool) 
 
 // sendInitial sends the initial state as ADDED events, then the
 // initial-events-end bookmark when asked for.
-func (w *watcher) sendInitial(ctx context.Context) bool {
-	init := w.plan.initial
-	w.plan.initial = nil
-	for _, el := range init.items {
+func (w *Watcher) sendInitial(ctx context.Context) bool {
+	init := w.Plan.Initial
+	w.Plan.Initial = nil
+	for _, el := range init.Items {
 		obj, err := el.Object()
 		if err != nil {
 			w.fail(ctx, err, "decode")
@@ -148,9 +150,33 @@ func (w *watcher) sendInitial(ctx context.Context) bool {
 			return false
 		}
 	}
-	w.pos = init.rv
-	if init.annotate && w.bookmarks {
-		return w.sendBookmark(ctx, init.rv, true)
+	w.pos = init.RV
+	if init.Annotate && w.e.Bookmarks {
+		return w.sendBookmark(ctx, init.RV, true)
 	}
 	return true
+}
+
+// carry returns obj, the object a watcher delivers for element el of
+// change ev (nil for an initial event), as the watcher's client asked:
+// as it is (Watch), or wrapped with its encodings (WatchEncoded). Every
+// watcher of a change shares the change's encodings of its current
+// object, and the dispatcher's watchers (shared not nil) the wrapper too;
+// an object of its own (the previous state stamped with the change's RV)
+// and an initial event's object get encodings of their own, seeded with
+// the cached encoding when it is the object's.
+func (w *Watcher) carry(ev *watchcache.Event, el *watchcache.Element, obj runtime.Object, shared *hub.Wrappers) runtime.Object {
+	if !w.Encoded {
+		return obj
+	}
+	switch {
+	case ev != nil && el == ev.Cur && shared != nil:
+		return shared.Get(ev, obj)
+	case ev != nil && el == ev.Cur:
+		return &storage.EncodedObject{Object: obj, Encodings: ev.Encodings()}
+	case ev == nil:
+		return &storage.EncodedObject{Object: obj, Encodings: el.Encodings()}
+	default:
+		return &storage.EncodedObject{Object: obj, Encodings: storage.NewEncodings("", nil)}
+	}
 }

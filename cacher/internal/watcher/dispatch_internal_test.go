@@ -1,4 +1,4 @@
-package cacher
+package watcher
 
 import (
 	"fmt"
@@ -14,31 +14,6 @@ import (
 	"github.com/listwatch/listwatch/watchcache"
 )
 
-// versionerOnly is the part of storage.Interface New touches.
-type versionerOnly struct{ storage.Interface }
-
-func (versionerOnly) Versioner() storage.Versioner { return storage.APIObjectVersioner{} }
-
-func newDispatchCacher(t testing.TB) *Cacher {
-	c, err := New(Config{Storage: versionerOnly{}, ResourcePrefix: "/widgets", NewFunc: widget.New,
-		NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs, IndexLabels: []string{"app"},
-		WatcherBufferSize: 1 << 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.cache.Replace(nil, 1); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func (c *Cacher) addTestWatcher(key string, recursive bool, pred storage.SelectionPredicate) *watcher {
-	pred.GetAttrs = widget.GetAttrs
-	w := c.env.newWatcher(key, storage.ListOptions{Recursive: recursive, Predicate: pred})
-	c.hub.reg.add(w)
-	return w
-}
-
 func nameIs(n string) storage.SelectionPredicate {
 	return storage.SelectionPredicate{Field: fields.OneTermEqualSelector("metadata.name", n)}
 }
@@ -48,25 +23,25 @@ func nameIs(n string) storage.SelectionPredicate {
 func TestDispatchVisitsOnlyMatchingWatchers(t *testing.T) {
 	cases := []struct {
 		name  string
-		watch func(c *Cacher, i int) *watcher
+		watch func(c *dispatchRig, i int) *Watcher
 	}{
-		{"name field selector", func(c *Cacher, i int) *watcher {
+		{"name field selector", func(c *dispatchRig, i int) *Watcher {
 			return c.addTestWatcher("/widgets", true, nameIs(fmt.Sprintf("w%04d", i)))
 		}},
-		{"single key", func(c *Cacher, i int) *watcher {
+		{"single key", func(c *dispatchRig, i int) *Watcher {
 			return c.addTestWatcher(fmt.Sprintf("/widgets/ns/w%04d", i), false, storage.Everything)
 		}},
-		{"namespace prefix", func(c *Cacher, i int) *watcher {
+		{"namespace prefix", func(c *dispatchRig, i int) *Watcher {
 			return c.addTestWatcher(fmt.Sprintf("/widgets/ns%04d", i), true, storage.Everything)
 		}},
-		{"indexed label", func(c *Cacher, i int) *watcher {
+		{"indexed label", func(c *dispatchRig, i int) *Watcher {
 			return c.addTestWatcher("/widgets", true, storage.SelectionPredicate{
 				Label: labels.SelectorFromSet(labels.Set{"app": fmt.Sprintf("a%04d", i)})})
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newDispatchCacher(t)
+			c := newDispatchRig(t)
 			for i := range 1000 {
 				tc.watch(c, i)
 			}
@@ -79,11 +54,11 @@ func TestDispatchVisitsOnlyMatchingWatchers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := c.hub.reg.visited
-			if n := c.hub.reg.dispatch(ev); n != 1 {
+			before := c.hub.Visited()
+			if n := c.dispatch(ev); n != 1 {
 				t.Fatalf("event queued to %d watchers, want 1", n)
 			}
-			if v := c.hub.reg.visited - before; v != 1 {
+			if v := c.hub.Visited() - before; v != 1 {
 				t.Fatalf("dispatch visited %d watchers, want 1", v)
 			}
 		})
@@ -93,7 +68,7 @@ func TestDispatchVisitsOnlyMatchingWatchers(t *testing.T) {
 // A label change reaches the watcher of the old value (it sees a DELETED)
 // and of the new value (it sees an ADDED).
 func TestDispatchUsesPreviousIndexValues(t *testing.T) {
-	c := newDispatchCacher(t)
+	c := newDispatchRig(t)
 	sel := func(v string) storage.SelectionPredicate {
 		return storage.SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"app": v})}
 	}
@@ -108,9 +83,9 @@ func TestDispatchUsesPreviousIndexValues(t *testing.T) {
 		}
 		return ev
 	}
-	c.hub.reg.dispatch(apply("x", 2))
+	c.dispatch(apply("x", 2))
 	ev := apply("y", 3)
-	if n := c.hub.reg.dispatch(ev); n != 2 {
+	if n := c.dispatch(ev); n != 2 {
 		t.Fatalf("relabel queued to %d watchers, want 2", n)
 	}
 	if out, ok := wx.convert(ev); !ok || out.Type != watch.Deleted || objRV(out.Object) != "3" {
@@ -128,8 +103,8 @@ func objRV(o runtime.Object) string { return o.(*widget.Widget).ResourceVersion 
 func BenchmarkDispatch(b *testing.B) {
 	for _, mode := range []string{"indexed-by-name", "unindexed-selector"} {
 		b.Run(mode, func(b *testing.B) {
-			c := newDispatchCacher(b)
-			var ws []*watcher
+			c := newDispatchRig(b)
+			var ws []*Watcher
 			for i := range 1000 {
 				n := fmt.Sprintf("w%04d", i)
 				if mode == "indexed-by-name" {
@@ -150,13 +125,13 @@ func BenchmarkDispatch(b *testing.B) {
 			}
 			b.ReportAllocs()
 			i := 0
-			before := c.hub.reg.visited
+			before := c.hub.Visited()
 			for b.Loop() {
-				c.hub.reg.dispatch(evs[i%1000])
-				ws[i%1000].input.takeAll(nil)
+				c.dispatch(evs[i%1000])
+				ws[i%1000].e.Take(nil)
 				i++
 			}
-			b.ReportMetric(float64(c.hub.reg.visited-before)/float64(i), "visits/event")
+			b.ReportMetric(float64(c.hub.Visited()-before)/float64(i), "visits/event")
 		})
 	}
 }

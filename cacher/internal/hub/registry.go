@@ -1,10 +1,12 @@
-package cacher
+package hub
 
 import (
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
 
@@ -13,8 +15,8 @@ const (
 	namespaceField = "metadata.namespace"
 )
 
-// watcherSet is a set of watchers.
-type watcherSet map[*watcher]struct{}
+// watcherSet is a set of watchers' entries.
+type watcherSet map[*Entry]struct{}
 
 // slot is where a live watcher is indexed: byKey (exact key), byPrefix
 // (recursive key prefix), byIndex (an exact label or field value) or
@@ -55,9 +57,9 @@ func (d dispatchIndex) valueOf(el *watchcache.Element) (string, bool) {
 type registry struct {
 	all      watcherSet
 	progress watcherSet // live watchers that asked for storage progress bookmarks
-	// bookmarkSlots groups the live watchers that allow bookmarks by their
-	// step of the bookmark round (watcher.bookmarkSlot; see bookmarkLoop).
-	bookmarkSlots [bookmarkSlots]watcherSet
+	// BookmarkSlots groups the live watchers that allow bookmarks by their
+	// step of the bookmark round (Spec.BookmarkSlot; see BookmarkLoop).
+	BookmarkSlots [BookmarkSlots]watcherSet
 	byKey         map[string]watcherSet
 	byPrefix      map[string]watcherSet
 	byIndex       map[string]map[string]watcherSet
@@ -75,20 +77,20 @@ type registry struct {
 	// since the last flush, and held reports (for a check without mu)
 	// whether anything is held.
 	hold       bool
-	holding    []*watcher
+	holding    []*Entry
 	heldEvents int
-	held       atomic.Bool
+	held       atomic.Bool // written under Hub.mu, read without it by Hub.Batch (the feed's goroutine)
 	// wrappers are the round's shared wrappers of encoded watchers'
-	// objects (see sharedWrappers).
-	wrappers sharedWrappers
+	// objects (see Wrappers).
+	wrappers Wrappers
 }
 
 func newRegistry(cfg Config) *registry {
 	r := &registry{all: watcherSet{}, progress: watcherSet{}, byKey: map[string]watcherSet{}, byPrefix: map[string]watcherSet{},
 		byIndex: map[string]map[string]watcherSet{}, byShard: map[string]map[string]*shardRanges{},
 		metrics: cfg.Metrics}
-	for i := range r.bookmarkSlots {
-		r.bookmarkSlots[i] = watcherSet{}
+	for i := range r.BookmarkSlots {
+		r.BookmarkSlots[i] = watcherSet{}
 	}
 	r.indexes = append(r.indexes, dispatchIndex{name: watchcache.FieldIndex(nameField), attr: nameField})
 	for _, f := range cfg.IndexFields {
@@ -104,39 +106,39 @@ func newRegistry(cfg Config) *registry {
 }
 
 // slotFor picks the most selective place to index w.
-func (r *registry) slotFor(w *watcher) slot {
-	if !w.recursive {
-		return slot{kind: slotKey, value: w.key}
+func (r *registry) slotFor(w *Entry) slot {
+	if !w.Recursive {
+		return slot{kind: slotKey, value: w.Key}
 	}
 	for _, d := range r.indexes {
 		var v string
 		var ok bool
 		if d.label {
-			if w.pred.Label != nil {
-				v, ok = w.pred.Label.RequiresExactMatch(d.attr)
+			if w.Pred.Label != nil {
+				v, ok = w.Pred.Label.RequiresExactMatch(d.attr)
 			}
-		} else if w.pred.Field != nil {
-			v, ok = w.pred.Field.RequiresExactMatch(d.attr)
+		} else if w.Pred.Field != nil {
+			v, ok = w.Pred.Field.RequiresExactMatch(d.attr)
 		}
 		if ok {
 			return slot{kind: slotIndex, index: d.name, value: v}
 		}
 	}
 	if field, ok := shardKey(w); ok {
-		return slot{kind: slotShard, index: field, value: w.prefix}
+		return slot{kind: slotShard, index: field, value: w.Prefix}
 	}
-	return slot{kind: slotPrefix, value: w.prefix}
+	return slot{kind: slotPrefix, value: w.Prefix}
 }
 
-func (r *registry) add(w *watcher) {
+func (r *registry) add(w *Entry) {
 	w.setDirect(w.input.empty())
 	w.slot = r.slotFor(w)
 	r.all[w] = struct{}{}
-	if w.progressNotify && w.bookmarks {
+	if w.ProgressNotify && w.Bookmarks {
 		r.progress[w] = struct{}{}
 	}
-	if w.bookmarks {
-		r.bookmarkSlots[w.bookmarkSlot][w] = struct{}{}
+	if w.Bookmarks {
+		r.BookmarkSlots[w.BookmarkSlot][w] = struct{}{}
 	}
 	if w.slot.kind == slotShard {
 		byField := r.byShard[w.slot.value]
@@ -157,19 +159,19 @@ func (r *registry) add(w *watcher) {
 }
 
 // has reports whether w is in live dispatch.
-func (r *registry) has(w *watcher) bool {
+func (r *registry) has(w *Entry) bool {
 	_, ok := r.all[w]
 	return ok
 }
 
-func (r *registry) remove(w *watcher) {
+func (r *registry) remove(w *Entry) {
 	w.setDirect(false)
 	if _, ok := r.all[w]; !ok {
 		return
 	}
 	delete(r.all, w)
 	delete(r.progress, w)
-	delete(r.bookmarkSlots[w.bookmarkSlot], w)
+	delete(r.BookmarkSlots[w.BookmarkSlot], w)
 	if w.slot.kind == slotShard {
 		byField := r.byShard[w.slot.value]
 		if sr := byField[w.slot.index]; sr != nil {
@@ -235,13 +237,13 @@ func (r *registry) dispatch(ev *watchcache.Event) int {
 	}
 	defer r.wrappers.reset()
 	n := 0
-	visitOne := func(w *watcher) {
+	visitOne := func(w *Entry) {
 		if w.seq == r.seq {
 			return
 		}
 		w.seq = r.seq
 		r.visited++
-		if !w.interested(ev) {
+		if !w.Interested(ev) {
 			return
 		}
 		if r.hold {
@@ -252,7 +254,7 @@ func (r *registry) dispatch(ev *watchcache.Event) int {
 			n++
 			return
 		}
-		if w.offer(ev) {
+		if w.offer(ev, &r.wrappers) {
 			n++
 		} else {
 			r.lag(w, ev.RV-1)
@@ -303,7 +305,7 @@ func (r *registry) flush() {
 	}
 	for _, w := range r.holding {
 		for _, ev := range w.held {
-			if !w.offer(ev) {
+			if !w.offer(ev, &r.wrappers) {
 				r.lag(w, ev.RV-1)
 				break
 			}
@@ -320,7 +322,7 @@ func (r *registry) flush() {
 
 // lag takes w out of live dispatch: it has every event up to from queued
 // (or filtered out) and catches up from there.
-func (r *registry) lag(w *watcher, from uint64) {
+func (r *registry) lag(w *Entry, from uint64) {
 	r.remove(w)
 	w.lagFrom = from
 	select {
@@ -329,24 +331,6 @@ func (r *registry) lag(w *watcher, from uint64) {
 	}
 	w.wake()
 	r.metrics.WatcherLagged()
-}
-
-// oldestLagging returns the oldest position, at or after floor, at which an
-// open watcher left live dispatch and has not joined it again (see
-// registry.lag); false when there is none. Such a watcher has handled
-// every event up to it and catches up from there or later.
-func (h *hub) oldestLagging(floor uint64) (uint64, bool) {
-	h.lock()
-	defer h.mu.Unlock()
-	var oldest uint64
-	found := false
-	for w := range h.open {
-		if w.lagFrom < floor || h.reg.has(w) || (found && w.lagFrom >= oldest) {
-			continue
-		}
-		oldest, found = w.lagFrom, true
-	}
-	return oldest, found
 }
 
 // lagAll takes every live watcher out of live dispatch at from (the cache
@@ -360,13 +344,13 @@ func (r *registry) lagAll(from uint64) {
 // bookmark queues a bookmark at rv to the live watchers of one step of
 // the bookmark round (see bookmarkLoop), skipping those whose queue is full.
 func (r *registry) bookmark(step int, rv uint64) {
-	set := r.bookmarkSlots[step]
+	set := r.BookmarkSlots[step]
 	if len(set) == 0 {
 		return
 	}
 	ev := &watchcache.Event{Type: watch.Bookmark, RV: rv}
 	for w := range set {
-		w.offer(ev)
+		w.offer(ev, &r.wrappers)
 	}
 }
 
@@ -378,6 +362,36 @@ func (r *registry) progressed(rv uint64) {
 	}
 	ev := &watchcache.Event{Type: watch.Bookmark, RV: rv}
 	for w := range r.progress {
-		w.offer(ev)
+		w.offer(ev, &r.wrappers)
 	}
+}
+
+// Wrappers are the wrappers of the current objects of the changes a
+// dispatch round delivers (one event, or a flush's held events): one per
+// change, shared by every encoded watcher the round delivers it to, so
+// that a change costs one wrapper, not one per watcher. Owned by the
+// registry (Hub.mu held); reset at the end of each round.
+type Wrappers struct {
+	evs  []*watchcache.Event
+	objs []*storage.EncodedObject
+}
+
+// Get returns the wrapper of ev's current object obj, made on first use.
+func (s *Wrappers) Get(ev *watchcache.Event, obj runtime.Object) *storage.EncodedObject {
+	for i, e := range s.evs {
+		if e == ev {
+			return s.objs[i]
+		}
+	}
+	o := &storage.EncodedObject{Object: obj, Encodings: ev.Encodings()}
+	s.evs = append(s.evs, ev)
+	s.objs = append(s.objs, o)
+	return o
+}
+
+// reset forgets the round's wrappers.
+func (s *Wrappers) reset() {
+	clear(s.evs)
+	clear(s.objs)
+	s.evs, s.objs = s.evs[:0], s.objs[:0]
 }
