@@ -98,7 +98,7 @@ type Config struct {
 	WatcherBufferSize int
 	// IdleWatcherParkDelay is how long a watcher in live dispatch that has
 	// nothing queued keeps its goroutine; then the watch lives on without
-	// one until something is queued to it (see watcher_park.go). 0 means
+	// one until something is queued to it (see package internal/hub). 0 means
 	// DefaultIdleWatcherParkDelay; negative, never.
 	IdleWatcherParkDelay time.Duration
 	// MaxCatchUpStreams bounds concurrent storage watches used to catch
