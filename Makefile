@@ -39,7 +39,7 @@ SCALE_HTTP_WATCHERS ?= 100000
 SCALE_HTTP_STREAMS  ?= 100
 SCALE_HTTP_WRITES   ?= 10
 SCALE_HTTP_PERKEY   ?= false
-## bench-scale-http: the HTTP server over a cacher of SCALE_HTTP_OBJECTS objects with SCALE_HTTP_WATCHERS HTTP watches of one namespace over h2c, SCALE_HTTP_STREAMS per connection (clients in a child process): the server's heap, stack and goroutines per watch, then p50/p99/max delivery of each of SCALE_HTTP_WRITES writes to all of them (SCALE_HTTP_PERKEY=true: each watch on one key)
+## bench-scale-http: the HTTP server over a cacher of SCALE_HTTP_OBJECTS objects with SCALE_HTTP_WATCHERS HTTP watches of one namespace over h2c, SCALE_HTTP_STREAMS per connection (clients in a child process): the server's memory (heap + stack), heap, stack and goroutines per watch, then p50/p99/max delivery of each of SCALE_HTTP_WRITES writes to all of them (SCALE_HTTP_PERKEY=true: each watch on one key)
 bench-scale-http:
 	$(GO) test -run '^$$' -bench ScaleHTTP -benchtime 1x -timeout 60m ./bench -args -scale.httpobjects=$(SCALE_HTTP_OBJECTS) -scale.httpwatchers=$(SCALE_HTTP_WATCHERS) -scale.httpstreams=$(SCALE_HTTP_STREAMS) -scale.httpwrites=$(SCALE_HTTP_WRITES) -scale.httpperkey=$(SCALE_HTTP_PERKEY)
 K8SBENCHTIME ?= 500ms

@@ -157,7 +157,7 @@ func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object
 // from the cache's copy of the object (see suggestion).
 func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
-	ctx, cachedExistingObject = c.f.suggestion(ctx, key, cachedExistingObject)
+	cachedExistingObject, opts.SuggestionDecoded = c.f.suggestion(key, cachedExistingObject, opts.SuggestionDecoded)
 	if err := c.store.Delete(ctx, key, out, preconditions, validateDeletion, cachedExistingObject, opts); err != nil {
 		return err
 	}
@@ -177,12 +177,12 @@ func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, pre
 // object fails, and tryUpdate must not run when the stored object fails
 // them (storagetest's UpdatePreconditionResourceVersionFails).
 func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
-	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object, opts storage.UpdateOptions) error {
 	if preconditions == nil || (preconditions.UID == nil && preconditions.ResourceVersion == nil) {
-		ctx, cachedExistingObject = c.f.suggestion(ctx, key, cachedExistingObject)
+		cachedExistingObject, opts.SuggestionDecoded = c.f.suggestion(key, cachedExistingObject, opts.SuggestionDecoded)
 	}
 	tryUpdate = c.f.checkedUpdate(key, tryUpdate)
-	if err := c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject); err != nil {
+	if err := c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject, opts); err != nil {
 		return err
 	}
 	c.f.noteWrite(destination)

@@ -3,7 +3,7 @@
 // it wraps (normally the etcd3 store), with reads and watches answered from
 // the cache and writes passed through.
 //
-// Contract (see DESIGN.md for the six watch guarantees):
+// Contract (see docs/design.md for the six watch guarantees):
 //
 //   - Run(ctx) lists the resource (in pages of ListPageSize keys at one
 //     revision), watches it from the list RV with progress notifications,

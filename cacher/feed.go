@@ -134,25 +134,23 @@ func (f *feed) learnCompacted() int64 {
 // round trip instead of two.
 //
 // A cache that keeps decoded objects holds the storage's own decodings of
-// the values at their revisions (its compaction shares memory without
-// changing values), so ctx is marked with storage.WithDecodedSuggestion:
+// the values at their revisions (its packing shares memory without
+// changing values), so decoded is true (the options' SuggestionDecoded):
 // the storage may then copy the object instead of decoding that value again.
-func (f *feed) suggestion(ctx context.Context, key string, given runtime.Object) (context.Context, runtime.Object) {
+// The caller's suggestion keeps the caller's givenDecoded.
+func (f *feed) suggestion(key string, given runtime.Object, givenDecoded bool) (obj runtime.Object, decoded bool) {
 	if _, ready := f.cache.RV(); !ready || !f.trusted() {
-		return ctx, given
+		return given, givenDecoded
 	}
 	el, _, ok, err := f.cache.Get(key)
 	if err != nil || !ok {
-		return ctx, given
+		return given, givenDecoded
 	}
-	obj, err := el.Object()
+	cached, err := el.Object()
 	if err != nil {
-		return ctx, given
+		return given, givenDecoded
 	}
-	if f.cfg.Codec == nil {
-		ctx = storage.WithDecodedSuggestion(ctx)
-	}
-	return ctx, obj.DeepCopyObject()
+	return cached.DeepCopyObject(), f.cfg.Codec == nil
 }
 
 // learnCompaction brings the cache's record of the storage's compaction up

@@ -7,11 +7,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
-	"github.com/listwatch/listwatch/server/crdschema"
+	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/server/schema"
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 // serveApply answers a server-side apply: PATCH with
@@ -22,7 +24,7 @@ import (
 // and fields; force takes the fields over. Applying to an object that does
 // not exist creates it (201). The result is validated like any write.
 func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) {
-	wr, err := s.readWrite(w, req, applyWrite)
+	wr, err := request.ReadWrite(w, req, request.ApplyWrite, s.cfg.MaxRequestBodyBytes)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -37,11 +39,11 @@ func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) 
 		created := cur.GetResourceVersion() == ""
 		live := cur
 		if created {
-			live = t.res.emptyObject()
+			live = t.res.EmptyObject()
 			live.SetName(t.name)
 			live.SetNamespace(t.namespace)
 		}
-		applied, err := t.res.fieldManager.Apply(live, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(patch)}, wr.manager, wr.force)
+		applied, err := t.res.Apply(live, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(patch)}, wr.Manager, wr.Force)
 		if err != nil {
 			if _, ok := err.(apierrors.APIStatus); ok {
 				return nil, err
@@ -52,14 +54,14 @@ func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) 
 		if !ok {
 			return nil, fmt.Errorf("field manager returned %T, want *unstructured.Unstructured", applied)
 		}
-		next, err := t.res.normalize(u.Object, t)
+		next, err := t.res.Normalize(u.Object, t.name, t.namespace)
 		if err != nil {
 			return nil, err
 		}
 		if created {
 			next.SetResourceVersion("")
 			if wantRV != "" || t.subresource != "" {
-				return nil, apierrors.NewNotFound(schema.GroupResource{Group: t.res.Group, Resource: t.res.Plural}, t.name)
+				return nil, apierrors.NewNotFound(k8sschema.GroupResource{Group: t.res.Group, Resource: t.res.Plural}, t.name)
 			}
 			t.res.dropStatusOnCreate(next)
 			return next, nil
@@ -82,22 +84,22 @@ func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) 
 // object: its apiVersion and kind, its name and namespace against the URL,
 // and the types of the values it sets (required fields are checked on the
 // merged result).
-func (r *resource) decodeApplyPatch(w http.ResponseWriter, wr *writeRequest, t target) (map[string]any, error) {
-	js, err := yaml.YAMLToJSON(wr.body)
+func (r *resource) decodeApplyPatch(w http.ResponseWriter, wr *request.Write, t target) (map[string]any, error) {
+	js, err := yaml.YAMLToJSON(wr.Body)
 	if err != nil {
 		return nil, badRequest(fmt.Sprintf("malformed apply patch: %v", err))
 	}
-	patch, err := decodeJSONObject(js)
+	patch, err := wire.DecodeJSONObject(js)
 	if err != nil {
 		return nil, err
 	}
-	if err := crdschema.EnforceFieldValidation(w.Header(), wr.fieldValidation, crdschema.FieldProblems(r.Schema, js, patch)); err != nil {
+	if err := schema.EnforceFieldValidation(w.Header(), wr.FieldValidation, schema.FieldProblems(r.Schema, js, patch)); err != nil {
 		return nil, err
 	}
-	if err := r.checkTypeMeta(patch); err != nil {
+	if err := r.CheckTypeMeta(patch); err != nil {
 		return nil, err
 	}
-	if err := r.checkWritable(patch, t.name); err != nil {
+	if err := r.CheckWritable(patch, t.name); err != nil {
 		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: patch}
@@ -110,16 +112,16 @@ func (r *resource) decodeApplyPatch(w http.ResponseWriter, wr *writeRequest, t t
 		return nil, badRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", n, t.name))
 	}
 	if ns := u.GetNamespace(); r.Namespaced && ns != "" && ns != t.namespace {
-		return nil, errNamespaceMismatch
+		return nil, schema.ErrNamespaceMismatch
 	}
 	var errs field.ErrorList
-	for _, e := range crdschema.Errors(r.validator, patch) {
+	for _, e := range r.ValidationErrors(patch) {
 		if e.Type != field.ErrorTypeRequired {
 			errs = append(errs, e)
 		}
 	}
 	if len(errs) > 0 {
-		return nil, apierrors.NewInvalid(schema.GroupKind{Group: r.Group, Kind: r.Kind}, t.name, errs)
+		return nil, apierrors.NewInvalid(k8sschema.GroupKind{Group: r.Group, Kind: r.Kind}, t.name, errs)
 	}
 	return patch, nil
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 // managers returns each managedFields entry of u as "manager/operation"
@@ -30,7 +32,7 @@ func TestServerSideApply(t *testing.T) {
 	f := newFixture(t, withWidgetSchema)
 	item := apiBase + "/namespaces/ns/widgets/w1"
 	apply := func(manager, query, body string) response {
-		return f.do(http.MethodPatch, item+"?fieldManager="+manager+query, mediaApplyPatch, body)
+		return f.do(http.MethodPatch, item+"?fieldManager="+manager+query, wire.MediaApplyPatch, body)
 	}
 	const v1 = "apiVersion: demo.listwatch.dev/v1\nkind: Widget\nmetadata:\n  name: w1\n  labels:\n    owner: a\nspec:\n  replicas: 1\n"
 
@@ -68,7 +70,7 @@ func TestServerSideApply(t *testing.T) {
 	require.NotContains(t, m["a/Apply"], `"f:replicas"`, "force took the field from a")
 
 	// A merge patch is an Update by its manager (or the user agent).
-	r = f.do(http.MethodPatch, item+"?fieldManager=c", mediaMergePatch, `{"spec":{"nodeName":"n9"}}`)
+	r = f.do(http.MethodPatch, item+"?fieldManager=c", wire.MediaMergePatch, `{"spec":{"nodeName":"n9"}}`)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	require.Contains(t, managers(t, r.object(t))["c/Update"], `"f:nodeName":{}`)
 
@@ -121,9 +123,9 @@ func TestApplyWithoutSchema(t *testing.T) {
 	f := newFixture(t)
 	item := apiBase + "/gadgets/g1"
 	body := "apiVersion: demo.listwatch.dev/v1\nkind: Gadget\nmetadata:\n  name: g1\nspec:\n  colour: red\n"
-	r := f.do(http.MethodPatch, item+"?fieldManager=a", mediaApplyPatch, body)
+	r := f.do(http.MethodPatch, item+"?fieldManager=a", wire.MediaApplyPatch, body)
 	require.Equal(t, http.StatusCreated, r.code, string(r.body))
 	require.Contains(t, managers(t, r.object(t))["a/Apply"], "f:colour")
-	f.do(http.MethodPatch, item+"?fieldManager=b", mediaApplyPatch, strings.Replace(body, "red", "blue", 1)).
+	f.do(http.MethodPatch, item+"?fieldManager=b", wire.MediaApplyPatch, strings.Replace(body, "red", "blue", 1)).
 		status(t, http.StatusConflict, metav1.StatusReasonConflict)
 }

@@ -6,9 +6,11 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/filters"
+	"github.com/listwatch/listwatch/server/request"
 )
 
 // authenticate identifies req's user with Config.Authenticator; a request
@@ -16,8 +18,8 @@ import (
 // AllowAnonymous, as Kubernetes answers.
 func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
 	if s.cfg.Authenticator == nil {
-		if info := infoFrom(req.Context()); info != nil {
-			info.user = auth.AnonymousUser
+		if info := filters.RequestInfoFrom(req.Context()); info != nil {
+			info.User = auth.AnonymousUser
 		}
 		return req, nil
 	}
@@ -31,10 +33,25 @@ func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
 	case !ok:
 		return req, apierrors.NewUnauthorized("Unauthorized")
 	}
-	if info := infoFrom(req.Context()); info != nil {
-		info.user = u.Name
+	if info := filters.RequestInfoFrom(req.Context()); info != nil {
+		info.User = u.Name
 	}
 	return req.WithContext(auth.WithUser(req.Context(), u)), nil
+}
+
+// checkCredentials fails (401) a request whose credentials the
+// Authenticator refuses; a request without any passes. /livez, /readyz and
+// /healthz are open to anyone, but not to wrong credentials, as
+// kube-apiserver answers them.
+func (s *Server) checkCredentials(req *http.Request) error {
+	if s.cfg.Authenticator == nil {
+		return nil
+	}
+	if _, _, err := s.cfg.Authenticator.Authenticate(req); err != nil {
+		s.log.Debug("authentication failed", "path", req.URL.Path, "err", err)
+		return apierrors.NewUnauthorized("Unauthorized")
+	}
+	return nil
 }
 
 // authorizeResource asks Config.Authorizer whether t may be served (403
@@ -71,7 +88,7 @@ func (s *Server) authorizeVerb(req *http.Request, t target, verb string) error {
 	if reason != "" {
 		msg += ": " + reason
 	}
-	return apierrors.NewForbidden(schema.GroupResource{Group: t.res.Group, Resource: t.res.Plural}, t.name, fmt.Errorf("%s", msg))
+	return apierrors.NewForbidden(k8sschema.GroupResource{Group: t.res.Group, Resource: t.res.Plural}, t.name, fmt.Errorf("%s", msg))
 }
 
 // authorizeNonResource asks Config.Authorizer whether a request on a path
@@ -92,7 +109,7 @@ func (s *Server) authorizeNonResource(req *http.Request) error {
 	if reason != "" {
 		msg += ": " + reason
 	}
-	return apierrors.NewForbidden(schema.GroupResource{}, "", fmt.Errorf("%s", msg))
+	return apierrors.NewForbidden(k8sschema.GroupResource{}, "", fmt.Errorf("%s", msg))
 }
 
 // kubeVerb is Kubernetes' verb for a resource request.
@@ -100,7 +117,7 @@ func kubeVerb(req *http.Request, t target) string {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead:
 		switch {
-		case isWatch(req):
+		case request.IsWatch(req):
 			return "watch"
 		case t.name == "":
 			return "list"

@@ -96,7 +96,7 @@ func newBenchEnv(b *testing.B, n int, mods ...func(*cacher.Config)) *benchEnv {
 	cached := widgets(c)
 	raw := widgets(st)
 	raw.Plural = "rawwidgets"
-	srv, err := New(Config{Resources: []Resource{cached, raw}})
+	srv, err := New(Config{Resources: []Resource{cached, raw}, MaxWatches: -1}) // one user, past any sane cap
 	if err != nil {
 		b.Fatal(err)
 	}

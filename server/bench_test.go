@@ -151,7 +151,7 @@ func runFanout(b *testing.B, env *benchEnv, watchers, objects int, dur time.Dura
 		b.Fatal(err)
 	}
 	clients := startFanoutClients(b, env.ts.URL, watchers, startRV)
-	encodes0 := env.srv.enc.encodes.Load()
+	encodes0 := env.srv.enc.Encodes.Load()
 	cpu0 := processCPU()
 	start := time.Now()
 	writes := writeFanout(b, env, objects, dur, rate)
@@ -171,7 +171,7 @@ func runFanout(b *testing.B, env *benchEnv, watchers, objects int, dur time.Dura
 		serverCPU:       cpu / time.Duration(delivered),
 		clientCPU:       time.Duration(rep.CPU / delivered),
 		writes:          writes,
-		encodesPerWrite: float64(env.srv.enc.encodes.Load()-encodes0) / float64(max(writes, 1)),
+		encodesPerWrite: float64(env.srv.enc.Encodes.Load()-encodes0) / float64(max(writes, 1)),
 		rewatches:       rep.Rewatches,
 	}
 }
@@ -198,7 +198,7 @@ func writeFanout(b *testing.B, env *benchEnv, objects int, dur time.Duration, ra
 				ann["bench/ts"] = strconv.FormatInt(time.Now().UnixNano(), 10)
 				u.SetAnnotations(ann)
 				return u, nil, nil
-			}, nil)
+			}, nil, storage.UpdateOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

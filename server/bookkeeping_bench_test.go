@@ -6,8 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/listwatch/listwatch/server/crdschema"
 )
 
 // BenchmarkWriteBookkeeping measures what a write costs in CPU besides
@@ -20,7 +18,7 @@ func BenchmarkWriteBookkeeping(b *testing.B) {
 	cur := &unstructured.Unstructured{Object: testWidget("ns", "w1", map[string]string{"app": "a"}, "n1")}
 	cur.Object["spec"] = map[string]any{"nodeName": "n1", "replicas": int64(1), "data": strings.Repeat("x", 1024)}
 	cur.SetResourceVersion("5")
-	cur = r.recordUpdate(r.emptyObject(), cur, "creator")
+	cur = r.RecordUpdate(r.EmptyObject(), cur, "creator")
 	next := cur.DeepCopy()
 	next.Object["spec"].(map[string]any)["replicas"] = int64(2)
 	patch := map[string]any{"apiVersion": group + "/v1", "kind": "Widget",
@@ -29,7 +27,7 @@ func BenchmarkWriteBookkeeping(b *testing.B) {
 	b.Run("validate", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if errs := crdschema.Errors(r.validator, next.Object); len(errs) > 0 {
+			if errs := r.ValidationErrors(next.Object); len(errs) > 0 {
 				b.Fatal(errs)
 			}
 		}
@@ -37,13 +35,13 @@ func BenchmarkWriteBookkeeping(b *testing.B) {
 	b.Run("managedFields-update", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			r.recordUpdate(cur, next.DeepCopy(), "updater")
+			r.RecordUpdate(cur, next.DeepCopy(), "updater")
 		}
 	})
 	b.Run("apply", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := r.fieldManager.Apply(cur, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(patch)}, "applier", false); err != nil {
+			if _, err := r.Apply(cur, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(patch)}, "applier", false); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -83,7 +83,7 @@ func TestCacherWatchersShareEncodings(t *testing.T) {
 	for range 5 {
 		ws = append(ws, f.watch(apiBase+"/namespaces/ns/widgets?watch=true&resourceVersion="+rv))
 	}
-	before := f.srv.enc.encodes.Load()
+	before := f.srv.enc.Encodes.Load()
 	const events = 10
 	for i := range events {
 		f.create("ns", fmt.Sprintf("w%d", i), nil, "")
@@ -95,7 +95,7 @@ func TestCacherWatchersShareEncodings(t *testing.T) {
 			require.Equal(t, fmt.Sprintf("w%d", i), e.object(t).GetName())
 		}
 	}
-	require.Equal(t, int64(events), f.srv.enc.encodes.Load()-before)
+	require.Equal(t, int64(events), f.srv.enc.Encodes.Load()-before)
 }
 
 // TestCacherWatchResumeAnd410: resume from the cache's history, and 410

@@ -10,12 +10,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/listwatch/listwatch/server/auth"
-	"github.com/listwatch/listwatch/server/crdschema"
+	"github.com/listwatch/listwatch/server/filters"
+	"github.com/listwatch/listwatch/server/schema"
+	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -43,9 +45,21 @@ const (
 	// --max-mutating-requests-inflight defaults.
 	DefaultMaxRequestsInFlight         = 400
 	DefaultMaxMutatingRequestsInFlight = 200
+	// WatchMemoryEstimate is what one idle watch costs the server, in
+	// bytes, as make bench-scale-http measures it (heap and stack of the
+	// server per HTTP/2 watch, rounded up): the unit of DefaultMaxWatches.
+	WatchMemoryEstimate = 32 << 10
 	// DefaultHealthCheckTimeout bounds each check of /readyz and /livez.
 	DefaultHealthCheckTimeout = 2 * time.Second
 )
+
+// RequestLogLevel is the level of the per-request log lines (see
+// filters.RequestLogLevel): a handler at slog.Level(-v) shows them from -v 2.
+const RequestLogLevel = filters.RequestLogLevel
+
+// PrinterColumn is one column of a resource's table output (see
+// schema.PrinterColumn).
+type PrinterColumn = schema.PrinterColumn
 
 // Resource registers one API resource served over a storage.Interface.
 type Resource struct {
@@ -112,8 +126,8 @@ type Resource struct {
 }
 
 // GroupVersion returns the resource's group and version.
-func (r *Resource) GroupVersion() schema.GroupVersion {
-	return schema.GroupVersion{Group: r.Group, Version: r.Version}
+func (r *Resource) GroupVersion() k8sschema.GroupVersion {
+	return k8sschema.GroupVersion{Group: r.Group, Version: r.Version}
 }
 
 func (r *Resource) validate() error {
@@ -136,7 +150,7 @@ func (r *Resource) validate() error {
 	if !strings.HasPrefix(r.KeyRoot, "/") || strings.HasSuffix(r.KeyRoot, "/") {
 		errs = append(errs, fmt.Errorf("key root %q must start with \"/\" and not end with \"/\"", r.KeyRoot))
 	}
-	if _, err := tableColumns(r.PrinterColumns); err != nil {
+	if err := schema.CheckPrinterColumns(r.PrinterColumns); err != nil {
 		errs = append(errs, err)
 	}
 	if r.Subresources != nil {
@@ -145,7 +159,7 @@ func (r *Resource) validate() error {
 		}
 	}
 	if r.Schema != nil {
-		if err := crdschema.CheckStructural(r.Schema); err != nil {
+		if err := schema.CheckStructural(r.Schema); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -189,6 +203,17 @@ type Config struct {
 	// method (create, update, patch, delete). 0 means
 	// DefaultMaxMutatingRequestsInFlight (200); negative means no limit.
 	MaxMutatingRequestsInFlight int
+	// MaxWatches bounds the watch streams served at once, whoever opens
+	// them; past it a watch is answered 429 Too Many Requests with
+	// Retry-After: 1. One HTTP/2 connection carries hundreds of watches,
+	// so connection limits do not bound them. 0 means DefaultMaxWatches();
+	// negative means no limit.
+	MaxWatches int
+	// MaxWatchesPerUser bounds the watch streams one user (as the
+	// Authenticator names them; system:anonymous for all anonymous
+	// clients) has open at once, 429 past it. 0 means
+	// DefaultMaxWatchesPerUser(MaxWatches); negative means no limit.
+	MaxWatchesPerUser int
 	// MaxConnections bounds the connections Serve holds open; past it the
 	// listener stops accepting (new clients wait in the kernel's backlog)
 	// and says so in the log, so that clients can never take the last file
@@ -305,6 +330,12 @@ func (c *Config) withDefaults() (Config, error) {
 	if out.MaxMutatingRequestsInFlight == 0 {
 		out.MaxMutatingRequestsInFlight = DefaultMaxMutatingRequestsInFlight
 	}
+	if out.MaxWatches == 0 {
+		out.MaxWatches = DefaultMaxWatches()
+	}
+	if out.MaxWatchesPerUser == 0 {
+		out.MaxWatchesPerUser = DefaultMaxWatchesPerUser(out.MaxWatches)
+	}
 	if out.MaxRequestBodyBytes <= 0 {
 		out.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
 	}
@@ -323,10 +354,44 @@ func (c *Config) withDefaults() (Config, error) {
 	return out, nil
 }
 
+// DefaultMaxWatches is the watches a quarter of the memory the process
+// may count on (filters.MemoryLimit: GOMEMLIMIT, the cgroup's limit or
+// the machine's memory) holds at WatchMemoryEstimate each, at least 1,000
+// and at most 1,000,000 (100,000 when the memory is unknown).
+func DefaultMaxWatches() int {
+	mem := filters.MemoryLimit()
+	if mem == 0 {
+		return 100_000
+	}
+	return int(min(max(mem/4/WatchMemoryEstimate, 1_000), 1_000_000))
+}
+
+// DefaultMaxWatchesPerUser is a tenth of maxWatches (at least 100): no one
+// client can take the server's watches, while a controller manager's
+// informers (tens of watches) and a busy kubectl stay well inside. It is 0
+// (no limit) when maxWatches is negative.
+func DefaultMaxWatchesPerUser(maxWatches int) int {
+	if maxWatches < 0 {
+		return -1
+	}
+	return max(maxWatches/10, 100)
+}
+
 // orDefault is d when v is not positive.
 func orDefault(v, d time.Duration) time.Duration {
 	if v <= 0 {
 		return d
 	}
 	return v
+}
+
+// CacheCodec returns the codec for a cacher that stores the objects of r
+// (cacher.Config.Codec): it keeps each object as the JSON this server writes
+// for it, apiVersion and kind included, and names that format
+// (storage.FormatNamer). The server then writes lists served from that
+// cache by copying the cached bytes, with no decoding and no encoding per
+// item, makes its watch events' lines from them, and the cache holds about
+// the encoded size per object.
+func CacheCodec(r Resource) *wire.Codec {
+	return wire.NewCodec(wire.NewKind(r.GroupVersion().String(), r.Kind))
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -160,11 +161,12 @@ func TestStatusCodes(t *testing.T) {
 		{"uid changed on PUT", "PUT", item, "application/json", `{"metadata":{"uid":"other"}}`, 409, metav1.StatusReasonConflict},
 		{"RV precondition on DELETE", "DELETE", item, "application/json", `{"preconditions":{"resourceVersion":"1"}}`, 409, metav1.StatusReasonConflict},
 		{"body too large", "POST", coll, "application/json", `{"metadata":{"name":"big"},"data":"` + strings.Repeat("x", 5000) + `"}`, 413, metav1.StatusReasonRequestEntityTooLarge},
-		{"no content type", "POST", coll, "", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
+		{"no content type is JSON", "POST", coll, "", `{}`, 422, metav1.StatusReasonInvalid},
+		{"no content type on a patch", "PATCH", item, "", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"text/plain", "POST", coll, "text/plain", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"strategic merge patch", "PATCH", item, "application/strategic-merge-patch+json", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"apply patch without fieldManager", "PATCH", item, "application/apply-patch+yaml", `{}`, 422, metav1.StatusReasonInvalid},
-		{"force on a merge patch", "PATCH", item + "?force=true", mediaMergePatch, `{}`, 422, metav1.StatusReasonInvalid},
+		{"force on a merge patch", "PATCH", item + "?force=true", wire.MediaMergePatch, `{}`, 422, metav1.StatusReasonInvalid},
 		{"JSON patch not a list", "PATCH", item, "application/json-patch+json", `{"op":"add"}`, 400, metav1.StatusReasonBadRequest},
 		{"JSON patch failed test", "PATCH", item, "application/json-patch+json", `[{"op":"test","path":"/metadata/name","value":"other"}]`, 422, metav1.StatusReasonInvalid},
 		{"JSON patch missing path", "PATCH", item, "application/json-patch+json", `[{"op":"remove","path":"/spec/nope"}]`, 422, metav1.StatusReasonInvalid},

@@ -12,13 +12,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilptr "k8s.io/utils/ptr"
 
 	"github.com/listwatch/listwatch/registry"
 	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -34,20 +36,20 @@ const unsafeDeleteVerb = "unsafe-delete-ignore-read-errors"
 // with its messages.
 func (s *Server) deleteOptions(w http.ResponseWriter, req *http.Request) (*metav1.DeleteOptions, error) {
 	q := req.URL.Query()
-	wr, err := s.readWrite(w, req, deleteWrite)
+	wr, err := request.ReadWrite(w, req, request.DeleteWrite, s.cfg.MaxRequestBodyBytes)
 	if err != nil {
 		return nil, err
 	}
 	opts := &metav1.DeleteOptions{}
-	if wr.body != nil {
-		if err := utiljson.Unmarshal(wr.body, opts); err != nil {
+	if wr.Body != nil {
+		if err := utiljson.Unmarshal(wr.Body, opts); err != nil {
 			return nil, badRequest(fmt.Sprintf("malformed DeleteOptions: %v", err))
 		}
 	} else if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, opts); err != nil {
 		return nil, badRequest(err.Error())
 	}
 	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+		return nil, apierrors.NewInvalid(k8sschema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
 	}
 	return opts, nil
 }
@@ -105,7 +107,7 @@ func allowDeletion(context.Context, runtime.Object) error { return nil }
 // for one.
 func registryDeleteOptions(req *http.Request, opts *metav1.DeleteOptions) registry.DeleteOptions {
 	return registry.DeleteOptions{Preconditions: preconditions(opts), Validate: allowDeletion,
-		DryRun: isDryRun(req) || len(opts.DryRun) > 0}
+		DryRun: request.IsDryRun(req) || len(opts.DryRun) > 0}
 }
 
 // serveUnsafeDelete removes an object whose stored value cannot be read
@@ -123,7 +125,7 @@ func (s *Server) serveUnsafeDelete(w http.ResponseWriter, req *http.Request, t t
 		s.writeError(w, req, err)
 		return
 	}
-	dryRun := isDryRun(req) || len(opts.DryRun) > 0
+	dryRun := request.IsDryRun(req) || len(opts.DryRun) > 0
 	validate := allowDeletion
 	if dryRun {
 		// The store calls validateDeletion just before it would delete a
@@ -152,4 +154,60 @@ func (s *Server) serveUnsafeDelete(w http.ResponseWriter, req *http.Request, t t
 		Status:   metav1.StatusSuccess, Code: http.StatusOK,
 		Details: &metav1.StatusDetails{Name: t.name, Group: t.res.Group, Kind: t.res.Plural},
 	})
+}
+
+// serveDeleteCollection answers DELETE on a collection (Kubernetes'
+// deletecollection, what kubectl delete --all sends): every object the
+// request's labelSelector and fieldSelector match (in the namespace, or
+// in all namespaces) is deleted with the request's DeleteOptions, and the
+// answer is 200 with the list of the deleted objects' last states (an
+// object with finalizers is marked, as a single delete marks it, and
+// listed as marked).
+// Objects deleted meanwhile by someone else are skipped; the first other
+// failure ends the request with its error. dryRun deletes nothing and
+// lists what would go. ignoreStoreReadErrorWithClusterBreakingPotential is
+// refused (422), as Kubernetes refuses it here.
+func (s *Server) serveDeleteCollection(w http.ResponseWriter, req *http.Request, t target) {
+	p, err := request.ParseList(req.URL.Query(), t.res.fields, t.res.GetAttrs)
+	if err == nil && p.Watch {
+		err = badRequest("watch is not allowed with deletecollection")
+	}
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	opts, err := s.deleteOptions(w, req)
+	if err == nil && utilptr.Deref(opts.IgnoreStoreReadErrorWithClusterBreakingPotential, false) {
+		err = apierrors.NewInvalid(k8sschema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "",
+			field.ErrorList{field.Invalid(field.NewPath("ignoreStoreReadErrorWithClusterBreakingPotential"), true,
+				"is not allowed with DELETECOLLECTION, try again after removing the option")})
+	}
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	lopts := p.Options
+	lopts.Predicate.Limit, lopts.Predicate.Continue = 0, "" // everything that matches goes
+	list := &unstructured.UnstructuredList{}
+	if err := t.res.Storage.GetList(req.Context(), t.collectionKey(), lopts, list); err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	ropts := registryDeleteOptions(req, opts)
+	deleted := list.Items[:0]
+	for _, item := range list.Items {
+		it := target{res: t.res, namespace: item.GetNamespace(), name: item.GetName()}
+		out := &unstructured.Unstructured{}
+		_, err := t.res.registry.Delete(req.Context(), it.objectKey(), out, ropts)
+		switch {
+		case storage.IsCode(err, storage.CodeNotFound):
+			continue
+		case err != nil:
+			s.writeError(w, req, t.res.objectError(err, it.name))
+			return
+		}
+		deleted = append(deleted, *out)
+	}
+	list.Items = deleted
+	s.writeList(w, req, t.res, list)
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/server/schema"
 )
 
 // deepStatus is a JSON value of levels nested objects {"a":{"a":...1}}.
@@ -93,47 +93,5 @@ func TestWriteRefusesUnreadableNesting(t *testing.T) {
 	require.Equal(t, http.StatusOK, tbl.code)
 	require.NoError(t, json.Unmarshal(tbl.body, &generic), "a Table including the deepest object must decode")
 	require.Equal(t, int64(2), etcdKeys(t))
-	require.Equal(t, okLevels+6, nestingDepth(r.object(t).Object, 1, 20000))
-}
-
-func TestNestingDepth(t *testing.T) {
-	for _, c := range []struct {
-		v    any
-		want int
-	}{
-		{"x", 0},
-		{map[string]any{}, 1},
-		{map[string]any{"a": 1}, 1},
-		{map[string]any{"a": []any{map[string]any{}}, "b": "x"}, 3},
-		{[]any{[]any{}, 1}, 2},
-	} {
-		require.Equal(t, c.want, nestingDepth(c.v, 1, 100), "%v", c.v)
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"a": map[string]any{"b": map[string]any{}}}}
-	require.Equal(t, 2, nestingDepth(u.Object, 1, 2), "counting stops at the limit")
-}
-
-// TestCheckStorableBoundary: the last check before a write accepts an
-// object whose deepest response (a watch event of a Table including it)
-// nests exactly 10,000 levels and refuses one level more.
-func TestCheckStorableBoundary(t *testing.T) {
-	r := &resource{Resource: Resource{Group: group, Plural: "widgets", Kind: "Widget"}}
-	var deepest any = "leaf"
-	for range maxStoredDepth - 1 {
-		deepest = map[string]any{"a": deepest}
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": deepest}}
-	require.NoError(t, r.checkStorable(u))
-	wrap := func(obj map[string]any) []byte {
-		b, err := json.Marshal(map[string]any{"type": "ADDED", "object": map[string]any{"kind": "Table",
-			"rows": []any{map[string]any{"object": obj}}}})
-		require.NoError(t, err)
-		return b
-	}
-	var back any
-	require.NoError(t, json.Unmarshal(wrap(u.Object), &back), "the deepest response of the deepest storable object decodes")
-
-	u.Object["status"] = map[string]any{"a": deepest}
-	require.Error(t, r.checkStorable(u))
-	require.ErrorContains(t, json.Unmarshal(wrap(u.Object), &back), "exceeded max depth", "one level more is unreadable")
+	require.Equal(t, okLevels+6, schema.NestingDepth(r.object(t).Object, 1, 20000))
 }

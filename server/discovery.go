@@ -3,10 +3,14 @@ package server
 import (
 	"net/http"
 	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apimachinery/pkg/version"
 )
 
@@ -86,14 +90,14 @@ func containsVersion(vs []metav1.GroupVersionForDiscovery, v string) bool {
 
 func (s *Server) group(g string) (any, error) {
 	if !contains(s.groups, g) {
-		return nil, apierrors.NewNotFound(schema.GroupResource{}, g)
+		return nil, apierrors.NewNotFound(k8sschema.GroupResource{}, g)
 	}
 	ag := s.apiGroup(g)
 	return &ag, nil
 }
 
 func (s *Server) resourceList(g, v string) (any, error) {
-	gv := schema.GroupVersion{Group: g, Version: v}
+	gv := k8sschema.GroupVersion{Group: g, Version: v}
 	l := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv.String(), APIResources: []metav1.APIResource{}}
 	for _, r := range s.cfg.Resources {
@@ -108,7 +112,83 @@ func (s *Server) resourceList(g, v string) (any, error) {
 		l.APIResources = append(l.APIResources, rr.subresourceDiscovery()...)
 	}
 	if len(l.APIResources) == 0 {
-		return nil, apierrors.NewNotFound(schema.GroupResource{}, gv.String())
+		return nil, apierrors.NewNotFound(k8sschema.GroupResource{}, gv.String())
 	}
 	return l, nil
+}
+
+// The legacy core group ("", served at /api/{version} rather than
+// /apis/{group}/{version}) is registered like any other: a Resource with an
+// empty Group. Its versions are listed at /api and its resources at
+// /api/{version}; it is not listed at /apis.
+
+// coreVersions lists the versions of the core group, in registration order.
+func (s *Server) coreVersions() *metav1.APIVersions {
+	v := &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{}}
+	for _, r := range s.cfg.Resources {
+		if r.Group == "" && !contains(v.Versions, r.Version) {
+			v.Versions = append(v.Versions, r.Version)
+		}
+	}
+	return v
+}
+
+// isResourcePath reports whether parts (a split URL path) name a resource
+// or object rather than a discovery document.
+func isResourcePath(parts []string) bool {
+	return (len(parts) >= 4 && parts[0] == "apis") || (len(parts) >= 3 && parts[0] == "api")
+}
+
+// devVersion is the version reported by a build of a commit that carries
+// no release tag.
+const devVersion = "v0.1.0-dev"
+
+// moduleVersion is the version /version reports when Config.GitVersion is
+// not set: the main module's version from the build info when it is a
+// release (a tag), otherwise devVersion with the commit the binary was
+// built from as build metadata (v0.1.0-dev+1a2b3c4d5e6f, ".dirty" added
+// for a modified tree), never a v0.0.0 pseudo-version.
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return devVersion
+	}
+	return versionFrom(bi)
+}
+
+// versionFrom is moduleVersion over given build info.
+func versionFrom(bi *debug.BuildInfo) string {
+	v := bi.Main.Version
+	if sv, err := utilversion.ParseSemantic(v); err == nil && strings.HasPrefix(v, "v") &&
+		!strings.HasPrefix(v, "v0.0.0-") && sv.BuildMetadata() == "" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = ".dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return devVersion
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	return devVersion + "+" + rev + dirty
+}
+
+// majorMinor are the major and minor numbers of a semantic version, as
+// /version reports them ("" when it is not one).
+func majorMinor(v string) (string, string) {
+	sv, err := utilversion.ParseSemantic(v)
+	if err != nil {
+		return "", ""
+	}
+	return strconv.FormatUint(uint64(sv.Major()), 10), strconv.FormatUint(uint64(sv.Minor()), 10)
 }

@@ -191,10 +191,14 @@
 // Package server keeps routing, the handlers and the server's lifecycle;
 // its subpackages own one concern each and never import it:
 //
-//	server/auth        users, Authenticator (tokens, client certificates), Attributes and Authorizer, UserFrom, SelfSignedCertificate
-//	server/crdschema   a resource's structural schema: CheckStructural, validation (NewValidator, Errors), fieldValidation (FieldProblems, pruning)
-//	server/request     a list or watch's query parameters (ParseList, ListParams) with Kubernetes' ListOptions validation
-//	server/wire        the bytes written: the reflection-free JSON encoder (AppendJSON)
+//	server/auth     users, Authenticator (tokens, client certificates), Attributes and Authorizer, UserFrom, SelfSignedCertificate
+//	server/filters  what wraps every request: request info, access log, in-flight limits, request and body deadlines, connection budget
+//	server/schema   what a resource's schema means: object checks (Normalize), Table, managed fields and apply, OpenAPI, fieldValidation
+//	server/request  decoding a request: list and watch parameters (ParseList), a write's preamble (ReadWrite), dryRun, JSON and merge patches
+//	server/wire     the bytes: JSON encoding (AppendJSON), objects and watch lines of a kind (Kind, EventEncoder), the cache Codec, media types, YAML
+//
+// Dependencies point down: wire < schema < request < filters; auth stands
+// alone (internal/layering checks it).
 //
 // # Not implemented
 //

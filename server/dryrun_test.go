@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 // TestDryRun: dryRun=All checks and answers create, update, patch, apply
@@ -37,15 +39,15 @@ func TestDryRun(t *testing.T) {
 	require.Equal(t, int64(3), replicas)
 	require.Equal(t, rv, r.object(t).GetResourceVersion())
 
-	r = f.do(http.MethodPatch, coll+"/w1?dryRun=All", mediaMergePatch, `{"spec":{"replicas":4}}`)
+	r = f.do(http.MethodPatch, coll+"/w1?dryRun=All", wire.MediaMergePatch, `{"spec":{"replicas":4}}`)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	require.Equal(t, int64(2), r.object(t).GetGeneration())
 
 	apply := "apiVersion: demo.listwatch.dev/v1\nkind: Widget\nmetadata:\n  name: NAME\nspec:\n  replicas: 5\n"
-	r = f.do(http.MethodPatch, coll+"/w1?dryRun=All&fieldManager=a", mediaApplyPatch, strings.Replace(apply, "NAME", "w1", 1))
+	r = f.do(http.MethodPatch, coll+"/w1?dryRun=All&fieldManager=a", wire.MediaApplyPatch, strings.Replace(apply, "NAME", "w1", 1))
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	require.Contains(t, managers(t, r.object(t)), "a/Apply")
-	r = f.do(http.MethodPatch, coll+"/d2?dryRun=All&fieldManager=a", mediaApplyPatch, strings.Replace(apply, "NAME", "d2", 1))
+	r = f.do(http.MethodPatch, coll+"/d2?dryRun=All&fieldManager=a", wire.MediaApplyPatch, strings.Replace(apply, "NAME", "d2", 1))
 	require.Equal(t, http.StatusCreated, r.code, string(r.body))
 	get("d2").status(t, http.StatusNotFound, metav1.StatusReasonNotFound)
 

@@ -101,7 +101,7 @@ func TestCacherEncodedWatchAsDecoded(t *testing.T) {
 	}
 	same(0, "ADDED", "ADDED") // the initial state
 	same(1, "ADDED")          // b, after a's RV
-	encodes := f.srv.enc.encodes.Load()
+	encodes := f.srv.enc.Encodes.Load()
 	f.create("ns1", "c", nil, "")
 	r := f.do(http.MethodPatch, base+"/a", "application/merge-patch+json", `{"metadata":{"labels":{"app":"y"}}}`)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
@@ -112,7 +112,7 @@ func TestCacherEncodedWatchAsDecoded(t *testing.T) {
 	}
 	// The live events went through the encodings both watchers share: one
 	// line each.
-	require.Equal(t, int64(3), f.srv.enc.encodes.Load()-encodes)
+	require.Equal(t, int64(3), f.srv.enc.Encodes.Load()-encodes)
 }
 
 // encodingsStore answers lists with fixed encodings in a named format, and

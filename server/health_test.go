@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/server/auth"
 )
 
 // TestHealthEndpoints: /livez, /readyz and /healthz answer as
@@ -59,10 +61,10 @@ func TestMetricsEndpoint(t *testing.T) {
 
 	body := string(f.do(http.MethodGet, "/metrics", "", nil).body)
 	for _, want := range []string{
-		`apiserver_request_total{code="201",resource="widgets",verb="POST"} 2`,
-		`apiserver_request_total{code="200",resource="widgets",verb="LIST"} 1`,
-		`apiserver_request_total{code="404",resource="widgets",verb="GET"} 1`,
-		`apiserver_request_duration_seconds_count{resource="widgets",verb="LIST"} 1`,
+		`apiserver_request_total{code="201",resource="widgets",subresource="",verb="POST"} 2`,
+		`apiserver_request_total{code="200",resource="widgets",subresource="",verb="LIST"} 1`,
+		`apiserver_request_total{code="404",resource="widgets",subresource="",verb="GET"} 1`,
+		`apiserver_request_duration_seconds_count{resource="widgets",subresource="",verb="LIST"} 1`,
 		`apiserver_longrunning_requests{verb="WATCH"} 1`,
 	} {
 		require.True(t, strings.Contains(body, want), "missing %s in:\n%s", want, body)
@@ -130,3 +132,25 @@ func TestLivezIgnoresEtcdOutage(t *testing.T) {
 
 // errNone stands for no error in an atomic.Value.
 var errNone = errors.New("none")
+
+// TestHealthFollowsAuthenticator: /readyz, /livez and /healthz are open to
+// requests without credentials, and 401 for credentials the Authenticator
+// refuses, as kube-apiserver answers them.
+func TestHealthFollowsAuthenticator(t *testing.T) {
+	tokens, err := auth.ParseTokens(strings.NewReader(testTokens))
+	require.NoError(t, err)
+	f := newFixture(t, func(c *Config) { c.Authenticator = tokens })
+	for _, path := range []string{"/readyz", "/livez", "/healthz"} {
+		for token, want := range map[string]int{"": http.StatusOK, "alice-token": http.StatusOK, "wrong": http.StatusUnauthorized} {
+			req, err := http.NewRequestWithContext(testCtx(t), http.MethodGet, f.ts.URL+path, nil)
+			require.NoError(t, err)
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := f.client.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, want, resp.StatusCode, "%s with token %q", path, token)
+		}
+	}
+}

@@ -9,6 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/filters"
 )
 
 // TestInflightLimits: with one read-only and one mutating slot, a read
@@ -26,7 +29,7 @@ func TestInflightLimits(t *testing.T) {
 	proxy.freeze()
 	held := make(chan response, 2)
 	go func() { held <- f.do(http.MethodGet, apiBase+"/namespaces/ns/widgets/a", "", nil) }()
-	require.Eventually(t, func() bool { return f.srv.inflight.inflight(kindReadOnly) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return f.srv.inflight.Count(filters.KindReadOnly) == 1 }, 10*time.Second, 5*time.Millisecond)
 
 	r := f.do(http.MethodGet, apiBase+"/gadgets", "", nil)
 	r.status(t, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests)
@@ -39,7 +42,7 @@ func TestInflightLimits(t *testing.T) {
 	go func() {
 		held <- f.do(http.MethodPost, apiBase+"/namespaces/ns/widgets", "application/json", testWidget("ns", "b", nil, ""))
 	}()
-	require.Eventually(t, func() bool { return f.srv.inflight.inflight(kindMutating) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return f.srv.inflight.Count(filters.KindMutating) == 1 }, 10*time.Second, 5*time.Millisecond)
 	r = f.do(http.MethodPost, apiBase+"/gadgets", "application/json", gadget("g2"))
 	r.status(t, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests)
 	require.Equal(t, "1", r.header.Get("Retry-After"))
@@ -48,6 +51,47 @@ func TestInflightLimits(t *testing.T) {
 	codes := []int{(<-held).code, (<-held).code}
 	require.ElementsMatch(t, []int{http.StatusNotFound, http.StatusCreated}, codes, "the held get and create, once etcd is back")
 	require.Equal(t, http.StatusOK, f.do(http.MethodGet, apiBase+"/gadgets", "", nil).code)
+}
+
+// TestAuthenticatedBeforeLimits: with the read-only limit reached, a
+// request with wrong credentials is 401, not 429 (it is refused before it
+// could take a slot), and a known user still gets the limit's 429.
+func TestAuthenticatedBeforeLimits(t *testing.T) {
+	tokens, err := auth.ParseTokens(strings.NewReader(testTokens))
+	require.NoError(t, err)
+	st, proxy := newFreezableStore(t, "/widgets")
+	f := newFixture(t, func(c *Config) {
+		c.Resources[0].Storage = st
+		c.Authenticator = tokens
+		c.MaxRequestsInFlight = 1
+	})
+	get := func(token string) *http.Response {
+		req, err := http.NewRequestWithContext(testCtx(t), http.MethodGet, f.ts.URL+apiBase+"/gadgets", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := f.client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	proxy.freeze()
+	held := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(testCtx(t), http.MethodGet, f.ts.URL+apiBase+"/namespaces/ns/widgets/a", nil)
+		req.Header.Set("Authorization", "Bearer alice-token")
+		resp, err := f.client.Do(req)
+		if err != nil {
+			held <- 0
+			return
+		}
+		resp.Body.Close()
+		held <- resp.StatusCode
+	}()
+	require.Eventually(t, func() bool { return f.srv.inflight.Count(filters.KindReadOnly) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Equal(t, http.StatusUnauthorized, get("wrong-token").StatusCode)
+	require.Equal(t, http.StatusTooManyRequests, get("bob-token").StatusCode)
+	proxy.thaw()
+	require.Equal(t, http.StatusNotFound, <-held)
 }
 
 // TestMetricLabelsBounded: made-up HTTP methods, unknown resources and
@@ -79,5 +123,5 @@ func TestMetricLabelsBounded(t *testing.T) {
 	}
 	require.Equal(t, before, series(), "made-up methods added series")
 	body := string(f.do(http.MethodGet, "/metrics", "", nil).body)
-	require.Contains(t, body, `apiserver_request_total{code="405",resource="widgets",verb="other"} 60`)
+	require.Contains(t, body, `apiserver_request_total{code="405",resource="widgets",subresource="",verb="other"} 60`)
 }

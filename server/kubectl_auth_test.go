@@ -96,7 +96,7 @@ current-context: c
 	require.Eventually(t, func() bool {
 		body := string(e.do(t, c, "GET", "/metrics", "bob-token", "").body)
 		return strings.Contains(body, `apiserver_longrunning_requests{verb="WATCH"} 1`) &&
-			strings.Contains(body, `apiserver_request_total{code="201",resource="widgets",verb="POST"} 2`) &&
-			strings.Contains(body, `apiserver_request_total{code="403",resource="widgets",verb="POST"} 1`)
+			strings.Contains(body, `apiserver_request_total{code="201",resource="widgets",subresource="",verb="POST"} 2`) &&
+			strings.Contains(body, `apiserver_request_total{code="403",resource="widgets",subresource="",verb="POST"} 1`)
 	}, 20*time.Second, 100*time.Millisecond, "metrics: %s", e.do(t, c, "GET", "/metrics", "bob-token", "").body)
 }

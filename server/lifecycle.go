@@ -4,10 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/filters"
 )
 
 // shutdownGrace bounds how long Serve waits for requests to finish after
@@ -45,7 +49,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		return err
 	}
 	if n := s.maxConnections(); n > 0 {
-		l = newConnLimitListener(l, n, s.log)
+		l = filters.LimitConnections(l, n, s.log)
 	}
 	if s.cfg.TLS != nil {
 		l = tls.NewListener(l, s.serveTLSConfig())
@@ -80,6 +84,10 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	return err
 }
 
+// maxConnections is Config.MaxConnections resolved: the limit, or 0 for
+// none.
+func (s *Server) maxConnections() int { return filters.MaxConnections(s.cfg.MaxConnections) }
+
 // ListenAndServe listens on addr and calls Serve. An empty host binds
 // 127.0.0.1, not every interface ("0.0.0.0:port" does that); an empty addr
 // is DefaultListenAddress.
@@ -104,4 +112,88 @@ func Listen(addr string) (net.Listener, error) {
 		host = "127.0.0.1"
 	}
 	return net.Listen("tcp", net.JoinHostPort(host, port))
+}
+
+// httpProtocols are the protocols Serve speaks: HTTP/1.1, HTTP/2 over
+// TLS and HTTP/2 over cleartext (h2c with prior knowledge), with
+// Config.HTTP2MaxStreamsPerConnection.
+func (s *Server) httpProtocols() (*http.Protocols, *http.HTTP2Config) {
+	p := &http.Protocols{}
+	p.SetHTTP1(true)
+	p.SetHTTP2(true)
+	p.SetUnencryptedHTTP2(true)
+	return p, &http.HTTP2Config{MaxConcurrentStreams: s.cfg.HTTP2MaxStreamsPerConnection}
+}
+
+// serveTLSConfig is Config.TLS offering "h2" and "http/1.1" by ALPN: a
+// listener made with tls.NewListener negotiates only the protocols its
+// config names, and net/http adds them only when it makes the listener.
+// A config that names its own protocols is kept as it is.
+func (s *Server) serveTLSConfig() *tls.Config {
+	if len(s.cfg.TLS.NextProtos) > 0 {
+		return s.cfg.TLS
+	}
+	c := s.cfg.TLS.Clone()
+	c.NextProtos = []string{"h2", "http/1.1"}
+	return c
+}
+
+// checkExposure refuses to serve on a listener reachable from other hosts
+// (not loopback) without TLS and authentication, or with anonymous access
+// that the Authorizer (none allows everything) lets write, unless the
+// configuration says so explicitly (AllowInsecureNonLoopback).
+func (s *Server) checkExposure(ctx context.Context, l net.Listener) error {
+	addr, ok := l.Addr().(*net.TCPAddr)
+	if !ok || addr.IP.IsLoopback() || s.cfg.AllowInsecureNonLoopback {
+		return nil
+	}
+	if s.cfg.TLS == nil || s.cfg.Authenticator == nil {
+		return fmt.Errorf("server: refusing to serve on %s, which is not a loopback address, without TLS and authentication "+
+			"(Config.TLS and Config.Authenticator); set Config.AllowInsecureNonLoopback to do so anyway", addr)
+	}
+	if !s.cfg.AllowAnonymous {
+		return nil
+	}
+	what, err := s.anonymousWrite(ctx)
+	if err != nil {
+		return fmt.Errorf("server: asking the Authorizer whether anonymous users may write: %w", err)
+	}
+	if what != "" {
+		return fmt.Errorf("server: refusing to serve on %s, which is not a loopback address, with anonymous access "+
+			"(Config.AllowAnonymous) when anonymous users may %s; set a Config.Authorizer that denies them "+
+			"(such as ReadAllWriteGroups; cacher-demo serve: --write-groups), turn AllowAnonymous off, "+
+			"or set Config.AllowInsecureNonLoopback", addr, what)
+	}
+	return nil
+}
+
+// anonymousWrite asks the Authorizer whether the anonymous user may create
+// or delete objects of any resource, and returns what it may do ("" if
+// nothing). Without an Authorizer everything is allowed.
+func (s *Server) anonymousWrite(ctx context.Context) (string, error) {
+	anonymous := auth.Anonymous()
+	for _, r := range s.cfg.Resources {
+		for _, verb := range []string{"create", "delete"} {
+			what := fmt.Sprintf("%s %s.%s", verb, r.Plural, r.Group)
+			if s.cfg.Authorizer == nil {
+				return what, nil
+			}
+			a := auth.Attributes{User: anonymous, Verb: verb, ResourceRequest: true,
+				APIGroup: r.Group, APIVersion: r.Version, Resource: r.Plural}
+			if r.Namespaced {
+				a.Namespace = "default"
+			}
+			if verb == "delete" {
+				a.Name = "any"
+			}
+			ok, _, err := s.cfg.Authorizer.Authorize(ctx, a)
+			if err != nil {
+				return "", err
+			}
+			if ok {
+				return what, nil
+			}
+		}
+	}
+	return "", nil
 }

@@ -2,13 +2,23 @@ package server
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/server/schema"
 	"github.com/listwatch/listwatch/server/wire"
+	"github.com/listwatch/listwatch/storage"
 )
 
 // listFlushBytes is the size of the buffer between the list encoder and the
@@ -35,7 +45,7 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 		return
 	}
 	opts := p.Options
-	table := wantsTable(req.Header.Values("Accept"))
+	table := schema.WantsTable(req.Header.Values("Accept"))
 	if !table && s.serveEncodedList(w, req, t, p, opts) {
 		return
 	}
@@ -73,7 +83,7 @@ func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 // never a well-formed short list.
 func (s *Server) writeList(w http.ResponseWriter, req *http.Request, r *resource, list *unstructured.UnstructuredList) {
 	s.streamList(w, req, r, list.Object["metadata"], len(list.Items), func(b []byte, i int) ([]byte, error) {
-		return appendObject(b, &list.Items[i], r)
+		return r.wire.AppendObject(b, &list.Items[i])
 	})
 }
 
@@ -145,27 +155,6 @@ func withoutEmptyContinue(metadata any) any {
 	return out
 }
 
-// appendObject appends the encoding of an unstructured object to b,
-// filling apiVersion and kind when the stored object lacks them.
-func appendObject(b []byte, u *unstructured.Unstructured, r *resource) ([]byte, error) {
-	obj := u.Object
-	if _, ok := obj["kind"]; !ok || obj["apiVersion"] == nil {
-		obj = withTypeMeta(obj, r)
-	}
-	return wire.AppendJSON(b, obj)
-}
-
-// withTypeMeta returns a shallow copy of obj with apiVersion and kind set.
-func withTypeMeta(obj map[string]any, r *resource) map[string]any {
-	out := make(map[string]any, len(obj)+2)
-	for k, v := range obj {
-		out[k] = v
-	}
-	out["apiVersion"] = r.gvString
-	out["kind"] = r.Kind
-	return out
-}
-
 // deadlineWriter keeps the connection's write deadline WriteTimeout ahead
 // of each write, so a client that stops reading a long list is cut off
 // instead of pinning the list in memory.
@@ -178,4 +167,105 @@ type deadlineWriter struct {
 func (d deadlineWriter) Write(p []byte) (int, error) {
 	d.dl.extend(d.rc)
 	return d.w.Write(p)
+}
+
+// tableWatchEncoder returns, when req asks for a Table, the encoder of a
+// watch whose objects are each a Table of one row (with the column
+// definitions, so every event stands alone); bookmarks and errors are sent
+// as in any watch. It returns nil for other watches.
+func (s *Server) tableWatchEncoder(req *http.Request, r *resource) (func(watch.Event) ([]byte, error), error) {
+	if !schema.WantsTable(req.Header.Values("Accept")) {
+		return nil, nil
+	}
+	include, err := schema.IncludeObject(req)
+	if err != nil {
+		return nil, err
+	}
+	return func(ev watch.Event) ([]byte, error) {
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok || ev.Type == watch.Bookmark || ev.Type == watch.Error {
+			return r.wire.EncodeEvent(ev)
+		}
+		t, err := r.Table([]unstructured.Unstructured{*u}, map[string]any{"resourceVersion": u.GetResourceVersion()}, include, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		return r.wire.EncodeEvent(watch.Event{Type: ev.Type, Object: t})
+	}, nil
+}
+
+// writeTable writes objs as a Table.
+func (s *Server) writeTable(w http.ResponseWriter, req *http.Request, r *resource, objs []unstructured.Unstructured, listMeta map[string]any) {
+	include, err := schema.IncludeObject(req)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	t, err := r.Table(objs, listMeta, include, time.Now())
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	body, err := json.Marshal(t)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", schema.TableMediaType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// serveEncodedList answers a list by copying the JSON a store keeps of each
+// item, when the resource's store can answer lists with its encodings
+// (storage.EncodedLister, a cacher with a codec) and they are in the
+// format this server writes for the resource (the store's codec is
+// CacheCodec of the same group, version and kind). It reports false,
+// having written nothing, when the list must go through GetList instead.
+func (s *Server) serveEncodedList(w http.ResponseWriter, req *http.Request, t target, p *request.ListParams, opts storage.ListOptions) bool {
+	el, ok := t.res.Storage.(storage.EncodedLister)
+	if !ok || el.EncodedFormat() != t.res.wire.ObjectFormat() {
+		return false
+	}
+	list, ok, err := el.GetListEncoded(req.Context(), t.collectionKey(), opts)
+	if !ok {
+		return false
+	}
+	if err != nil {
+		s.writeError(w, req, err)
+		return true
+	}
+	// As GetList's metadata reads after UpdateList; streamList drops an
+	// empty continue.
+	md := map[string]any{"resourceVersion": strconv.FormatUint(list.ResourceVersion, 10), "continue": list.Continue}
+	if list.RemainingItemCount != nil {
+		md["remainingItemCount"] = *list.RemainingItemCount
+	}
+	if p.Options.Predicate.Shard != nil {
+		md["shardInfo"] = map[string]any{"selector": p.ShardExpr}
+	}
+	s.streamList(w, req, t.res, md, len(list.Items), func(b []byte, i int) ([]byte, error) {
+		return append(b, list.Items[i]...), nil
+	})
+	return true
+}
+
+// checkResourceVersionRange answers a resourceVersion beyond any etcd
+// revision (above 2^63-1, which the store cannot even parse) as Kubernetes
+// answers a too-new one: 504 "Too large resource version", with the current
+// revision, instead of a 400.
+func checkResourceVersionRange(ctx context.Context, r *resource, rv string) error {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil || n <= math.MaxInt64 {
+		return nil
+	}
+	cur, err := r.Storage.GetCurrentResourceVersion(ctx)
+	if err != nil {
+		return err
+	}
+	st := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", n, cur), 1)
+	st.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+	return st
 }

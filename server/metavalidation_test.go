@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 // TestMetadataValidation: metadata Kubernetes refuses is 422 with its
@@ -32,7 +34,7 @@ func TestMetadataValidation(t *testing.T) {
 	require.Empty(t, f.do(http.MethodGet, coll, "", nil).list(t).Items)
 
 	f.create("default", "w1", nil, "")
-	f.do(http.MethodPatch, coll+"/w1", mediaMergePatch, `{"metadata":{"labels":{"-bad":"v"}}}`).
+	f.do(http.MethodPatch, coll+"/w1", wire.MediaMergePatch, `{"metadata":{"labels":{"-bad":"v"}}}`).
 		status(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
 	require.Empty(t, f.do(http.MethodGet, coll+"/w1", "", nil).object(t).GetLabels())
 }

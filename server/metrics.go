@@ -1,13 +1,19 @@
 package server
 
 import (
+	"errors"
 	"mime"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/listwatch/listwatch/server/filters"
+	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 // serverMetrics are the request and watch metrics of a Server, named as
@@ -15,8 +21,8 @@ import (
 // (metricVerb, the registered resources, codeLabel), so that no request can
 // add series.
 type serverMetrics struct {
-	requests *prometheus.CounterVec   // verb, resource, code
-	latency  *prometheus.HistogramVec // verb, resource (watches excluded)
+	requests *prometheus.CounterVec   // verb, resource, subresource, code
+	latency  *prometheus.HistogramVec // verb, resource, subresource (watches excluded)
 	dropped  *prometheus.CounterVec   // request_kind
 	// terminated counts watches ended by the slow-client policy
 	// (Config.SlowWatcherTimeout), by resource.
@@ -33,10 +39,10 @@ type serverMetrics struct {
 func newServerMetrics(reg *prometheus.Registry, s *Server) (*serverMetrics, error) {
 	m := &serverMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_request_total",
-			Help: "Requests by verb, resource and HTTP status code."}, []string{"verb", "resource", "code"}),
+			Help: "Requests by verb, resource, subresource and HTTP status code."}, []string{"verb", "resource", "subresource", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_request_duration_seconds",
-			Help:    "Time to answer a request (watches excluded), by verb and resource.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10)}, []string{"verb", "resource"}),
+			Help:    "Time to answer a request (watches excluded), by verb, resource and subresource.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10)}, []string{"verb", "resource", "subresource"}),
 		handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 	}
 	m.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_dropped_requests_total",
@@ -53,15 +59,30 @@ func newServerMetrics(reg *prometheus.Registry, s *Server) (*serverMetrics, erro
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "apiserver_current_inflight_requests",
 			Help:        "Requests being served (watches excluded) by request kind; counted only under a limit.",
 			ConstLabels: prometheus.Labels{"request_kind": kind}},
-			func() float64 { return float64(s.inflight.inflight(kind)) })
+			func() float64 { return float64(s.inflight.Count(kind)) })
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.dropped, m.terminated, watches,
-		inflightFunc(kindReadOnly), inflightFunc(kindMutating)} {
+		inflightFunc(filters.KindReadOnly), inflightFunc(filters.KindMutating)} {
 		if err := reg.Register(c); err != nil {
 			m.unregister()
 			return nil, err
 		}
 		m.collectors = append(m.collectors, c)
+	}
+	// The Go runtime's and the process's collectors (go_*, process_*), as
+	// every Kubernetes component serves them; kept when the registry has
+	// them already.
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		err := reg.Register(c)
+		var exists prometheus.AlreadyRegisteredError
+		switch {
+		case err == nil:
+			m.collectors = append(m.collectors, c)
+		case !errors.As(err, &exists):
+			m.unregister()
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -80,7 +101,7 @@ func (m *serverMetrics) unregister() {
 // collection, APPLY for a server-side apply patch, else the method.
 func verb(req *http.Request, t target) string {
 	switch {
-	case req.Method == http.MethodGet && isWatch(req):
+	case req.Method == http.MethodGet && request.IsWatch(req):
 		return "WATCH"
 	case req.Method == http.MethodGet && t.name == "":
 		return "LIST"
@@ -97,7 +118,7 @@ func verb(req *http.Request, t target) string {
 // isApplyPatch reports whether req's body is a server-side apply patch.
 func isApplyPatch(req *http.Request) bool {
 	mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
-	return mt == mediaApplyPatch
+	return mt == wire.MediaApplyPatch
 }
 
 // otherLabel is the label value of any verb or code outside the known
@@ -131,21 +152,14 @@ func codeLabel(code int) string {
 	return codeLabels[code]
 }
 
-// isWatch reports whether req asks for a watch stream.
-func isWatch(req *http.Request) bool {
-	v := req.URL.Query().Get("watch")
-	b, err := strconv.ParseBool(v)
-	return err == nil && b
-}
-
 // observe records one answered resource request.
-func (m *serverMetrics) observe(verb, resource string, code int, took time.Duration) {
+func (m *serverMetrics) observe(verb, resource, subresource string, code int, took time.Duration) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(verb, resource, codeLabel(code)).Inc()
+	m.requests.WithLabelValues(verb, resource, subresource, codeLabel(code)).Inc()
 	if verb != "WATCH" {
-		m.latency.WithLabelValues(verb, resource).Observe(took.Seconds())
+		m.latency.WithLabelValues(verb, resource, subresource).Observe(took.Seconds())
 	}
 }
 
@@ -155,37 +169,6 @@ func (m *serverMetrics) drop(kind string) {
 		m.dropped.WithLabelValues(kind).Inc()
 	}
 }
-
-// statusRecorder remembers the status code written through it; it keeps
-// http.Flusher for watch streams.
-type statusRecorder struct {
-	http.ResponseWriter
-	code int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.code == 0 {
-		r.code = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Flush implements http.Flusher.
-func (r *statusRecorder) Flush() {
-	if f, ok := r.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // terminatedWatch counts a watch of resource ended as too slow; m may be
 // nil (no Config.Metrics).

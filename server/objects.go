@@ -9,11 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/registry"
-	"github.com/listwatch/listwatch/server/crdschema"
 	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/server/schema"
+	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -39,7 +40,7 @@ func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
 		s.writeError(w, req, t.res.objectError(err, t.name))
 		return
 	}
-	if wantsTable(req.Header.Values("Accept")) {
+	if schema.WantsTable(req.Header.Values("Accept")) {
 		s.writeTable(w, req, t.res, []unstructured.Unstructured{*out}, nil)
 		return
 	}
@@ -61,7 +62,7 @@ func (s *Server) serveObjectWatch(w http.ResponseWriter, req *http.Request, t ta
 
 // writeObject writes one object.
 func (s *Server) writeObject(w http.ResponseWriter, req *http.Request, code int, r *resource, u *unstructured.Unstructured) {
-	b, err := appendObject(nil, u, r)
+	b, err := r.wire.AppendObject(nil, u)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -71,25 +72,25 @@ func (s *Server) writeObject(w http.ResponseWriter, req *http.Request, code int,
 
 // serveCreate answers POST on a collection.
 func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target) {
-	wr, err := s.readWrite(w, req, objectWrite)
+	wr, err := request.ReadWrite(w, req, request.ObjectWrite, s.cfg.MaxRequestBodyBytes)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	u, err := wr.object(w, t)
+	u, err := decodeObject(w, wr, t)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
 	t.res.dropStatusOnCreate(u)
-	u = t.res.recordUpdate(t.res.emptyObject(), u, wr.manager)
+	u = t.res.RecordUpdate(t.res.EmptyObject(), u, wr.Manager)
 	t.name = u.GetName()
-	if err := t.res.checkStorable(u); err != nil {
+	if err := t.res.CheckStorable(u); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
 	out := &unstructured.Unstructured{}
-	err = t.res.registry.Create(req.Context(), t.objectKey(), u, out, registry.CreateOptions{DryRun: isDryRun(req)})
+	err = t.res.registry.Create(req.Context(), t.objectKey(), u, out, registry.CreateOptions{DryRun: request.IsDryRun(req)})
 	if err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))
 		return
@@ -101,12 +102,12 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 // equal the stored one (409 Conflict otherwise); without one the update is
 // unconditional. The object must exist (404).
 func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target) {
-	wr, err := s.readWrite(w, req, objectWrite)
+	wr, err := request.ReadWrite(w, req, request.ObjectWrite, s.cfg.MaxRequestBodyBytes)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	next, err := wr.object(w, t)
+	next, err := decodeObject(w, wr, t)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
@@ -117,7 +118,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 		if err := t.res.checkWrite(cur, u, wantRV, t.subresource); err != nil {
 			return nil, err
 		}
-		return t.res.recordUpdate(cur, u, wr.manager), nil
+		return t.res.RecordUpdate(cur, u, wr.Manager), nil
 	})
 }
 
@@ -127,7 +128,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, req *http.Request, t target)
 // server-owned metadata over from cur to next.
 func (r *resource) checkWrite(cur, next *unstructured.Unstructured, wantRV, sub string) error {
 	if wantRV != "" && wantRV != cur.GetResourceVersion() {
-		return apierrors.NewConflict(schema.GroupResource{Group: r.Group, Resource: r.Plural}, cur.GetName(),
+		return apierrors.NewConflict(k8sschema.GroupResource{Group: r.Group, Resource: r.Plural}, cur.GetName(),
 			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
 	}
 	r.applySubresourcePolicy(cur, next, sub)
@@ -144,19 +145,19 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		s.serveApply(w, req, t)
 		return
 	}
-	wr, err := s.readWrite(w, req, patchWrite)
+	wr, err := request.ReadWrite(w, req, request.PatchWrite, s.cfg.MaxRequestBodyBytes)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	apply, err := wr.patcher(s.cfg.MaxRequestBodyBytes)
+	apply, err := wr.Patcher(s.cfg.MaxRequestBodyBytes)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
 	var dups []string // fields the patch itself gives twice
-	if wr.mediaType == mediaMergePatch {
-		dups = crdschema.FieldProblems(t.res.Schema, wr.body, map[string]any{})
+	if wr.MediaType == wire.MediaMergePatch {
+		dups = schema.FieldProblems(t.res.Schema, wr.Body, map[string]any{})
 	}
 	s.update(w, req, t, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		merged, err := apply(cur.DeepCopy().Object)
@@ -167,11 +168,11 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		if !ok {
 			return nil, badRequest("the patched object is not a JSON object")
 		}
-		problems := append(slices.Clone(dups), crdschema.FieldProblems(t.res.Schema, nil, obj)...)
-		if err := crdschema.EnforceFieldValidation(w.Header(), wr.fieldValidation, problems); err != nil {
+		problems := append(slices.Clone(dups), schema.FieldProblems(t.res.Schema, nil, obj)...)
+		if err := schema.EnforceFieldValidation(w.Header(), wr.FieldValidation, problems); err != nil {
 			return nil, err
 		}
-		next, err := t.res.normalize(obj, t)
+		next, err := t.res.Normalize(obj, t.name, t.namespace)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +182,7 @@ func (s *Server) servePatch(w http.ResponseWriter, req *http.Request, t target) 
 		if err := t.res.checkWrite(cur, next, next.GetResourceVersion(), t.subresource); err != nil {
 			return nil, err
 		}
-		return t.res.recordUpdate(cur, next, wr.manager), nil
+		return t.res.RecordUpdate(cur, next, wr.Manager), nil
 	})
 }
 
@@ -208,7 +209,7 @@ func (s *Server) storeUpdate(req *http.Request, t target, allowCreate bool,
 	mutate func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, registry.UpdateResult, error) {
 	mutate = storable(t.res, mutate)
 	out := &unstructured.Unstructured{}
-	opts := registry.UpdateOptions{AllowCreate: allowCreate, DryRun: isDryRun(req)}
+	opts := registry.UpdateOptions{AllowCreate: allowCreate, DryRun: request.IsDryRun(req)}
 	res, err := t.res.registry.Update(req.Context(), t.objectKey(), out, opts, func(input runtime.Object) (runtime.Object, error) {
 		cur, ok := input.(*unstructured.Unstructured)
 		if !ok {
@@ -230,9 +231,23 @@ func storable(r *resource, mutate func(cur *unstructured.Unstructured) (*unstruc
 		if err != nil {
 			return nil, err
 		}
-		if err := r.checkStorable(next); err != nil {
+		if err := r.CheckStorable(next); err != nil {
 			return nil, err
 		}
 		return next, nil
 	}
+}
+
+// decodeObject decodes a create or update body, applies fieldValidation to
+// it (warnings go to w's header) and normalizes it for t (see normalize).
+func decodeObject(w http.ResponseWriter, wr *request.Write, t target) (*unstructured.Unstructured, error) {
+	obj, err := wire.DecodeJSONObject(wr.Body)
+	if err != nil {
+		return nil, err
+	}
+	problems := schema.FieldProblems(t.res.Schema, wr.Body, obj)
+	if err := schema.EnforceFieldValidation(w.Header(), wr.FieldValidation, problems); err != nil {
+		return nil, err
+	}
+	return t.res.Normalize(obj, t.name, t.namespace)
 }

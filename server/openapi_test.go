@@ -72,7 +72,7 @@ func TestOpenAPIDocuments(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(r.body, &v3))
 	require.Contains(t, v3.Components.Schemas[widgetDef].Properties, "spec")
-	require.Contains(t, v3.Components.Schemas, defObjectMeta)
+	require.Contains(t, v3.Components.Schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
 
 	f.doAccept(http.MethodGet, "/openapi/v3/apis/nope/v1", "", "application/json", nil).
 		status(t, http.StatusNotFound, metav1.StatusReasonNotFound)

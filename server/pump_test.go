@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/examples/widget"
-	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 // clientWriter is a ResponseWriter that honours write deadlines
@@ -68,10 +68,10 @@ func testServer(tb testing.TB, slow time.Duration) (*Server, *resource) {
 	tb.Helper()
 	s := &Server{
 		cfg: Config{SlowWatcherTimeout: slow, WriteTimeout: time.Minute},
-		log: slog.New(slog.DiscardHandler), enc: &eventEncoder{}, closing: make(chan struct{}),
+		log: slog.New(slog.DiscardHandler), enc: &wire.EventEncoder{}, closing: make(chan struct{}),
 	}
 	return s, &resource{Resource: Resource{Group: group, Version: "v1", Kind: "Widget", Plural: "widgets"},
-		gvString: "demo.listwatch.dev/v1", wire: newWireFormats("demo.listwatch.dev/v1", "Widget")}
+		gvString: "demo.listwatch.dev/v1", wire: wire.NewKind("demo.listwatch.dev/v1", "Widget")}
 }
 
 // fakeWatch is a storage watch holding n ADDED events.
@@ -138,83 +138,6 @@ func TestSlowButReadingWatcherIsNotEnded(t *testing.T) {
 	})
 	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
 	require.Equal(t, int64(40), w.lines.Load())
-}
-
-// TestEventEncoderSharesLines: watchers given one change's encodings
-// (storage.EncodedObject) share one line per event type, made once; an
-// unwrapped object is encoded per call.
-func TestEventEncoderSharesLines(t *testing.T) {
-	_, r := testServer(t, time.Second)
-	e := &eventEncoder{}
-	obj := widget.NewUnstructuredWidget("ns", "a", nil)
-	shared := storage.NewEncodings("", nil)
-	ev := watch.Event{Type: watch.Added, Object: &storage.EncodedObject{Object: obj, Encodings: shared}}
-
-	var wg sync.WaitGroup
-	lines := make([][]byte, 8)
-	for i := range lines {
-		// Each watcher has its own wrapper of the change's encodings.
-		ev := watch.Event{Type: ev.Type, Object: &storage.EncodedObject{Object: obj, Encodings: shared}}
-		wg.Go(func() {
-			b, err := e.line(ev, r)
-			require.NoError(t, err)
-			lines[i] = b
-		})
-	}
-	wg.Wait()
-	for _, b := range lines {
-		require.Same(t, &lines[0][0], &b[0], "every watcher shares one encoding")
-	}
-	require.Equal(t, int64(1), e.encodes.Load())
-	require.JSONEq(t, `{"type":"ADDED","object":`+string(mustJSON(t, obj))+`}`, string(lines[0]))
-
-	// Another type of event for the same object is another line.
-	mod, err := e.line(watch.Event{Type: watch.Modified, Object: ev.Object}, r)
-	require.NoError(t, err)
-	require.Contains(t, string(mod), `"type":"MODIFIED"`)
-	require.Equal(t, int64(2), e.encodes.Load())
-
-	// Without a carrier, every call encodes on its own.
-	a, err := e.line(watch.Event{Type: watch.Added, Object: obj}, r)
-	require.NoError(t, err)
-	b, err := e.line(watch.Event{Type: watch.Added, Object: obj}, r)
-	require.NoError(t, err)
-	require.NotSame(t, &a[0], &b[0])
-	require.Equal(t, string(lines[0]), string(a))
-}
-
-// TestEventEncoderUsesCachedJSON: a change whose encodings hold the
-// object's JSON in the resource's format (a cacher with CacheCodec) gets
-// its line from those bytes, not from encoding the object.
-func TestEventEncoderUsesCachedJSON(t *testing.T) {
-	_, r := testServer(t, time.Second)
-	codec := CacheCodec(r.Resource)
-	obj := widget.NewUnstructuredWidget("ns", "a", nil)
-	// Bytes that differ from obj's encoding show where the line came from.
-	cached := []byte(`{"apiVersion":"demo.listwatch.dev/v1","kind":"Widget","metadata":{"name":"cached"}}`)
-	ev := watch.Event{Type: watch.Deleted, Object: &storage.EncodedObject{Object: obj,
-		Encodings: storage.NewEncodings(codec.Format(), cached)}}
-	line, err := (&eventEncoder{}).line(ev, r)
-	require.NoError(t, err)
-	require.Equal(t, `{"type":"DELETED","object":`+string(cached)+"}\n", string(line))
-
-	// The codec's encoding is the object part of the server's own line.
-	enc, err := codec.Encode(obj)
-	require.NoError(t, err)
-	plain, err := encodeEvent(watch.Event{Type: watch.Deleted, Object: obj}, r)
-	require.NoError(t, err)
-	require.Equal(t, `{"type":"DELETED","object":`+string(enc)+"}\n", string(plain))
-}
-
-func TestBookmarkEncoding(t *testing.T) {
-	_, r := testServer(t, time.Second)
-	bm := &unstructured.Unstructured{}
-	bm.SetResourceVersion("42")
-	bm.SetAnnotations(map[string]string{"k8s.io/initial-events-end": "true"})
-	b, err := (&eventEncoder{}).line(watch.Event{Type: watch.Bookmark, Object: bm}, r)
-	require.NoError(t, err)
-	require.JSONEq(t, `{"type":"BOOKMARK","object":{"apiVersion":"demo.listwatch.dev/v1","kind":"Widget",
-		"metadata":{"resourceVersion":"42","annotations":{"k8s.io/initial-events-end":"true"}}}}`, string(b))
 }
 
 func mustJSON(tb testing.TB, u *unstructured.Unstructured) []byte {

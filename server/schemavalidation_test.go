@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
-	"github.com/listwatch/listwatch/server/crdschema"
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 // causes returns the field and type of each cause of st.
@@ -45,9 +45,9 @@ func TestSchemaValidation(t *testing.T) {
 		`{"apiVersion":"demo.listwatch.dev/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"replicas":-1}}`).
 		status(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
 	require.Equal(t, map[string]metav1.CauseType{"spec.replicas": metav1.CauseTypeFieldValueInvalid}, causes(st), st.Message)
-	f.do(http.MethodPatch, coll+"/w1", mediaMergePatch, `{"spec":{"replicas":"x"}}`).
+	f.do(http.MethodPatch, coll+"/w1", wire.MediaMergePatch, `{"spec":{"replicas":"x"}}`).
 		status(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
-	f.do(http.MethodPatch, coll+"/w1", mediaJSONPatch, `[{"op":"add","path":"/spec/replicas","value":1.5}]`).
+	f.do(http.MethodPatch, coll+"/w1", wire.MediaJSONPatch, `[{"op":"add","path":"/spec/replicas","value":1.5}]`).
 		status(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
 	require.Equal(t, cur.GetResourceVersion(), f.do(http.MethodGet, coll+"/w1", "", nil).object(t).GetResourceVersion(), "nothing written")
 
@@ -61,7 +61,7 @@ func TestSchemaValidation(t *testing.T) {
 	require.Equal(t, map[string]metav1.CauseType{"spec.replicas": metav1.CauseTypeFieldValueInvalid}, causes(st))
 	require.Equal(t, []string{`299 - "unknown field \"spec.foo\""`}, r.header.Values("Warning"))
 
-	r = f.do(http.MethodPatch, coll+"/w1", mediaMergePatch, `{"spec":{"replicas":4}}`)
+	r = f.do(http.MethodPatch, coll+"/w1", wire.MediaMergePatch, `{"spec":{"replicas":4}}`)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 }
 
@@ -110,7 +110,7 @@ func TestSchemaValidatorConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 50 {
-				errs := crdschema.Errors(r.validator, map[string]any{"spec": map[string]any{"replicas": "x", "nodeName": int64(i)}})
+				errs := r.ValidationErrors(map[string]any{"spec": map[string]any{"replicas": "x", "nodeName": int64(i)}})
 				assert.Len(t, errs, 2)
 			}
 		}()

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,12 +10,13 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/kube-openapi/pkg/validation/validate"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/registry"
-	"github.com/listwatch/listwatch/server/crdschema"
+	"github.com/listwatch/listwatch/server/filters"
+	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/server/schema"
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 // Server is the HTTP API. It implements http.Handler; Serve and
@@ -26,10 +26,12 @@ type Server struct {
 	log       *slog.Logger
 	resources map[string]*resource // by group/version/plural
 	groups    []string             // named groups (not core) in registration order
-	enc       *eventEncoder
+	enc       *wire.EventEncoder
 	metrics   *serverMetrics // nil without Config.Metrics
-	openapi   *openAPI
-	inflight  inflightLimits
+	openapi   *schema.OpenAPI
+	inflight  *filters.InFlight
+	timeout   *filters.Timeout
+	watches   *filters.WatchLimits
 
 	closeOnce sync.Once
 	// closing is closed by Close; every watch stream ends when it is.
@@ -41,17 +43,13 @@ type Server struct {
 // resource is a registered Resource with derived values.
 type resource struct {
 	Resource
-	gv       schema.GroupVersion
+	// Type is what its schema means: checks, table, managed fields.
+	*schema.Type
+	gv       k8sschema.GroupVersion
 	gvString string
 	listKind string
-	wire     wireFormats     // names of its shared encodings (encode.go)
+	wire     *wire.Kind      // its objects on the wire and their shared encodings
 	fields   map[string]bool // selectable field labels
-	// validator checks objects against Schema; nil without one.
-	validator *validate.SchemaValidator
-	// columns are the table output's columns.
-	columns []tableColumn
-	// fieldManager records managedFields and merges apply patches.
-	fieldManager *managedfields.FieldManager
 	// registry is the write path over Storage: it sets and carries the
 	// server-owned metadata (uid, creationTimestamp, generation, deletion).
 	registry *registry.Store
@@ -67,10 +65,12 @@ func New(cfg Config) (*Server, error) {
 		cfg:       c,
 		log:       c.Logger,
 		resources: map[string]*resource{},
-		enc:       &eventEncoder{},
+		enc:       &wire.EventEncoder{},
 		closing:   make(chan struct{}),
-		inflight:  newInflightLimits(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight),
+		inflight:  filters.NewInFlight(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight),
 	}
+	s.watches = filters.NewWatchLimits(c.MaxWatches, c.MaxWatchesPerUser)
+	s.timeout = &filters.Timeout{Max: c.RequestTimeout, BodyRead: c.BodyReadTimeout, WriteError: s.writeError}
 	if c.Metrics != nil {
 		m, err := newServerMetrics(c.Metrics, s)
 		if err != nil {
@@ -78,20 +78,19 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.metrics = m
 	}
-	var ordered []*resource
+	var types []*schema.Type
 	for _, r := range c.Resources {
 		rr := &resource{Resource: r, gv: r.GroupVersion(), listKind: r.Kind + "List",
 			fields: map[string]bool{"metadata.name": true, "metadata.namespace": true}}
 		rr.gvString = rr.gv.String()
-		rr.wire = newWireFormats(rr.gvString, rr.Kind)
+		rr.wire = wire.NewKind(rr.gvString, rr.Kind)
 		if rr.registry, err = registry.New(registry.Config{Storage: r.Storage,
-			Resource: schema.GroupResource{Group: r.Group, Resource: r.Plural}, Kind: r.Kind}); err != nil {
+			Resource: k8sschema.GroupResource{Group: r.Group, Resource: r.Plural}, Kind: r.Kind}); err != nil {
 			return nil, fmt.Errorf("server: resource %s: %w", r.Plural, err)
 		}
-		if rr.columns, err = tableColumns(r.PrinterColumns); err != nil {
-			return nil, fmt.Errorf("server: resource %s: %w", r.Plural, err)
-		}
-		if rr.validator, err = crdschema.NewValidator(r.Schema); err != nil {
+		if rr.Type, err = schema.NewType(schema.TypeConfig{Group: r.Group, Version: r.Version, Kind: r.Kind,
+			Plural: r.Plural, Namespaced: r.Namespaced, Schema: r.Schema, PrinterColumns: r.PrinterColumns,
+			Validate: r.Validate}); err != nil {
 			return nil, fmt.Errorf("server: resource %s: %w", r.Plural, err)
 		}
 		for _, f := range r.SelectableFields {
@@ -101,15 +100,15 @@ func New(cfg Config) (*Server, error) {
 			rr.Singular = strings.ToLower(r.Kind)
 		}
 		s.resources[r.Group+"/"+r.Version+"/"+r.Plural] = rr
-		ordered = append(ordered, rr)
+		types = append(types, rr.Type)
 		if r.Group != "" && !contains(s.groups, r.Group) {
 			s.groups = append(s.groups, r.Group)
 		}
 	}
-	if err := newFieldManagers(ordered); err != nil {
+	if err := schema.NewFieldManagers(types); err != nil {
 		return nil, err
 	}
-	if s.openapi, err = newOpenAPI(ordered, c.GitVersion); err != nil {
+	if s.openapi, err = schema.NewOpenAPI(types, c.GitVersion); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -133,80 +132,89 @@ type target struct {
 }
 
 // ServeHTTP implements http.Handler. /livez, /readyz and /healthz are
-// answered first, open to anyone and outside every limit. Every other
-// request counts against its in-flight limit (429 past it; watches are not
-// counted), runs under RequestTimeout (watches under their own
-// timeoutSeconds), and is logged and measured when answered.
+// answered first, open to anyone (but 401 for credentials the
+// Authenticator refuses) and outside every limit. Every other request is
+// authenticated (401 before any limit), then counts against its in-flight
+// limit (429 past it; watches have their own limits), runs under
+// RequestTimeout (watches under their own timeoutSeconds), and is logged
+// and measured when answered.
 func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	parts := splitPath(req.URL.Path)
 	if isHealthPath(parts) {
+		if err := s.checkCredentials(req); err != nil {
+			w.Header().Set("Connection", "close")
+			s.writeError(w, req, err)
+			return
+		}
 		s.serveHealth(w, req, parts)
 		return
 	}
 	start := time.Now()
-	info := &requestInfo{}
-	req = req.WithContext(context.WithValue(req.Context(), requestInfoKey{}, info))
-	rec := &statusRecorder{ResponseWriter: w}
-	long := isLongRunning(req)
+	req, info := filters.WithRequestInfo(req)
+	rec := &filters.StatusRecorder{ResponseWriter: w}
+	long := filters.IsLongRunning(req)
 	s.serveLimited(rec, req, parts, long)
-	code := rec.code
+	code := rec.Code
 	if code == 0 {
 		code = http.StatusOK // net/http's answer to a handler that wrote nothing
 	}
-	if info.resource != "" {
-		s.metrics.observe(info.verb, info.resource, code, time.Since(start))
+	if info.Resource != "" {
+		s.metrics.observe(info.Verb, info.Resource, info.Subresource, code, time.Since(start))
 	}
-	s.logRequest(req, info, code, time.Since(start))
+	filters.LogRequest(s.log, req, info, metricVerb(req.Method), code, time.Since(start))
 }
 
-// serveLimited serves req within its in-flight limit and its deadline.
+// serveLimited authenticates req, then serves it within its in-flight
+// limit and its deadline: a request with wrong credentials is 401 even when
+// the limit is reached, and never takes a slot.
 func (s *Server) serveLimited(w http.ResponseWriter, req *http.Request, parts []string, long bool) {
-	if long {
-		s.serveAPI(w, req, parts, true)
-		return
-	}
-	kind := requestKind(req)
-	sem, ok := s.inflight.acquire(kind)
-	if !ok {
-		s.metrics.drop(kind)
-		s.writeError(w, req, errTooManyRequests())
-		return
-	}
-	defer release(sem)
-	s.serveWithTimeout(w, req, func(w http.ResponseWriter, req *http.Request) { s.serveAPI(w, req, parts, false) })
-}
-
-// serveAPI authenticates, authorizes and dispatches a request.
-func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []string, long bool) {
 	req, err := s.authenticate(req)
-	if err == nil && !isResourcePath(parts) {
-		err = s.authorizeNonResource(req)
-	}
 	if err != nil {
-		if apierrors.IsUnauthorized(err) {
-			// The client has nothing to keep the connection for.
-			w.Header().Set("Connection", "close")
-		}
+		// The client has nothing to keep the connection for.
+		w.Header().Set("Connection", "close")
 		s.writeError(w, req, err)
 		return
 	}
 	if long {
-		s.logWatchStart(req)
+		s.serveAPI(w, req, parts, true)
+		return
+	}
+	kind := filters.RequestKind(req)
+	release, ok := s.inflight.Acquire(kind)
+	if !ok {
+		s.metrics.drop(kind)
+		s.writeError(w, req, filters.ErrTooManyRequests())
+		return
+	}
+	defer release()
+	s.timeout.Serve(w, req, func(w http.ResponseWriter, req *http.Request) { s.serveAPI(w, req, parts, false) })
+}
+
+// serveAPI authorizes and dispatches an authenticated request.
+func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []string, long bool) {
+	if !isResourcePath(parts) {
+		if err := s.authorizeNonResource(req); err != nil {
+			s.writeError(w, req, err)
+			return
+		}
+	}
+	if long {
+		filters.LogWatchStart(s.log, req)
 	}
 	switch {
 	case len(parts) == 1 && parts[0] == "metrics" && s.metrics != nil:
 		s.metrics.handler.ServeHTTP(w, req)
 		return
-	case len(parts) >= 2 && parts[0] == "openapi" && s.openapi.serve(w, req, parts):
+	case len(parts) >= 2 && parts[0] == "openapi" && s.openapi.Serve(w, req, parts):
 		return
 	}
-	if accept := req.Header.Values("Accept"); !acceptsJSON(accept) && !wantsTable(accept) {
-		if !wantsYAML(accept) || isWatch(req) {
-			s.writeError(w, req, notAcceptable(req.Header.Get("Accept")))
+	if accept := req.Header.Values("Accept"); !wire.AcceptsJSON(accept) && !schema.WantsTable(accept) {
+		if !wire.WantsYAML(accept) || request.IsWatch(req) {
+			s.writeError(w, req, wire.NotAcceptable(req.Header.Get("Accept")))
 			return
 		}
-		yw := &yamlWriter{ResponseWriter: w}
-		defer yw.finish()
+		yw := &wire.YAMLWriter{ResponseWriter: w}
+		defer yw.Finish()
 		w = yw
 	}
 	switch {
@@ -230,8 +238,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []stri
 			s.writeError(w, req, err)
 			return
 		}
-		if info := infoFrom(req.Context()); info != nil {
-			info.verb, info.resource = verb(req, t), t.res.Plural
+		if info := filters.RequestInfoFrom(req.Context()); info != nil {
+			info.Verb, info.Resource, info.Subresource = verb(req, t), t.res.Plural, t.subresource
 		}
 		s.serveAuthorized(w, req, t)
 	default:
@@ -259,11 +267,11 @@ func (s *Server) resolve(group, version string, rest []string) (target, error) {
 		}
 	}
 	if len(rest) == 0 || len(rest) > 3 {
-		return t, apierrors.NewNotFound(schema.GroupResource{Group: group}, strings.Join(rest, "/"))
+		return t, apierrors.NewNotFound(k8sschema.GroupResource{Group: group}, strings.Join(rest, "/"))
 	}
 	res := s.resources[group+"/"+version+"/"+rest[0]]
 	if res == nil {
-		return t, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: rest[0]}, "")
+		return t, apierrors.NewNotFound(k8sschema.GroupResource{Group: group, Resource: rest[0]}, "")
 	}
 	t.res = res
 	if len(rest) >= 2 {
@@ -278,11 +286,11 @@ func (s *Server) resolve(group, version string, rest []string) (target, error) {
 		}
 	}
 	if !res.Namespaced && t.namespace != "" {
-		return t, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: res.Plural},
+		return t, apierrors.NewNotFound(k8sschema.GroupResource{Group: group, Resource: res.Plural},
 			"(cluster-scoped resource under a namespace)")
 	}
 	if res.Namespaced && t.namespace == "" && t.name != "" {
-		return t, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: res.Plural}, t.name)
+		return t, apierrors.NewNotFound(k8sschema.GroupResource{Group: group, Resource: res.Plural}, t.name)
 	}
 	return t, nil
 }

@@ -9,7 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -42,19 +42,18 @@ func statusFor(err error) metav1.Status {
 	return st
 }
 
-// retryable: err says the storage did not answer in time or at all (etcd
-// unavailable: 503; a deadline: 504); the answer carries Retry-After, as
-// kube-apiserver's timeouts do.
+// retryable: the request never reached etcd (503 ServiceUnavailable), so
+// the answer carries Retry-After. A timeout (504) does not: a write that
+// timed out may have been applied, and a retry could apply it twice.
 func retryable(err error) bool {
-	return errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrTimeout) ||
-		errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, storage.ErrUnavailable)
 }
 
 // objectError maps a storage error about one named object to the status
 // Kubernetes returns for it (with its exact wording and details), and
 // anything else through statusFor.
 func (r *resource) objectError(err error, name string) error {
-	gr := schema.GroupResource{Group: r.Group, Resource: r.Plural}
+	gr := k8sschema.GroupResource{Group: r.Group, Resource: r.Plural}
 	switch {
 	case storage.IsCode(err, storage.CodeNotFound):
 		return apierrors.NewNotFound(gr, name)
@@ -70,7 +69,11 @@ func (r *resource) objectError(err error, name string) error {
 // to w before.
 func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error) {
 	st := statusFor(err)
-	if st.Code >= 500 {
+	if clientGone(req) {
+		// Not a failure of the server: no WARN, no 5xx in the metrics.
+		s.log.Debug("client went away", "method", req.Method, "path", req.URL.Path, "err", err)
+		st.Code = StatusClientClosedRequest
+	} else if st.Code >= 500 {
 		s.log.Warn("request failed", "method", req.Method, "path", req.URL.Path, "code", st.Code, "err", err)
 	} else if _, ok := publicMessage(err); ok {
 		s.log.Debug("request refused", "method", req.Method, "path", req.URL.Path, "code", st.Code, "err", err)
@@ -79,6 +82,17 @@ func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error)
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
 	writeJSON(w, int(st.Code), &st)
+}
+
+// StatusClientClosedRequest is the status recorded (metrics, request
+// log) for a request whose client went away before its answer (nginx's
+// 499): a cancellation, not a server failure.
+const StatusClientClosedRequest = 499
+
+// clientGone: req's client cancelled it (closed the connection or the
+// stream); the server's own deadlines are not cancellations.
+func clientGone(req *http.Request) bool {
+	return errors.Is(req.Context().Err(), context.Canceled)
 }
 
 // writeJSON encodes v and writes it with the given code. Encoding happens
@@ -109,5 +123,54 @@ func badRequest(msg string) error { return apierrors.NewBadRequest(msg) }
 
 // methodNotAllowed returns a 405 MethodNotAllowed error.
 func methodNotAllowed(method, what string) error {
-	return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: what}, method)
+	return apierrors.NewMethodNotSupported(k8sschema.GroupResource{Resource: what}, method)
 }
+
+// unprocessable is a 422 for a request that is well formed but cannot be
+// carried out.
+func unprocessable(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
+		Reason: metav1.StatusReasonInvalid, Message: msg,
+	}}
+}
+
+// publicMessage is the message a client is told for err when err's own
+// text carries what is not the client's business: a storage error's key
+// and its cause's internals (etcd and gRPC errors), or the text of an
+// error that is not an API status (a 500). writeError logs err in full.
+// ok is false when err's message is fine as it is.
+func publicMessage(err error) (msg string, ok bool) {
+	var api apierrors.APIStatus
+	var se *storage.Error
+	switch {
+	case errors.As(err, &se):
+		// No key, endpoint or etcd/gRPC cause: those stay in the log.
+		return se.ClientMessage(), true
+	case errors.As(err, &api), errors.Is(err, context.DeadlineExceeded):
+		return "", false
+	}
+	return "an error on the server prevented the request from succeeding (the server logs the cause)", true
+}
+
+// isStorageError reports whether err is (or wraps) a *storage.Error.
+func isStorageError(err error) bool {
+	var se *storage.Error
+	return errors.As(err, &se)
+}
+
+// conflictCause is the cause a 409 Conflict names for a storage conflict:
+// its message without the storage key.
+func conflictCause(err error) error {
+	if msg, ok := publicMessage(err); ok {
+		return errors.New(msg)
+	}
+	return err
+}
+
+// errPathNotFound is Kubernetes' 404 for a path that names nothing it
+// serves.
+var errPathNotFound = &apierrors.StatusError{ErrStatus: metav1.Status{
+	Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+	Message: "the server could not find the requested resource",
+}}

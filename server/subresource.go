@@ -9,10 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/listwatch/listwatch/server/crdschema"
+	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -184,25 +185,25 @@ func (s *Server) serveScaleGet(w http.ResponseWriter, req *http.Request, t targe
 // object's spec replicas path. A resourceVersion in the Scale is a
 // precondition (409 when stale); negative replicas are 422.
 func (s *Server) serveScaleWrite(w http.ResponseWriter, req *http.Request, t target) {
-	spec := scalePatchWrite
+	spec := request.ScalePatchWrite
 	if req.Method == http.MethodPut {
-		spec = scaleWrite
+		spec = request.ScaleWrite
 	}
-	wr, err := s.readWrite(w, req, spec)
+	wr, err := request.ReadWrite(w, req, spec, s.cfg.MaxRequestBodyBytes)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
 	var toScale func(cur map[string]any) (map[string]any, error)
 	if req.Method == http.MethodPut {
-		sc, err := decodeJSONObject(wr.body)
+		sc, err := wire.DecodeJSONObject(wr.Body)
 		if err != nil {
 			s.writeError(w, req, err)
 			return
 		}
 		toScale = func(map[string]any) (map[string]any, error) { return runtime.DeepCopyJSON(sc), nil }
 	} else {
-		apply, err := wr.patcher(s.cfg.MaxRequestBodyBytes)
+		apply, err := wr.Patcher(s.cfg.MaxRequestBodyBytes)
 		if err != nil {
 			s.writeError(w, req, err)
 			return
@@ -219,7 +220,7 @@ func (s *Server) serveScaleWrite(w http.ResponseWriter, req *http.Request, t tar
 			return m, nil
 		}
 	}
-	gk := schema.GroupKind{Group: "autoscaling", Kind: "Scale"}
+	gk := k8sschema.GroupKind{Group: "autoscaling", Kind: "Scale"}
 	out, _, err := s.storeUpdate(req, t, false, func(cur *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		sc, err := toScale(t.res.scaleOf(cur))
 		if err != nil {
@@ -244,13 +245,13 @@ func (s *Server) serveScaleWrite(w http.ResponseWriter, req *http.Request, t tar
 		if err := t.res.checkWrite(cur, next, scale.GetResourceVersion(), subScale); err != nil {
 			return nil, err
 		}
-		if errs := crdschema.Errors(t.res.validator, next.Object); len(errs) > 0 {
-			return nil, apierrors.NewInvalid(schema.GroupKind{Group: t.res.Group, Kind: t.res.Kind}, t.name, errs)
+		if errs := t.res.ValidationErrors(next.Object); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(k8sschema.GroupKind{Group: t.res.Group, Kind: t.res.Kind}, t.name, errs)
 		}
-		if err := t.res.validateObject(next); err != nil {
+		if err := t.res.ValidateObject(next); err != nil {
 			return nil, err
 		}
-		return t.res.recordUpdate(cur, next, wr.manager), nil
+		return t.res.RecordUpdate(cur, next, wr.Manager), nil
 	})
 	if err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))

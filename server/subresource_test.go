@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/listwatch/listwatch/server/auth"
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 // withSubresources declares /status and /scale on the fixture's widgets,
@@ -42,14 +43,14 @@ func TestStatusSubresource(t *testing.T) {
 	require.Equal(t, int64(1), observed)
 	require.Equal(t, int64(1), u.GetGeneration())
 
-	r = f.do(http.MethodPatch, coll+"/w1", mediaMergePatch, `{"spec":{"replicas":2},"status":{"replicas":7}}`)
+	r = f.do(http.MethodPatch, coll+"/w1", wire.MediaMergePatch, `{"spec":{"replicas":2},"status":{"replicas":7}}`)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	u = r.object(t)
 	observed, _, _ = unstructured.NestedInt64(u.Object, "status", "replicas")
 	require.Equal(t, int64(1), observed, "a write of the object does not change status")
 	require.Equal(t, int64(2), u.GetGeneration())
 
-	r = f.do(http.MethodPatch, coll+"/w1/status", mediaMergePatch, `{"status":{"replicas":2}}`)
+	r = f.do(http.MethodPatch, coll+"/w1/status", wire.MediaMergePatch, `{"status":{"replicas":2}}`)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	r = f.do(http.MethodGet, coll+"/w1/status", "", nil)
 	require.Equal(t, http.StatusOK, r.code)
@@ -76,7 +77,7 @@ func TestScaleSubresource(t *testing.T) {
 	n, _, _ := unstructured.NestedInt64(sc.Object, "spec", "replicas")
 	require.Equal(t, int64(1), n)
 
-	r = f.do(http.MethodPatch, coll+"/w1/scale", mediaMergePatch, `{"spec":{"replicas":3}}`)
+	r = f.do(http.MethodPatch, coll+"/w1/scale", wire.MediaMergePatch, `{"spec":{"replicas":3}}`)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	n, _, _ = unstructured.NestedInt64(r.object(t).Object, "spec", "replicas")
 	require.Equal(t, int64(3), n)

@@ -9,30 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/listwatch/server/schema"
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
-
-func TestParseSimplePath(t *testing.T) {
-	obj := map[string]any{"spec": map[string]any{"replicas": int64(3), "ports": []any{map[string]any{"n": int64(80)}}}}
-	for path, want := range map[string]any{".spec.replicas": int64(3), "{.spec.ports[0].n}": int64(80)} {
-		p, err := parseSimplePath(path)
-		require.NoError(t, err, path)
-		got, ok := p.get(obj)
-		require.True(t, ok, path)
-		require.Equal(t, want, got, path)
-	}
-	for _, path := range []string{".spec.missing", ".spec.ports[1].n", ".spec.replicas.x", ".spec[0]"} {
-		p, err := parseSimplePath(path)
-		require.NoError(t, err, path)
-		_, ok := p.get(obj)
-		require.False(t, ok, path)
-	}
-	for _, bad := range []string{"", ".", "spec.x", ".spec..x", ".a[x]", ".a[-1]", ".a[*]", ".a[?(@.x)]", ".a[0]b"} {
-		_, err := parseSimplePath(bad)
-		require.Error(t, err, bad)
-	}
-}
 
 // TestTable: lists and gets asked for as a meta.k8s.io/v1 Table answer
 // with NAME, the configured columns and AGE, one row per object.
@@ -40,14 +22,14 @@ func TestTable(t *testing.T) {
 	f := newFixture(t, withWidgetSchema)
 	coll := apiBase + "/namespaces/ns/widgets"
 	f.create("ns", "w1", nil, "n1")
-	r := f.do(http.MethodPatch, coll+"/w1", mediaMergePatch, `{"spec":{"replicas":3}}`)
+	r := f.do(http.MethodPatch, coll+"/w1", wire.MediaMergePatch, `{"spec":{"replicas":3}}`)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	f.create("ns", "w2", nil, "")
 
 	decode := func(r response) metav1.Table {
 		t.Helper()
 		require.Equal(t, http.StatusOK, r.code, string(r.body))
-		require.Equal(t, tableMediaType, r.header.Get("Content-Type"))
+		require.Equal(t, schema.TableMediaType, r.header.Get("Content-Type"))
 		var tbl metav1.Table
 		require.NoError(t, json.Unmarshal(r.body, &tbl))
 		require.Equal(t, "Table", tbl.Kind)
@@ -120,7 +102,7 @@ func TestWatchTable(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
 	f.create("ns", "w1", nil, "n1")
-	r := f.do(http.MethodPatch, coll+"/w1", mediaMergePatch, `{"spec":{"replicas":6}}`)
+	r := f.do(http.MethodPatch, coll+"/w1", wire.MediaMergePatch, `{"spec":{"replicas":6}}`)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	dec := json.NewDecoder(resp.Body)
 	for _, want := range []struct {

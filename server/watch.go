@@ -6,11 +6,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/storage"
 )
@@ -23,7 +25,7 @@ const maxBatchLines = 256
 //
 // A watch costs one goroutine, the request's: it takes the events of the
 // storage watch, encodes them (sharing each event's line with the other
-// watchers of the change, see eventEncoder) and writes them; it writes
+// watchers of the change, see wire.EventEncoder) and writes them; it writes
 // every event already waiting, then flushes once, so a burst goes out in
 // few writes while a lone event is flushed at once. While it writes, the
 // events that follow wait in the storage watch: lag is the storage's to
@@ -33,6 +35,9 @@ const maxBatchLines = 256
 // while a write waits for it (see watchdog) ends the stream without an
 // ERROR event; the client resumes from the last RV it decoded, so nothing
 // is lost.
+//
+// Config.MaxWatches and MaxWatchesPerUser bound the watches open at once
+// (429 past them).
 //
 // The stream also ends, cleanly, at timeoutSeconds (capped by
 // MaxWatchTimeout; a random time between half of it and all of it when
@@ -46,6 +51,12 @@ func (s *Server) serveWatch(w http.ResponseWriter, req *http.Request, t target, 
 		return
 	default:
 	}
+	release, err := s.watches.Acquire(auth.UserFrom(req.Context()).Name)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	defer release()
 	if err := t.res.Storage.ReadinessCheck(); err != nil {
 		s.writeError(w, req, err)
 		return
@@ -130,7 +141,7 @@ func startStream(w http.ResponseWriter) *http.ResponseController {
 // pump writes the events of src as the server's JSON lines until the
 // stream ends.
 func (s *Server) pump(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, src watch.Interface, r *resource) {
-	s.pumpEncoded(ctx, w, rc, src, r, func(ev watch.Event) ([]byte, error) { return s.enc.line(ev, r) })
+	s.pumpEncoded(ctx, w, rc, src, r, func(ev watch.Event) ([]byte, error) { return s.enc.Line(ev, r.wire) })
 }
 
 // pumpEncoded is pump with the events encoded by encode. It runs on the
@@ -228,4 +239,77 @@ func (d *deadline) extend(rc *http.ResponseController) {
 	}
 	_ = rc.SetWriteDeadline(now.Add(d.timeout))
 	d.next = now.Add(d.timeout / 10)
+}
+
+// errorLine encodes an ERROR event carrying the status of err.
+func errorLine(err error, r *resource) []byte {
+	st := statusFor(err)
+	b, _ := r.wire.EncodeEvent(watch.Event{Type: watch.Error, Object: &st})
+	return b
+}
+
+// watchdog ends a watch whose client takes nothing for timeout
+// (SlowWatcherTimeout) while a write waits for it. It is armed while the
+// watch writes, moved on as lines are taken (at most every timeout/10),
+// and disarmed once a batch is flushed; when it fires it sets the
+// connection's write deadline in the past, which fails the write that
+// waits (over HTTP/2, resets the stream). No write deadline is set
+// otherwise: writing an event costs two timer updates, not a message to
+// an HTTP/2 connection's goroutine per deadline, and an idle watch has no
+// deadline that could fire (an HTTP/2 deadline resets its stream when it
+// passes, written to or not).
+type watchdog struct {
+	timeout time.Duration
+	rc      *http.ResponseController
+	next    time.Time   // when to move it on again; zero while disarmed
+	timer   *time.Timer // nil until the first write
+
+	mu    sync.Mutex
+	fired bool // guarded by mu
+	done  bool // guarded by mu: the watch has ended, rc is no longer its
+}
+
+// arm starts the timeout, or moves it on unless it moved within
+// timeout/10.
+func (d *watchdog) arm() {
+	now := time.Now()
+	if now.Before(d.next) {
+		return
+	}
+	d.next = now.Add(d.timeout / 10)
+	if d.timer == nil {
+		d.timer = time.AfterFunc(d.timeout, d.fire)
+		return
+	}
+	d.timer.Reset(d.timeout)
+}
+
+// disarm stops the timeout: nothing waits for the client.
+func (d *watchdog) disarm() {
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.next = time.Time{}
+}
+
+func (d *watchdog) fire() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done {
+		return
+	}
+	d.fired = true
+	_ = d.rc.SetWriteDeadline(time.Now().Add(-time.Second))
+}
+
+// stop ends the watchdog for good, before the request's response is
+// finished, and reports whether it fired.
+func (d *watchdog) stop() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.done = true
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	return d.fired
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/listwatch/listwatch/examples/widget"
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 // wireEvent is one decoded frame of a watch stream.
@@ -134,7 +135,7 @@ func TestWatchEventsAndResume(t *testing.T) {
 	w := f.watch(apiBase + "/namespaces/ns/widgets?watch=true&resourceVersion=" + list.GetResourceVersion())
 
 	f.create("ns", "w2", nil, "")
-	f.do(http.MethodPatch, apiBase+"/namespaces/ns/widgets/w2", mediaMergePatch, `{"spec":{"replicas":3}}`)
+	f.do(http.MethodPatch, apiBase+"/namespaces/ns/widgets/w2", wire.MediaMergePatch, `{"spec":{"replicas":3}}`)
 	f.do(http.MethodDelete, apiBase+"/namespaces/ns/widgets/w1", "", nil)
 	want := []struct{ typ, name string }{{"ADDED", "w2"}, {"MODIFIED", "w2"}, {"DELETED", "w1"}}
 	var rvs []string

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/listwatch/listwatch/server/wire"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -58,27 +59,27 @@ func TestYAMLBodiesAndResponses(t *testing.T) {
 	f := newFixture(t)
 	coll := apiBase + "/namespaces/default/widgets"
 	body := "apiVersion: demo.listwatch.dev/v1\nkind: Widget\nmetadata:\n  name: y1\n  labels:\n    app: web\nspec:\n  replicas: 2\n"
-	r := f.do(http.MethodPost, coll, mediaYAML, body)
+	r := f.do(http.MethodPost, coll, wire.MediaYAML, body)
 	require.Equal(t, http.StatusCreated, r.code, string(r.body))
 	require.Equal(t, map[string]string{"app": "web"}, r.object(t).GetLabels())
 
-	r = f.do(http.MethodPut, coll+"/y1", mediaYAML, "metadata:\n  name: y1\nspec:\n  replicas: 3\n")
+	r = f.do(http.MethodPut, coll+"/y1", wire.MediaYAML, "metadata:\n  name: y1\nspec:\n  replicas: 3\n")
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	require.Equal(t, int64(3), r.object(t).Object["spec"].(map[string]any)["replicas"])
-	f.do(http.MethodPost, coll, mediaYAML, "metadata: [unclosed").status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
+	f.do(http.MethodPost, coll, wire.MediaYAML, "metadata: [unclosed").status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
 
 	for _, path := range []string{coll + "/y1", coll} {
-		r = f.doAccept(http.MethodGet, path, "", mediaYAML, nil)
+		r = f.doAccept(http.MethodGet, path, "", wire.MediaYAML, nil)
 		require.Equal(t, http.StatusOK, r.code, string(r.body))
-		require.Equal(t, mediaYAML, r.header.Get("Content-Type"))
+		require.Equal(t, wire.MediaYAML, r.header.Get("Content-Type"))
 		var v map[string]any
 		require.NoError(t, yaml.Unmarshal(r.body, &v), string(r.body))
 		require.Contains(t, string(r.body), "apiVersion: demo.listwatch.dev/v1\n")
 	}
-	r = f.doAccept(http.MethodGet, coll+"/missing", "", mediaYAML, nil)
+	r = f.doAccept(http.MethodGet, coll+"/missing", "", wire.MediaYAML, nil)
 	require.Equal(t, http.StatusNotFound, r.code)
 	require.Contains(t, string(r.body), "reason: NotFound\n")
-	f.doAccept(http.MethodGet, coll+"?watch=true", "", mediaYAML, nil).status(t, http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable)
+	f.doAccept(http.MethodGet, coll+"?watch=true", "", wire.MediaYAML, nil).status(t, http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable)
 }
 
 // TestWireDetails: the details where the server answered differently from
@@ -168,4 +169,20 @@ func TestInternalErrorsAreLogged(t *testing.T) {
 	require.Equal(t, http.StatusInternalServerError, rec.Code)
 	require.NotContains(t, rec.Body.String(), "ResourceExhausted")
 	require.NotContains(t, rec.Body.String(), "2097152")
+}
+
+// TestNoContentTypeIsJSON: a create or update body without a Content-Type
+// is read as JSON, as kube-apiserver reads it (kubectl scale
+// --current-replicas sends its Scale so); a patch still needs its type.
+func TestNoContentTypeIsJSON(t *testing.T) {
+	f := newFixture(t)
+	coll := apiBase + "/namespaces/ns/widgets"
+	r := f.do(http.MethodPost, coll, "", testWidget("ns", "n1", nil, ""))
+	require.Equal(t, http.StatusCreated, r.code, string(r.body))
+	u := r.object(t)
+	u.Object["spec"] = map[string]any{"replicas": int64(2)}
+	r = f.do(http.MethodPut, coll+"/n1", "", u.Object)
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	require.EqualValues(t, 2, r.object(t).Object["spec"].(map[string]any)["replicas"])
+	f.do(http.MethodPatch, coll+"/n1", "", `{}`).status(t, http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType)
 }

@@ -9,11 +9,9 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
-	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/server"
+	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -32,6 +30,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"read-only requests (watches excepted) served at once; past it 429 with Retry-After (0: no limit)")
 	maxMutating := fs.Int("max-mutating-requests-inflight", server.DefaultMaxMutatingRequestsInFlight,
 		"mutating requests served at once; past it 429 with Retry-After (0: no limit)")
+	defaultWatches := server.DefaultMaxWatches()
+	maxWatches := fs.Int("max-watches", defaultWatches,
+		"watch streams served at once, whoever opens them; past it 429 with Retry-After (0: no limit; the default is what a quarter of the memory holds)")
+	maxWatchesPerUser := fs.Int("max-watches-per-user", server.DefaultMaxWatchesPerUser(defaultWatches),
+		"watch streams one user (system:anonymous for every anonymous client) has open at once; past it 429 (0: no limit)")
 	h2Streams := fs.Int("http2-max-streams-per-connection", 0,
 		"requests (watches among them) one HTTP/2 connection carries at once (0: net/http's default, 250)")
 	var sec secureFlags
@@ -41,8 +44,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *requestTimeout <= 0 || *slowWatcher <= 0 || *maxInflight < 0 || *maxMutating < 0 || *h2Streams < 0 {
-		return fmt.Errorf("%w: --request-timeout and --slow-watcher-timeout must be positive, the in-flight limits and --http2-max-streams-per-connection 0 or more", errUsage)
+	if *requestTimeout <= 0 || *slowWatcher <= 0 || *maxInflight < 0 || *maxMutating < 0 || *h2Streams < 0 ||
+		*maxWatches < 0 || *maxWatchesPerUser < 0 {
+		return fmt.Errorf("%w: --request-timeout and --slow-watcher-timeout must be positive, the in-flight and watch limits and --http2-max-streams-per-connection 0 or more", errUsage)
 	}
 	logger, err := logs.logger(stderr)
 	if err != nil {
@@ -55,7 +59,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	var etcdClient atomic.Pointer[clientv3.Client]
+	var etcdHealth atomic.Pointer[etcd3.Health]
 	options := func(c *server.Config) {
 		secure(c)
 		c.Logger = logger
@@ -63,8 +67,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		c.SlowWatcherTimeout = *slowWatcher
 		c.MaxRequestsInFlight = unlimitedIfZero(*maxInflight)
 		c.MaxMutatingRequestsInFlight = unlimitedIfZero(*maxMutating)
+		c.MaxWatches = unlimitedIfZero(*maxWatches)
+		c.MaxWatchesPerUser = unlimitedIfZero(*maxWatchesPerUser)
 		c.HTTP2MaxStreamsPerConnection = *h2Streams
-		c.ReadyChecks = append(c.ReadyChecks, etcdReadyCheck(&etcdClient))
+		c.ReadyChecks = append(c.ReadyChecks, etcdReadyCheck(&etcdHealth))
 	}
 	etcdTLS, err := sec.etcdTLS()
 	if err != nil {
@@ -74,7 +80,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%w: --etcd-cafile, --etcd-certfile and --etcd-keyfile go with --etcd-endpoints", errUsage)
 	}
 	cfg := stackConfig{listen: *listen, dataDir: *dataDir, etcdClientURL: *clientURL, serverOptions: options, etcdTLS: etcdTLS,
-		cacheEncoded: *encoded}
+		cacheEncoded: *encoded, logger: logger}
 	if *endpoints != "" {
 		if *dataDir != "" || *clientURL != "" {
 			return fmt.Errorf("%w: --etcd-endpoints excludes --data-dir and --etcd-client-url", errUsage)
@@ -92,7 +98,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.close()
-	etcdClient.Store(st.client)
+	etcdHealth.Store(st.health)
 	if st.etcd != nil {
 		fmt.Fprintf(stdout, "embedded etcd: %s (data in %s)\n", st.etcd.Endpoints[0], st.etcd.Dir)
 		logger.Info("etcd embedded", "endpoints", st.etcd.Endpoints, "dataDir", st.etcd.Dir)
@@ -102,6 +108,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	logger.Info("serving", append([]any{"address", st.baseURL, "resource", plural + "." + group + "/" + version,
 		"requestTimeout", requestTimeout.String(), "maxRequestsInflight", *maxInflight, "maxMutatingRequestsInflight", *maxMutating,
+		"maxWatches", *maxWatches, "maxWatchesPerUser", *maxWatchesPerUser,
 		"verbosity", logs.verbosity}, sec.describe()...)...)
 	fmt.Fprintf(stdout, "serving %s/%s %s on %s\n", group, version, plural, st.baseURL)
 	if caPath != "" {
@@ -130,22 +137,15 @@ func unlimitedIfZero(n int) int {
 	return n
 }
 
-// etcdReadyCheckKey is read by the /readyz etcd check, as kube-apiserver's
-// etcd check reads a "health" key: a linearizable read needs a quorum.
-const etcdReadyCheckKey = etcdRoot + "/health"
-
-// etcdReadyCheck is /readyz's "etcd" check: a quorum read on the client
-// (set once the stack has connected), bounded by the server's health check
-// timeout.
-func etcdReadyCheck(cli *atomic.Pointer[clientv3.Client]) server.HealthCheck {
+// etcdReadyCheck is /readyz's "etcd" check: the stack's etcd health
+// (set once the stack has connected), which its background probe keeps
+// current.
+func etcdReadyCheck(h *atomic.Pointer[etcd3.Health]) server.HealthCheck {
 	return server.HealthCheck{Name: "etcd", Check: func(ctx context.Context) error {
-		c := cli.Load()
-		if c == nil {
+		health := h.Load()
+		if health == nil {
 			return errors.New("not connected to etcd yet")
 		}
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		_, err := c.Get(ctx, etcdReadyCheckKey, clientv3.WithCountOnly())
-		return err
+		return health.Check()
 	}}
 }

@@ -56,6 +56,14 @@ var rules = []struct {
 	// capabilities (storage.EncodedLister, storage.EncodedWatcher), never
 	// through the watch cache.
 	{"server", []string{"./watchcache", "./reflector", "./embedtest", "./etcdrun", "./cmd", "./storage/etcd3", "go.etcd.io/etcd/server"}},
+	// The server's rooms, bottom up: wire (bytes) < schema (what a
+	// resource's schema means) < request (decoding) < filters (what wraps
+	// every request); auth stands alone. Package server, above them all,
+	// is checked by TestServerSubpackages.
+	{"server/wire", []string{"./server/schema", "./server/request", "./server/filters", "./server/auth"}},
+	{"server/schema", []string{"./server/request", "./server/filters", "./server/auth"}},
+	{"server/request", []string{"./server/filters", "./server/auth"}},
+	{"server/auth", []string{"./server/wire", "./server/request", "./server/schema", "./server/filters"}},
 	{"embedtest", []string{"./cacher", "./reflector", "./server", "./watchcache", "./cmd"}},
 	// registry is the write path over any storage.Interface: it knows
 	// storage and apimachinery, nothing above or beside them.
@@ -151,5 +159,31 @@ func TestServerSubpackages(t *testing.T) {
 	}
 	if subs == 0 {
 		t.Errorf("no packages under %s", srv)
+	}
+}
+
+// TestConformanceSuiteIsPublic: storage/storagetest, the conformance suite
+// an implementation of storage.Interface outside this module runs (as
+// storagetest's own external tests run it against etcd3, through exported
+// API only), depends on no internal package of this module: only on the
+// storage contract and the example fixture.
+func TestConformanceSuiteIsPublic(t *testing.T) {
+	suite := module + "/storage/storagetest"
+	allowed := []string{suite, module + "/storage", module + "/examples/widget"}
+	found := false
+	for _, p := range listPackages(t) {
+		if p.ImportPath != suite {
+			continue
+		}
+		found = true
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, module+"/") && !slices.Contains(allowed, dep) {
+				t.Errorf("%s depends on %s; a store outside this module could not run it if that were internal, "+
+					"and should not need more than %v", suite, dep, allowed[1:])
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("%s not found", suite)
 	}
 }

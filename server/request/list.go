@@ -2,6 +2,7 @@ package request
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -79,6 +80,13 @@ func ParseList(q url.Values, selectable map[string]bool, getAttrs storage.AttrFu
 		p.ShardExpr = opts.Predicate.Shard.String()
 	}
 	return p, nil
+}
+
+// IsWatch reports whether req asks for a watch stream (watch=true, or
+// another true spelling of strconv.ParseBool).
+func IsWatch(req *http.Request) bool {
+	b, err := strconv.ParseBool(req.URL.Query().Get("watch"))
+	return err == nil && b
 }
 
 // ParseBool parses the boolean query parameter name of q: true/false/1/0

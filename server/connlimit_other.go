@@ -1,7 +1,0 @@
-//go:build !unix
-
-package server
-
-// openFileLimit is 0: the platform has no RLIMIT_NOFILE to size
-// MaxConnections from.
-func openFileLimit() int { return 0 }
