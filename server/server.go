@@ -228,6 +228,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []stri
 		s.serveDiscovery(w, req, func() (any, error) { return s.resourceList("", parts[1]) })
 	case len(parts) >= 1 && parts[0] == "apis" && len(parts) <= 3:
 		s.serveAPIs(w, req, parts[1:])
+	case selfReviewPath(parts) != "":
+		s.serveSelfReview(w, req, selfReviewPath(parts))
 	case isResourcePath(parts):
 		group, version, rest := "", parts[1], parts[2:]
 		if parts[0] == "apis" {

@@ -108,6 +108,9 @@ var (
 	ScaleWrite = WriteSpec{media: []string{wire.MediaJSON, wire.MediaYAML}, manager: true}
 	// ScalePatchWrite is a patch of a Scale.
 	ScalePatchWrite = WriteSpec{media: []string{wire.MediaMergePatch, wire.MediaJSONPatch}, manager: true}
+	// ReviewWrite is the creation of a SelfSubjectAccessReview or
+	// SelfSubjectReview, in protobuf too (as kubectl sends them).
+	ReviewWrite = WriteSpec{media: []string{wire.MediaJSON, wire.MediaYAML, wire.MediaProtobuf}}
 	// DeleteWrite is a delete, whose options may come in the body.
 	DeleteWrite = WriteSpec{media: []string{wire.MediaJSON, wire.MediaYAML}, emptyBody: true}
 )
