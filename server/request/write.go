@@ -33,30 +33,32 @@ func mediaType(req *http.Request) (string, error) {
 // otherwise; none is JSON) and reads at most maxBytes of body (413
 // beyond). An empty body is returned as nil when allowEmpty, else it is
 // 400. A YAML body (when accepted) is returned converted to JSON.
-func readBody(w http.ResponseWriter, req *http.Request, maxBytes int64, allowEmpty bool, accepted ...string) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxBytes))
+//
+// duplicates are the keys a YAML body gives twice (see wire.YAMLToJSON).
+func readBody(w http.ResponseWriter, req *http.Request, maxBytes int64, allowEmpty bool, accepted ...string) (body []byte, duplicates []string, err error) {
+	body, err = io.ReadAll(http.MaxBytesReader(w, req.Body, maxBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, apierrors.NewRequestEntityTooLargeError(
+			return nil, nil, apierrors.NewRequestEntityTooLargeError(
 				fmt.Sprintf("limit is %d bytes", maxBytes))
 		}
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
 	}
 	if len(body) == 0 {
 		if allowEmpty {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, apierrors.NewBadRequest("request body is empty")
+		return nil, nil, apierrors.NewBadRequest("request body is empty")
 	}
 	mt, perr := mediaType(req)
 	if perr != nil || !slices.Contains(accepted, mt) {
-		return nil, unsupportedMediaType(req.Header.Get("Content-Type"), accepted)
+		return nil, nil, unsupportedMediaType(req.Header.Get("Content-Type"), accepted)
 	}
 	if mt == wire.MediaYAML {
 		return wire.YAMLToJSON(body)
 	}
-	return body, nil
+	return body, nil, nil
 }
 
 func unsupportedMediaType(got string, accepted []string) error {
@@ -130,6 +132,9 @@ type Write struct {
 	FieldValidation string
 	// Force is the apply's force parameter.
 	Force bool
+	// Duplicates are the keys a YAML body gave twice (the last value
+	// kept), worded for fieldValidation (see wire.YAMLToJSON).
+	Duplicates []string
 }
 
 // ReadWrite checks what every write request shares, in this order:
@@ -144,11 +149,11 @@ func ReadWrite(w http.ResponseWriter, req *http.Request, spec WriteSpec, maxBody
 		return nil, apierrors.NewInvalid(k8sschema.GroupKind{Group: "meta.k8s.io", Kind: "PatchOptions"}, "",
 			field.ErrorList{field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch")})
 	}
-	body, err := readBody(w, req, maxBody, spec.emptyBody, spec.media...)
+	body, dups, err := readBody(w, req, maxBody, spec.emptyBody, spec.media...)
 	if err != nil {
 		return nil, err
 	}
-	wr := &Write{Body: body}
+	wr := &Write{Body: body, Duplicates: dups}
 	wr.MediaType, _ = mediaType(req)
 	if spec.manager {
 		if wr.Manager, err = FieldManager(req); err != nil {
