@@ -218,6 +218,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []stri
 		w = yw
 	}
 	switch {
+	case len(parts) == 0:
+		s.serveDiscovery(w, req, func() (any, error) { return s.rootPaths(), nil })
 	case len(parts) == 1 && parts[0] == "version":
 		s.serveDiscovery(w, req, s.versionInfo)
 	case len(parts) == 1 && parts[0] == "api":
