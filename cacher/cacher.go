@@ -3,14 +3,13 @@ package cacher
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
-	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
+	"github.com/listwatch/listwatch/cacher/internal/hub"
+	"github.com/listwatch/listwatch/cacher/internal/watcher"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -18,78 +17,23 @@ import (
 // Cacher is a storage.Interface served from a watch cache. Create it with
 // New, start it with Run.
 //
-// Owners: the feed (feed_*.go: list, watch, revisions, recovery,
-// revalidation, consistency check) is the only writer of the cache; the
-// hub (hub*.go) owns live dispatch and its lock, which the feed takes only
-// through hub.commit to apply a change and dispatch it atomically; each
-// watcher (watcher*.go) owns its delivery and sees the rest through its
-// watcherEnv. runMu guards the run state and every wg.Add, so that no
-// goroutine starts after Run began waiting for them. Lock order: runMu,
-// then the hub's, then the cache's internal lock.
+// It is the wiring of three parts, each the owner of its state: the feed
+// (feed.go: list, watch, revisions, recovery, revalidation, consistency
+// check, the shared catch-up reads) is the only writer of the cache; the
+// hub (package hub) owns live dispatch and is the only holder of its lock,
+// which the feed takes only through Hub.Commit to apply a change and
+// dispatch it atomically; each watcher (package watcher) owns its delivery
+// and sees the rest through its watcher.Env. Cacher itself serves
+// storage.Interface: route.go decides who answers each read, reads.go and
+// watch.go carry it out, writes go to the storage.
 type Cacher struct {
-	cfg    Config
-	store  storage.Interface
-	cache  *watchcache.Cache
-	log    *slog.Logger
-	prefix string // ResourcePrefix + "/": the key of the whole resource
-	clk    clocks
-
-	// hub is the live dispatch (see hub.go); env is what every watcher
-	// shares (see watcher_env.go).
-	hub *hub
-	env *watcherEnv
-
-	// wholeRevisions: the storage's watch marks revision ends (see
-	// revisionBatch); learned from its first mark.
-	wholeRevisions atomic.Bool
-	// writtenRV is the newest RV of a write made through the cacher
-	// (noteWrite); reads at RV "0" wait for it (waitOwnWrites).
-	writtenRV atomic.Uint64
-	// relist asks the reflector to list again, with the reason (the
-	// consistency check found the cache diverged from the storage, the
-	// storage's transformer changed); see askRelist.
-	relist chan error
-	// distrustGen counts the events after which the cache's content cannot
-	// be trusted until a new list replaces it (the storage's transformer
-	// changed, the consistency check found a divergence); trustedGen is
-	// its value when the list that filled the cache started (see
-	// feed_revalidate.go).
-	distrustGen, trustedGen atomic.Uint64
-	// corruptKeys are the keys whose values the storage could not decode
-	// when the cache was filled (see feed_corrupt.go); nil: none.
-	corruptKeys atomic.Pointer[[]string]
-	// revisions shares the storage's current revision between concurrent
-	// consistent reads, compactions its compacted revision between the
-	// reads and watches that must know it now (sharedreads.go).
-	revisions   sharedReads[uint64]
-	compactions sharedReads[int64]
-	// dropEvent, set only by tests (export_test.go), makes applyRevision
-	// skip an event: the cache then diverges from the storage.
-	dropEvent atomic.Pointer[func(watch.EventType, runtime.Object) bool]
-
-	// gap is the shared history of the last relist (see feed_gap.go), nil
-	// before the first.
-	gap atomic.Pointer[gapHistory]
-	// behind is the newest shared read for watchers that fell out of the
-	// cache's history (see feed_behind.go), nil when none is offered;
-	// behindReads counts those still reading. Both guarded by behindMu.
-	behindMu    sync.Mutex
-	behind      *gapHistory
-	behindReads int
-	// catchUpSlots is a semaphore of MaxCatchUpStreams storage watches.
-	catchUpSlots chan struct{}
-	// progressWanted asks the progress loop for a progress request now.
-	progressWanted chan struct{}
-
-	runMu  sync.Mutex
-	runCtx context.Context // set by Run; ends every watcher
-	// watchersCtx is the parent of every watcher's context (a child of
-	// runCtx); abortWatchers ends them all with a cause (see reinitialize).
-	watchersCtx   context.Context
-	abortWatchers context.CancelCauseFunc
-	started       bool
-	stopped       bool
-	wg            sync.WaitGroup // watches (see startWatcher)
+	cfg   Config
+	store storage.Interface
+	cache *watchcache.Cache // written by the feed only
+	clk   clocks
+	f     *feed
+	hub   *hub.Hub
+	env   *watcher.Env
 }
 
 var _ storage.Interface = (*Cacher)(nil)
@@ -105,17 +49,12 @@ func New(cfg Config) (*Cacher, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cacher{cfg: cfg, store: cfg.Storage, cache: cache, log: cfg.Logger,
-		clk:            clocks{sched: cfg.Clock, wall: clock.RealClock{}},
-		prefix:         cfg.ResourcePrefix + "/",
-		hub:            newHub(cfg),
-		catchUpSlots:   make(chan struct{}, cfg.MaxCatchUpStreams),
-		progressWanted: make(chan struct{}, 1),
-		relist:         make(chan error, 1),
-	}
-	c.env = &watcherEnv{src: c, hub: c.hub, clk: c.clk, metrics: cfg.Metrics, versioner: cfg.Versioner,
-		newFunc: cfg.NewFunc, keyFunc: cfg.KeyFunc, catchUpBatch: cfg.CatchUpBatch, bufferSize: cfg.WatcherBufferSize}
-	return c, nil
+	clk := clocks{sched: cfg.Clock, wall: clock.RealClock{}}
+	h := hub.New(hub.Config{IndexLabels: cfg.IndexLabels, IndexFields: cfg.IndexFields, Wall: clk.wall, Metrics: cfg.Metrics})
+	f := newFeed(cfg, cache, h, clk)
+	env := &watcher.Env{Source: f, Hub: h, Wall: clk.wall, Metrics: cfg.Metrics, Versioner: cfg.Versioner,
+		NewFunc: cfg.NewFunc, KeyFunc: cfg.KeyFunc, CatchUpBatch: cfg.CatchUpBatch, BufferSize: cfg.WatcherBufferSize}
+	return &Cacher{cfg: cfg, store: cfg.Storage, cache: cache, clk: clk, f: f, hub: h, env: env}, nil
 }
 
 // ErrAlreadyStarted is returned by a second call to Run.
@@ -125,57 +64,57 @@ var ErrAlreadyStarted = errors.New("cacher: Run called twice")
 // once all goroutines of the cacher have exited. It returns nil after a
 // clean shutdown.
 func (c *Cacher) Run(ctx context.Context) error {
-	c.runMu.Lock()
-	if c.started {
-		c.runMu.Unlock()
+	f := c.f
+	f.runMu.Lock()
+	if f.started {
+		f.runMu.Unlock()
 		return ErrAlreadyStarted
 	}
-	c.started, c.runCtx = true, ctx
-	c.watchersCtx, c.abortWatchers = context.WithCancelCause(ctx)
-	c.runMu.Unlock()
+	f.started, f.runCtx = true, ctx
+	f.watchersCtx, f.abortWatchers = context.WithCancelCause(ctx)
+	f.runMu.Unlock()
 
-	defer c.watchTransformer()()
-	bookmarks := c.hub.bookmarkLoop(c.clk.sched, c.cfg.BookmarkInterval, c.cache.RV) // its schedule starts now
+	defer f.watchTransformer()()
+	bookmarks := c.hub.BookmarkLoop(c.clk.sched, c.cfg.BookmarkInterval, c.cache.RV) // its schedule starts now
 	var own sync.WaitGroup
-	own.Go(func() { c.reflect(ctx) })
-	own.Go(func() { c.progressLoop(ctx) })
+	own.Go(func() { f.reflect(ctx) })
+	own.Go(func() { f.progressLoop(ctx) })
 	own.Go(func() { bookmarks(ctx) })
-	own.Go(func() { c.consistencyLoop(ctx) })
-	own.Go(func() { c.hub.parkLoop(ctx, c.clk.sched, c.cfg.IdleWatcherParkDelay) })
+	own.Go(func() { f.consistencyLoop(ctx) })
+	own.Go(func() { c.hub.ParkLoop(ctx, c.clk.sched, c.cfg.IdleWatcherParkDelay) })
 	<-ctx.Done()
 	own.Wait()
-	c.runMu.Lock()
-	c.stopped = true
-	c.abortWatchers(nil)
-	c.runMu.Unlock()
-	c.wg.Wait()
+	f.runMu.Lock()
+	f.stopped = true
+	f.abortWatchers(nil)
+	f.runMu.Unlock()
+	f.wg.Wait()
 	return nil
 }
 
-// startWatcher starts w's goroutine (w.run), with a context that ends
-// with Run's, with reqCtx's, or when w.abort is called. The watch counts
-// in c.wg until w.finish calls w.release, whether or not it has a
-// goroutine meanwhile (see watcher_park.go). It fails when Run has not started or
-// has stopped.
-func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher) error {
-	c.runMu.Lock()
-	defer c.runMu.Unlock()
-	if !c.started || c.stopped || c.runCtx.Err() != nil {
+// startWatcher starts w's goroutine, with a context that ends with Run's,
+// with reqCtx's, or when w is aborted. The watch counts in c.wg until it
+// ends and releases it, whether or not it has a goroutine meanwhile (a
+// parked watcher has none). It fails when Run has not started or has
+// stopped.
+func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher.Watcher) error {
+	f := c.f
+	f.runMu.Lock()
+	defer f.runMu.Unlock()
+	if !f.started || f.stopped || f.runCtx.Err() != nil {
 		return &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "cacher is not running"}
 	}
-	ctx, cancel := context.WithCancelCause(c.watchersCtx)
-	w.ctx, w.abort = ctx, cancel
+	ctx, cancel := context.WithCancelCause(f.watchersCtx)
 	stopReq := context.AfterFunc(reqCtx, func() { cancel(nil) })
-	stopWake := context.AfterFunc(ctx, w.wakeAsync)
-	w.release = func() {
+	stopWake := context.AfterFunc(ctx, w.WakeAsync)
+	f.wg.Add(1)
+	c.hub.Opened(w.Entry())
+	w.Start(ctx, cancel, func() {
 		stopWake()
 		stopReq()
 		cancel(nil)
-		c.wg.Done()
-	}
-	c.wg.Add(1)
-	c.hub.opened(w)
-	go w.run(ctx)
+		f.wg.Done()
+	})
 	return nil
 }
 
@@ -183,7 +122,7 @@ func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher) error {
 // ctx ends first and the storage is not ready either (etcd unreachable),
 // the error is the storage's, naming what it could not reach.
 func (c *Cacher) WaitReady(ctx context.Context) error {
-	return c.explainNotReady(c.cache.WaitUntilFresh(ctx, 0))
+	return c.f.explainNotReady(c.cache.WaitUntilFresh(ctx, 0))
 }
 
 // ReadinessCheck implements storage.Interface: the cache has loaded its
@@ -194,7 +133,7 @@ func (c *Cacher) WaitReady(ctx context.Context) error {
 // whether etcd answers.
 func (c *Cacher) ReadinessCheck() error {
 	if _, ready := c.cache.RV(); !ready {
-		return c.explainNotReady(&storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "watch cache is initializing"})
+		return c.f.explainNotReady(&storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "watch cache is initializing"})
 	}
 	return nil
 }
@@ -205,13 +144,13 @@ func (c *Cacher) Versioner() storage.Versioner { return c.cfg.Versioner }
 // Create implements storage.Interface; it writes to the storage (an
 // object the cache could not key is refused, see writecheck.go).
 func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
-	if err := c.checkWritable(key, obj); err != nil {
+	if err := c.f.checkWritable(key, obj); err != nil {
 		return err
 	}
 	if err := c.store.Create(ctx, key, obj, out, ttl); err != nil {
 		return err
 	}
-	c.noteWrite(out)
+	c.f.noteWrite(out)
 	return nil
 }
 
@@ -219,11 +158,11 @@ func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object
 // from the cache's copy of the object (see suggestion).
 func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
-	ctx, cachedExistingObject = c.suggestion(ctx, key, cachedExistingObject)
+	cachedExistingObject, opts.SuggestionDecoded = c.f.suggestion(key, cachedExistingObject, opts.SuggestionDecoded)
 	if err := c.store.Delete(ctx, key, out, preconditions, validateDeletion, cachedExistingObject, opts); err != nil {
 		return err
 	}
-	c.noteWrite(out)
+	c.f.noteWrite(out)
 	return nil
 }
 
@@ -239,46 +178,16 @@ func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, pre
 // object fails, and tryUpdate must not run when the stored object fails
 // them (storagetest's UpdatePreconditionResourceVersionFails).
 func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
-	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object, opts storage.UpdateOptions) error {
 	if preconditions == nil || (preconditions.UID == nil && preconditions.ResourceVersion == nil) {
-		ctx, cachedExistingObject = c.suggestion(ctx, key, cachedExistingObject)
+		cachedExistingObject, opts.SuggestionDecoded = c.f.suggestion(key, cachedExistingObject, opts.SuggestionDecoded)
 	}
-	tryUpdate = c.checkedUpdate(key, tryUpdate)
-	if err := c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject); err != nil {
+	tryUpdate = c.f.checkedUpdate(key, tryUpdate)
+	if err := c.store.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject, opts); err != nil {
 		return err
 	}
-	c.noteWrite(destination)
+	c.f.noteWrite(destination)
 	return nil
-}
-
-// suggestion returns the object an update or delete of key starts from:
-// a deep copy of the cache's copy when it holds the key (and its content
-// can be trusted), else the caller's. The copy is the storage's to mutate
-// (tryUpdate may change its input); cached objects are shared. The storage
-// checks it with its compare-and-swap and reads afresh only when it is
-// stale, so a write whose object the cache holds up to date costs one etcd
-// round trip instead of two.
-//
-// A cache that keeps decoded objects holds the storage's own decodings of
-// the values at their revisions (its compaction shares memory without
-// changing values), so ctx is marked with storage.WithDecodedSuggestion:
-// the storage may then copy the object instead of decoding that value again.
-func (c *Cacher) suggestion(ctx context.Context, key string, given runtime.Object) (context.Context, runtime.Object) {
-	if _, ready := c.cache.RV(); !ready || !c.trusted() {
-		return ctx, given
-	}
-	el, _, ok, err := c.cache.Get(key)
-	if err != nil || !ok {
-		return ctx, given
-	}
-	obj, err := el.Object()
-	if err != nil {
-		return ctx, given
-	}
-	if c.cfg.Codec == nil {
-		ctx = storage.WithDecodedSuggestion(ctx)
-	}
-	return ctx, obj.DeepCopyObject()
 }
 
 // Stats implements storage.Interface: the storage's count.
@@ -293,43 +202,11 @@ func (c *Cacher) RequestWatchProgress(ctx context.Context) error {
 // read started after the call, shared with the consistent reads and
 // watches that ask at the same time (see sharedReads).
 func (c *Cacher) GetCurrentResourceVersion(ctx context.Context) (uint64, error) {
-	return c.currentRV(ctx)
+	return c.f.currentRV(ctx)
 }
 
 // CompactRevision implements storage.Interface: the storage's compacted
 // revision (etcd's, whoever compacted it). Exact lists, continue tokens and
 // watches below it answer 410 Gone even when the cache still holds that
 // state.
-func (c *Cacher) CompactRevision() int64 {
-	rev := c.store.CompactRevision()
-	if rev > 0 {
-		c.cache.Compact(uint64(rev))
-	}
-	return max(rev, int64(c.cache.Compacted()))
-}
-
-// learnCompaction brings the cache's record of the storage's compaction up
-// to date before a read or watch at rv is answered from memory. With fresh
-// set, or for an rv older than the cache's newest state, it asks the storage
-// now (when the storage can), so that 410 means exactly "etcd compacted rv",
-// on every replica alike; otherwise knowledge at most about a second old is
-// enough, since etcd compacts only revisions it has already passed.
-func (c *Cacher) learnCompaction(ctx context.Context, rv uint64, fresh bool) error {
-	if rv < c.cache.Compacted() {
-		return nil
-	}
-	cur, _ := c.cache.RV()
-	r, ok := c.store.(storage.CompactRevisionRefresher)
-	if !ok || (!fresh && rv >= cur) {
-		c.CompactRevision()
-		return nil
-	}
-	rev, err := c.compactions.do(ctx, "compacted revision", r.RefreshCompactRevision)
-	if err != nil {
-		return err
-	}
-	if rev > 0 {
-		c.cache.Compact(uint64(rev))
-	}
-	return nil
-}
+func (c *Cacher) CompactRevision() int64 { return c.f.learnCompacted() }

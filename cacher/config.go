@@ -85,10 +85,10 @@ type Config struct {
 	// decoding per object read that no other reader holds at the time.
 	// Its objects must round-trip exactly, resourceVersion included.
 	Codec watchcache.Codec
-	// NoCompaction keeps decoded objects as the storage decoded them (see
-	// watchcache.Config.NoCompaction); by default the cache shares their
-	// repeated strings and maps and packs the rest.
-	NoCompaction bool
+	// NoPacking turns off the cache's memory packing (see
+	// watchcache.Config.NoPacking); by default the cache shares repeated
+	// strings and maps of the objects it keeps.
+	NoPacking bool
 	// ListPageSize is how many keys one page of the cacher's own list (the
 	// first, and every relist) reads from the storage; all pages are read
 	// at the first page's revision (0: DefaultListPageSize).
@@ -98,7 +98,7 @@ type Config struct {
 	WatcherBufferSize int
 	// IdleWatcherParkDelay is how long a watcher in live dispatch that has
 	// nothing queued keeps its goroutine; then the watch lives on without
-	// one until something is queued to it (see watcher_park.go). 0 means
+	// one until something is queued to it (see package internal/hub). 0 means
 	// DefaultIdleWatcherParkDelay; negative, never.
 	IdleWatcherParkDelay time.Duration
 	// MaxCatchUpStreams bounds concurrent storage watches used to catch
@@ -201,7 +201,7 @@ func (c Config) cacheConfig() watchcache.Config {
 	return watchcache.Config{KeyFunc: c.KeyFunc, GetAttrs: c.GetAttrs, Versioner: c.Versioner,
 		IndexLabels: c.IndexLabels, IndexFields: c.IndexFields, Window: c.HistoryWindow,
 		MinCapacity: c.HistoryMinCapacity, MaxCapacity: c.HistoryMaxCapacity,
-		MaxSnapshots: c.MaxSnapshots, SpacedSnapshots: c.SpacedSnapshots, Clock: c.Clock, Codec: c.Codec, NoCompaction: c.NoCompaction}
+		MaxSnapshots: c.MaxSnapshots, SpacedSnapshots: c.SpacedSnapshots, Clock: c.Clock, Codec: c.Codec, NoPacking: c.NoPacking}
 }
 
 func defaultKeyFunc(prefix string) func(runtime.Object) (string, error) {

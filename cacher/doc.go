@@ -3,16 +3,17 @@
 // it wraps (normally the etcd3 store), with reads and watches answered from
 // the cache and writes passed through.
 //
-// Contract (see DESIGN.md for the six watch guarantees):
+// Contract (see docs/design.md for the six watch guarantees):
 //
 //   - Run(ctx) lists the resource (in pages of ListPageSize keys at one
 //     revision), watches it from the list RV with progress notifications,
 //     resumes a broken watch from the last RV and relists only when that RV
 //     was compacted (or a repair asks for it). After a relist, the watchers
-//     it left behind catch up through one shared read of etcd's history
-//     (feed_gap.go), not one storage watch each; so do watchers that fell
-//     out of the cache's history on their own (feed_behind.go). It owns every goroutine the cacher starts
-//     (reflector, progress requester, bookmark timer, one per watcher) and
+//     it left behind catch up through one shared read of etcd's history,
+//     not one storage watch each; so do watchers that fell out of the
+//     cache's history on their own (feed_history.go). It owns every
+//     goroutine the cacher starts (reflector, progress requester, bookmark
+//     timer, shared reads, one per watcher) and
 //     returns after all of them have exited; every watch's result channel is
 //     closed by then.
 //
@@ -73,16 +74,20 @@
 //     watchers), one shortly before its deadline, and the initial-events-end
 //     one; storage progress notifications only when it set ProgressNotify.
 //
-// Layout, by owner: the feed (feed_*.go: list, watch, revisions, recovery,
-// revalidation, consistency check, the shared catch-up read) is the only
-// writer of the cache; the hub (hub*.go: the registry of live watchers and
-// its shard index, offering, lagging, parking and waking, bookmarks) owns
-// live dispatch and is the only code that takes its lock, which the feed
-// enters through hub.commit; a watcher (watcher*.go) is a delivery state
-// machine that reads history through a watchSource and joins live dispatch
-// through the hub, knowing nothing else of the Cacher. Cacher (cacher.go,
-// watch.go, reads.go) wires them and serves storage.Interface. Every timer
-// and time read goes through the clocks of clock.go.
+// Layout, by owner: the feed (the feed type, feed*.go: list, watch,
+// revisions, recovery, revalidation, consistency check, the shared reads
+// of history) is the only writer of the cache; the hub (package
+// internal/hub: the registry of live watchers and its shard index,
+// offering, lagging, parking and waking, bookmarks) owns live dispatch and
+// is the only holder of its lock, which the feed enters through
+// Hub.Commit; a watcher (package internal/watcher) is a delivery state
+// machine that reads history through a watcher.Source and joins live
+// dispatch through the hub, knowing nothing else of the Cacher; package
+// internal/history holds what they share of the storage's history (a
+// shared read, the one revision type). Cacher (cacher.go, route.go,
+// reads.go, watch.go) wires them and serves storage.Interface; route.go
+// alone decides who answers a read. Every timer and time read goes through
+// the clocks of clock.go.
 //
 // Objects returned by reads and watches may be shared with the cache and
 // with other watchers: treat them as read-only.

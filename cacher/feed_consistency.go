@@ -8,13 +8,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/listwatch/listwatch/cacher/internal/hub"
+	"github.com/listwatch/listwatch/cacher/internal/watcher"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
-
-// errDiverged is the cause with which the consistency check ends the
-// watches whose scope holds a key where the cache differed from the storage.
-var errDiverged = errors.New("cacher: the watch cache diverged from the storage")
 
 // maxReportedDiffs bounds how many differing keys a check remembers (and
 // logs a few of); the count is always exact.
@@ -42,33 +40,33 @@ type consistencyReport struct {
 // relist it, or a transformer change, asked for is still to land), so that
 // at most one relist is in flight and a check never compares a cache
 // already known to be stale.
-func (c *Cacher) consistencyLoop(ctx context.Context) {
-	lister, ok := c.store.(storage.KeyVersionLister)
-	if !ok || c.cfg.ConsistencyCheckInterval < 0 {
+func (f *feed) consistencyLoop(ctx context.Context) {
+	lister, ok := f.store.(storage.KeyVersionLister)
+	if !ok || f.cfg.ConsistencyCheckInterval < 0 {
 		return
 	}
 	var last repairMemo
 	for {
-		t := c.clk.sched.NewTimer(wait.Jitter(c.cfg.ConsistencyCheckInterval, 0.2))
+		t := f.clk.sched.NewTimer(wait.Jitter(f.cfg.ConsistencyCheckInterval, 0.2))
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C():
 		}
-		if !c.trusted() {
+		if !f.trusted() {
 			continue
 		}
-		rep, err := c.compareWithStorage(ctx, lister)
+		rep, err := f.compareWithStorage(ctx, lister)
 		switch {
 		case errors.Is(err, errors.ErrUnsupported):
 			return
 		case err != nil:
 			if ctx.Err() == nil {
-				c.log.Warn("cacher: consistency check failed", "prefix", c.prefix, "err", err)
+				f.log.Warn("cacher: consistency check failed", "prefix", f.prefix, "err", err)
 			}
 		case !rep.skipped:
-			c.act(rep, &last)
+			f.act(rep, &last)
 		}
 	}
 }
@@ -100,27 +98,27 @@ func (m *repairMemo) persists(rep consistencyReport) bool {
 // difference that survived a relist unchanged is reported once (log and
 // Metrics.DivergencePersists) and left alone; any other difference is
 // repaired (see repair) and remembered.
-func (c *Cacher) act(rep consistencyReport, last *repairMemo) {
+func (f *feed) act(rep consistencyReport, last *repairMemo) {
 	switch {
 	case rep.ndiffs == 0:
 		*last = repairMemo{}
-		c.cfg.Metrics.ConsistencyChecked(true)
-		c.log.Info("cacher: cache consistent with the storage", "prefix", c.prefix, "rv", rep.rv, "keys", rep.keys)
+		f.cfg.Metrics.ConsistencyChecked(true)
+		f.log.Info("cacher: cache consistent with the storage", "prefix", f.prefix, "rv", rep.rv, "keys", rep.keys)
 	case last.persists(rep):
 		if !last.reported {
 			last.reported = true
-			c.cfg.Metrics.DivergencePersists()
-			c.log.Error("cacher: the cache still differs from the storage after a relist, in the same keys: "+
+			f.cfg.Metrics.DivergencePersists()
+			f.log.Error("cacher: the cache still differs from the storage after a relist, in the same keys: "+
 				"the storage holds objects at keys that do not match their metadata; not relisting again",
-				"prefix", c.prefix, "rv", rep.rv, "differingKeys", rep.ndiffs, "first", diffSample(rep.diffs))
+				"prefix", f.prefix, "rv", rep.rv, "differingKeys", rep.ndiffs, "first", diffSample(rep.diffs))
 		}
 	default:
-		c.cfg.Metrics.ConsistencyChecked(false)
+		f.cfg.Metrics.ConsistencyChecked(false)
 		*last = repairMemo{diffs: map[keyDiff]bool{}}
 		for _, d := range rep.diffs {
 			last.diffs[d] = true
 		}
-		c.repair(rep)
+		f.repair(rep)
 	}
 }
 
@@ -131,16 +129,16 @@ func (c *Cacher) act(rep consistencyReport, last *repairMemo) {
 // writes nor dispatch wait for it. The corrupt keys (undecodable objects,
 // objects the cache cannot hold: feed_corrupt.go) are not differences: the
 // storage serves them, and a relist would not bring them into the cache.
-func (c *Cacher) compareWithStorage(ctx context.Context, lister storage.KeyVersionLister) (consistencyReport, error) {
-	if _, ready := c.cache.RV(); !ready {
+func (f *feed) compareWithStorage(ctx context.Context, lister storage.KeyVersionLister) (consistencyReport, error) {
+	if _, ready := f.cache.RV(); !ready {
 		return consistencyReport{skipped: true}, nil
 	}
-	res, err := c.cache.List(0, watchcache.NotOlderThan, watchcache.ListOptions{Key: c.prefix, Recursive: true})
+	res, err := f.cache.List(0, watchcache.NotOlderThan, watchcache.ListOptions{Key: f.prefix, Recursive: true})
 	if err != nil {
 		return consistencyReport{skipped: true}, nil
 	}
 	rep := consistencyReport{rv: res.RV}
-	corrupt := c.knownCorrupt()
+	corrupt := f.knownCorrupt()
 	note := func(d keyDiff) {
 		if _, known := slices.BinarySearch(corrupt, d.key); known {
 			return // served by the storage, not the cache (feed_corrupt.go)
@@ -151,7 +149,7 @@ func (c *Cacher) compareWithStorage(ctx context.Context, lister storage.KeyVersi
 		}
 	}
 	items := res.Items
-	err = lister.KeyVersions(ctx, c.prefix, int64(res.RV), func(kv storage.KeyVersion) error {
+	err = lister.KeyVersions(ctx, f.prefix, int64(res.RV), func(kv storage.KeyVersion) error {
 		rep.keys++
 		for len(items) > 0 && items[0].Key < kv.Key {
 			note(keyDiff{key: items[0].Key, cache: items[0].RV})
@@ -196,24 +194,24 @@ func diffSample(diffs []keyDiff) []string {
 // (their clients relist), and make the reflector relist. The other watches
 // stay: after the relist they catch up from the storage's history from
 // where they are, as after any relist.
-func (c *Cacher) repair(rep consistencyReport) {
-	c.distrustGen.Add(1)
-	c.log.Error("cacher: cache differs from the storage; serving from the storage and relisting", "prefix", c.prefix,
+func (f *feed) repair(rep consistencyReport) {
+	f.distrustGen.Add(1)
+	f.log.Error("cacher: cache differs from the storage; serving from the storage and relisting", "prefix", f.prefix,
 		"rv", rep.rv, "differingKeys", rep.ndiffs, "first", diffSample(rep.diffs))
 	all := rep.ndiffs > len(rep.diffs) // not every differing key is known
-	_ = c.hub.commit(func(tx hubTx) error {
-		tx.abortOpen(func(w *watcher) error {
+	_ = f.hub.Commit(func(tx hub.Tx) error {
+		tx.AbortOpen(func(w *hub.Spec) error {
 			if all {
-				return fmt.Errorf("%w at revision %d (%d keys); list again", errDiverged, rep.rv, rep.ndiffs)
+				return fmt.Errorf("%w at revision %d (%d keys); list again", watcher.ErrDiverged, rep.rv, rep.ndiffs)
 			}
 			for _, d := range rep.diffs {
-				if w.inScope(d.key) {
-					return fmt.Errorf("%w at revision %d (key %s); list again", errDiverged, rep.rv, d.key)
+				if w.InScope(d.key) {
+					return fmt.Errorf("%w at revision %d (key %s); list again", watcher.ErrDiverged, rep.rv, d.key)
 				}
 			}
 			return nil
 		})
 		return nil
 	})
-	c.askRelist(fmt.Errorf("%w at revision %d", errDiverged, rep.rv))
+	f.askRelist(fmt.Errorf("%w at revision %d", watcher.ErrDiverged, rep.rv))
 }

@@ -7,6 +7,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/listwatch/listwatch/cacher/internal/hub"
+	"github.com/listwatch/listwatch/cacher/internal/watcher"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -32,19 +34,19 @@ import (
 
 // setCorrupt replaces the set of corrupt keys (sorted); inside the hub's commit or
 // the reflector's goroutine.
-func (c *Cacher) setCorrupt(keys []string) {
+func (f *feed) setCorrupt(keys []string) {
 	if len(keys) == 0 {
-		c.corruptKeys.Store(nil)
+		f.corruptKeys.Store(nil)
 		return
 	}
-	c.corruptKeys.Store(&keys)
+	f.corruptKeys.Store(&keys)
 }
 
 // corruptIn returns the corrupt keys a read of prefix would meet: the keys
 // below it when recursive (prefix ends in "/", see listPrefix), else prefix
 // itself.
-func (c *Cacher) corruptIn(prefix string, recursive bool) []string {
-	p := c.corruptKeys.Load()
+func (f *feed) corruptIn(prefix string, recursive bool) []string {
+	p := f.corruptKeys.Load()
 	if p == nil {
 		return nil
 	}
@@ -65,8 +67,8 @@ func (c *Cacher) corruptIn(prefix string, recursive bool) []string {
 
 // readableAgain drops key from the corrupt keys: the storage gave a
 // readable value for it (inside the hub's commit).
-func (c *Cacher) readableAgain(key string) {
-	p := c.corruptKeys.Load()
+func (f *feed) readableAgain(key string) {
+	p := f.corruptKeys.Load()
 	if p == nil {
 		return
 	}
@@ -74,8 +76,8 @@ func (c *Cacher) readableAgain(key string) {
 	if !ok {
 		return
 	}
-	c.log.Info("cacher: a corrupt object is readable again", "key", key)
-	c.setCorrupt(slices.Delete(slices.Clone(*p), i, i+1))
+	f.log.Info("cacher: a corrupt object is readable again", "key", key)
+	f.setCorrupt(slices.Delete(slices.Clone(*p), i, i+1))
 }
 
 // isCorruptDeletion reports whether a storage watch error says that an
@@ -89,10 +91,10 @@ func isCorruptDeletion(err error) bool {
 // readable object for (inside the hub's commit): objects its watchers may have
 // seen, which can no longer be read (a transformer lost its key, a value
 // was overwritten behind the storage's back).
-func (c *Cacher) lostToCorruption(corrupt []string) []string {
+func (f *feed) lostToCorruption(corrupt []string) []string {
 	var lost []string
 	for _, k := range corrupt {
-		if _, _, ok, err := c.cache.Get(k); err == nil && ok {
+		if _, _, ok, err := f.cache.Get(k); err == nil && ok {
 			lost = append(lost, k)
 		}
 	}
@@ -103,33 +105,33 @@ func (c *Cacher) lostToCorruption(corrupt []string) []string {
 // lost to corruption with the storage's StoreReadError naming them, so
 // that its client does not go on with a state that cannot be read back
 // (inside the hub's commit).
-func (c *Cacher) endWatchesOf(tx hubTx, lost []string, rv uint64) {
+func (f *feed) endWatchesOf(tx hub.Tx, lost []string, rv uint64) {
 	if len(lost) == 0 {
 		return
 	}
-	c.log.Error("cacher: objects the cache held cannot be read any more; ending the watches that cover them",
-		"prefix", c.prefix, "rv", rv, "keys", strings.Join(lost, ", "))
-	c.endWatches(tx, lost, rv, "stored objects can no longer be decoded")
+	f.log.Error("cacher: objects the cache held cannot be read any more; ending the watches that cover them",
+		"prefix", f.prefix, "rv", rv, "keys", strings.Join(lost, ", "))
+	f.endWatches(tx, lost, rv, "stored objects can no longer be decoded")
 }
 
 // endWatches ends every open watch whose scope holds one of keys with a
 // CodeCorruptObj error naming those keys and saying msg (inside the hub's
 // commit).
-func (c *Cacher) endWatches(tx hubTx, keys []string, rv uint64, msg string) {
+func (f *feed) endWatches(tx hub.Tx, keys []string, rv uint64, msg string) {
 	if len(keys) == 0 {
 		return
 	}
-	tx.abortOpen(func(w *watcher) error {
+	tx.AbortOpen(func(w *hub.Spec) error {
 		var in []string
 		for _, k := range keys {
-			if w.inScope(k) {
+			if w.InScope(k) {
 				in = append(in, k)
 			}
 		}
 		if len(in) == 0 {
 			return nil
 		}
-		return fmt.Errorf("%w: %w", errReinitialized, &storage.Error{Code: storage.CodeCorruptObj, Key: in[0],
+		return fmt.Errorf("%w: %w", watcher.ErrReinitialized, &storage.Error{Code: storage.CodeCorruptObj, Key: in[0],
 			CorruptKeys: in, Msg: fmt.Sprintf("%s at resource version %d", msg, rv)})
 	})
 }

@@ -33,22 +33,22 @@ var errStopKeys = errors.New("cacher: enough keys")
 
 // list reads the whole resource from the storage, page by page, at one
 // revision.
-func (c *Cacher) list(ctx context.Context) (*listing, error) {
-	l := &listing{distrustGen: c.distrustGen.Load()}
-	start := c.prefix
+func (f *feed) list(ctx context.Context) (*listing, error) {
+	l := &listing{distrustGen: f.distrustGen.Load()}
+	start := f.prefix
 	for {
-		items, next, rv, err := c.listPage(ctx, start, l.rv, int64(c.cfg.ListPageSize))
+		items, next, rv, err := f.listPage(ctx, start, l.rv, int64(f.cfg.ListPageSize))
 		var corrupt *storage.Error
 		if errors.As(err, &corrupt) && len(corrupt.CorruptKeys) > 0 {
 			if l.rv == 0 {
 				// The first page failed before telling its revision: pin one.
-				cur, err := c.store.GetCurrentResourceVersion(ctx)
+				cur, err := f.store.GetCurrentResourceVersion(ctx)
 				if err != nil {
 					return nil, err
 				}
 				l.rv = cur
 			}
-			items, next, err = c.listAround(ctx, start, l, corrupt.CorruptKeys)
+			items, next, err = f.listAround(ctx, start, l, corrupt.CorruptKeys)
 			rv = l.rv
 		}
 		if err != nil {
@@ -57,7 +57,7 @@ func (c *Cacher) list(ctx context.Context) (*listing, error) {
 		l.rv = rv
 		l.items = append(l.items, items...)
 		if next == "" {
-			if err := c.leaveOutUncacheable(ctx, l); err != nil {
+			if err := f.leaveOutUncacheable(ctx, l); err != nil {
 				return nil, err
 			}
 			slices.Sort(l.corrupt)
@@ -68,16 +68,16 @@ func (c *Cacher) list(ctx context.Context) (*listing, error) {
 	}
 }
 
-// listPage lists at most limit objects from key start (c.prefix: the
+// listPage lists at most limit objects from key start (f.prefix: the
 // beginning) at revision rv (0: the latest, for the first page). It
 // returns the key the next page starts at ("" at the end) and the list's
 // revision.
-func (c *Cacher) listPage(ctx context.Context, start string, rv uint64, limit int64) ([]runtime.Object, string, uint64, error) {
+func (f *feed) listPage(ctx context.Context, start string, rv uint64, limit int64) ([]runtime.Object, string, uint64, error) {
 	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
 	opts.Predicate.Limit = limit
 	switch {
-	case start != c.prefix:
-		token, err := storage.EncodeContinue(start, c.prefix, int64(rv))
+	case start != f.prefix:
+		token, err := storage.EncodeContinue(start, f.prefix, int64(rv))
 		if err != nil {
 			return nil, "", 0, err
 		}
@@ -85,8 +85,8 @@ func (c *Cacher) listPage(ctx context.Context, start string, rv uint64, limit in
 	case rv > 0:
 		opts.Revision, opts.ResourceVersionMatch = rv, metav1.ResourceVersionMatchExact
 	}
-	listObj := c.cfg.NewListFunc()
-	if err := c.store.GetList(ctx, c.prefix, opts, listObj); err != nil {
+	listObj := f.cfg.NewListFunc()
+	if err := f.store.GetList(ctx, f.prefix, opts, listObj); err != nil {
 		return nil, "", 0, err
 	}
 	items, err := meta.ExtractList(listObj)
@@ -97,13 +97,13 @@ func (c *Cacher) listPage(ctx context.Context, start string, rv uint64, limit in
 	if err != nil {
 		return nil, "", 0, err
 	}
-	got, err := c.cfg.Versioner.ParseResourceVersion(la.GetResourceVersion())
+	got, err := f.cfg.Versioner.ParseResourceVersion(la.GetResourceVersion())
 	if err != nil {
 		return nil, "", 0, err
 	}
 	next := ""
 	if token := la.GetContinue(); token != "" {
-		if next, _, err = storage.DecodeContinue(token, c.prefix); err != nil {
+		if next, _, err = storage.DecodeContinue(token, f.prefix); err != nil {
 			return nil, "", 0, fmt.Errorf("cacher: the storage's continue token: %w", err)
 		}
 	}
@@ -116,19 +116,19 @@ func (c *Cacher) listPage(ctx context.Context, start string, rv uint64, limit in
 // listed with a limit of its length. A run that meets further corrupt
 // keys (the storage names at most its limit of them at once) is split
 // again.
-func (c *Cacher) listAround(ctx context.Context, start string, l *listing, corrupt []string) ([]runtime.Object, string, error) {
-	lister, ok := c.store.(storage.KeyVersionLister)
+func (f *feed) listAround(ctx context.Context, start string, l *listing, corrupt []string) ([]runtime.Object, string, error) {
+	lister, ok := f.store.(storage.KeyVersionLister)
 	if !ok {
 		return nil, "", &storage.Error{Code: storage.CodeCorruptObj, Key: corrupt[0], CorruptKeys: corrupt,
 			Msg: "the storage cannot list keys without their values; the cache cannot be filled around corrupt objects"}
 	}
-	keys := make([]string, 0, c.cfg.ListPageSize+1)
-	err := lister.KeyVersions(ctx, c.prefix, int64(l.rv), func(kv storage.KeyVersion) error {
+	keys := make([]string, 0, f.cfg.ListPageSize+1)
+	err := lister.KeyVersions(ctx, f.prefix, int64(l.rv), func(kv storage.KeyVersion) error {
 		if kv.Key < start {
 			return nil
 		}
 		keys = append(keys, kv.Key)
-		if len(keys) > c.cfg.ListPageSize {
+		if len(keys) > f.cfg.ListPageSize {
 			return errStopKeys
 		}
 		return nil
@@ -137,8 +137,8 @@ func (c *Cacher) listAround(ctx context.Context, start string, l *listing, corru
 		return nil, "", err
 	}
 	next := ""
-	if len(keys) > c.cfg.ListPageSize {
-		next, keys = keys[c.cfg.ListPageSize], keys[:c.cfg.ListPageSize]
+	if len(keys) > f.cfg.ListPageSize {
+		next, keys = keys[f.cfg.ListPageSize], keys[:f.cfg.ListPageSize]
 	}
 	bad := map[string]bool{}
 	for _, k := range corrupt {
@@ -154,7 +154,7 @@ func (c *Cacher) listAround(ctx context.Context, start string, l *listing, corru
 		for j < len(keys) && !bad[keys[j]] {
 			j++
 		}
-		run, _, _, err := c.listPage(ctx, keys[i], l.rv, int64(j-i))
+		run, _, _, err := f.listPage(ctx, keys[i], l.rv, int64(j-i))
 		var more *storage.Error
 		if errors.As(err, &more) && len(more.CorruptKeys) > 0 {
 			added := false
@@ -177,20 +177,20 @@ func (c *Cacher) listAround(ctx context.Context, start string, l *listing, corru
 			l.corrupt = append(l.corrupt, k)
 		}
 	}
-	c.log.Warn("cacher: the list met objects the storage cannot decode; serving without them",
-		"prefix", c.prefix, "rv", l.rv, "corruptKeys", strings.Join(l.corrupt, ", "))
+	f.log.Warn("cacher: the list met objects the storage cannot decode; serving without them",
+		"prefix", f.prefix, "rv", l.rv, "corruptKeys", strings.Join(l.corrupt, ", "))
 	return items, next, nil
 }
 
 // leaveOutUncacheable removes from l the objects the cache cannot hold and
 // adds their storage keys to l.corrupt (see feed_uncacheable.go).
-func (c *Cacher) leaveOutUncacheable(ctx context.Context, l *listing) error {
+func (f *feed) leaveOutUncacheable(ctx context.Context, l *listing) error {
 	var why []string
 	badRVs := map[uint64]bool{}
 	good := l.items[:0]
 	for _, it := range l.items {
-		if err := c.uncacheable(it); err != nil {
-			rv := c.objectRV(it)
+		if err := f.uncacheable(it); err != nil {
+			rv := f.objectRV(it)
 			badRVs[rv] = true
 			why = append(why, fmt.Sprintf("an object at resource version %d: %v", rv, err))
 			continue
@@ -204,17 +204,17 @@ func (c *Cacher) leaveOutUncacheable(ctx context.Context, l *listing) error {
 	l.items = good
 	goodKeys := map[string]bool{}
 	for _, it := range good {
-		if badRVs[c.objectRV(it)] {
-			if k, err := c.cfg.KeyFunc(it); err == nil {
+		if badRVs[f.objectRV(it)] {
+			if k, err := f.cfg.KeyFunc(it); err == nil {
 				goodKeys[k] = true
 			}
 		}
 	}
-	found, err := c.locateUncacheable(ctx, l.rv, badRVs, goodKeys)
+	found, err := f.locateUncacheable(ctx, l.rv, badRVs, goodKeys)
 	if err != nil {
 		return err
 	}
-	c.reportUncacheable(found.keys, l.rv, "serving their keys from the storage", "objects", strings.Join(why, "; "))
+	f.reportUncacheable(found.keys, l.rv, "serving their keys from the storage", "objects", strings.Join(why, "; "))
 	l.corrupt = append(l.corrupt, found.keys...)
 	return nil
 }

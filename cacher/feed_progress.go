@@ -8,44 +8,44 @@ import (
 // progressLoop asks the storage for progress notifications every
 // ProgressInterval, and at once when a reader waits for freshness, so the
 // cache RV advances without writes.
-func (c *Cacher) progressLoop(ctx context.Context) {
-	t := c.clk.sched.NewTicker(c.cfg.ProgressInterval)
+func (f *feed) progressLoop(ctx context.Context) {
+	t := f.clk.sched.NewTicker(f.cfg.ProgressInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
-		case <-c.progressWanted:
+		case <-f.progressWanted:
 		}
-		if err := c.store.RequestWatchProgress(ctx); err != nil && ctx.Err() == nil {
-			c.log.Debug("cacher: progress request failed", "err", err)
+		if err := f.store.RequestWatchProgress(ctx); err != nil && ctx.Err() == nil {
+			f.log.Debug("cacher: progress request failed", "err", err)
 		}
 	}
 }
 
-// wantProgress pokes the progress loop without blocking.
-func (c *Cacher) wantProgress() {
+// WantProgress pokes the progress loop without blocking.
+func (f *feed) WantProgress() {
 	select {
-	case c.progressWanted <- struct{}{}:
+	case f.progressWanted <- struct{}{}:
 	default:
 	}
 }
 
 // waitFresh waits until the cache reaches rv, for at most timeout, asking
 // the progress loop for a progress notification every 50 ms meanwhile.
-func (c *Cacher) waitFresh(ctx context.Context, rv uint64, timeout time.Duration) error {
-	if cur, ready := c.cache.RV(); ready && cur >= rv {
+func (f *feed) waitFresh(ctx context.Context, rv uint64, timeout time.Duration) error {
+	if cur, ready := f.cache.RV(); ready && cur >= rv {
 		return nil
 	}
-	start := c.clk.sched.Now()
-	defer func() { c.cfg.Metrics.ReadWait(c.clk.sched.Since(start)) }()
+	start := f.clk.sched.Now()
+	defer func() { f.cfg.Metrics.ReadWait(f.clk.sched.Since(start)) }()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
-		c.wantProgress()
+		f.WantProgress()
 		step, stepCancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		err := c.cache.WaitUntilFresh(step, rv)
+		err := f.cache.WaitUntilFresh(step, rv)
 		stepCancel()
 		if err == nil || ctx.Err() != nil {
 			return err

@@ -9,16 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 
+	"github.com/listwatch/listwatch/cacher/internal/watcher"
 	"github.com/listwatch/listwatch/storage"
 )
-
-// errReinitialized is the cause with which every watcher's context ends
-// when the cacher re-initialises; the watcher then ends with an error event.
-var errReinitialized = errors.New("cacher: watch cache re-initialised")
-
-// finalErrorTimeout bounds how long a watcher ended by a re-initialisation
-// waits for its client to take the error event.
-const finalErrorTimeout = 5 * time.Second
 
 // failureClock measures how long the cache's storage watch has been failing
 // without progress. Storage outages are not counted: they end by
@@ -71,12 +64,12 @@ func (f *failureClock) reset() { f.since = time.Time{} }
 // can no longer be read; every other watcher catches up from its position
 // (one that must replay the failing revision gets the storage's error
 // there) and goes on.
-func (c *Cacher) recoverFailingWatch(d time.Duration, cause error) {
-	rv, _ := c.cache.RV()
-	c.log.Error("cacher: the storage watch keeps failing; serving from the storage and relisting",
-		"prefix", c.prefix, "rv", rv, "for", d.Round(time.Millisecond), "err", cause)
-	c.cfg.Metrics.Reinitialized()
-	c.distrustGen.Add(1)
+func (f *feed) recoverFailingWatch(d time.Duration, cause error) {
+	rv, _ := f.cache.RV()
+	f.log.Error("cacher: the storage watch keeps failing; serving from the storage and relisting",
+		"prefix", f.prefix, "rv", rv, "for", d.Round(time.Millisecond), "err", cause)
+	f.cfg.Metrics.Reinitialized()
+	f.distrustGen.Add(1)
 }
 
 // reinitialize gives up on the cache's content because the storage cannot
@@ -85,15 +78,15 @@ func (c *Cacher) recoverFailingWatch(d time.Duration, cause error) {
 // (reads go to the storage, watches wait for the next list or answer
 // not-ready), every watch ends with an error event naming cause so its
 // client relists, and the reflector lists afresh.
-func (c *Cacher) reinitialize(what string, cause error) {
-	rv, _ := c.cache.RV()
-	c.log.Error("cacher: "+what+"; ending every watch and re-initialising the cache",
-		"prefix", c.prefix, "rv", rv, "err", cause)
-	c.cfg.Metrics.Reinitialized()
-	c.cache.Invalidate()
-	c.runMu.Lock()
-	abort := c.abortWatchers
-	c.watchersCtx, c.abortWatchers = context.WithCancelCause(c.runCtx)
-	c.runMu.Unlock()
-	abort(fmt.Errorf("%w: %s at resource version %d: %w", errReinitialized, what, rv, cause))
+func (f *feed) reinitialize(what string, cause error) {
+	rv, _ := f.cache.RV()
+	f.log.Error("cacher: "+what+"; ending every watch and re-initialising the cache",
+		"prefix", f.prefix, "rv", rv, "err", cause)
+	f.cfg.Metrics.Reinitialized()
+	f.cache.Invalidate()
+	f.runMu.Lock()
+	abort := f.abortWatchers
+	f.watchersCtx, f.abortWatchers = context.WithCancelCause(f.runCtx)
+	f.runMu.Unlock()
+	abort(fmt.Errorf("%w: %s at resource version %d: %w", watcher.ErrReinitialized, what, rv, cause))
 }

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
+	"github.com/listwatch/listwatch/cacher/internal/history"
+	"github.com/listwatch/listwatch/cacher/internal/hub"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -31,7 +33,7 @@ type listing struct {
 	items []runtime.Object
 	rv    uint64
 	// distrustGen is the count of reasons to distrust the cache (see
-	// Cacher.distrustGen) when the list started.
+	// feed.distrustGen) when the list started.
 	distrustGen uint64
 	// corrupt are the keys whose values the storage could not decode,
 	// sorted (see feed_listpages.go and feed_corrupt.go).
@@ -41,40 +43,40 @@ type listing struct {
 // reflect is the reflector goroutine: list, then watch from the list RV,
 // resuming a broken watch from the last complete RV and relisting only
 // when needed. It is the only writer of the cache.
-func (c *Cacher) reflect(ctx context.Context) {
-	b := backoff{clock: c.clk.wall, min: 50 * time.Millisecond, max: 5 * time.Second}
+func (f *feed) reflect(ctx context.Context) {
+	b := backoff{clock: f.clk.wall, min: 50 * time.Millisecond, max: 5 * time.Second}
 	var rv uint64
 	var pending *listing
 	relist := true
-	failing := failureClock{clock: c.clk.wall}
+	failing := failureClock{clock: f.clk.wall}
 	for ctx.Err() == nil {
 		if relist {
-			c.drainRelist() // this list is the one asked for
-			l, err := c.list(ctx)
+			f.drainRelist() // this list is the one asked for
+			l, err := f.list(ctx)
 			if err != nil {
-				c.log.Warn("cacher: list failed", "prefix", c.prefix, "err", err)
-				if _, ready := c.cache.RV(); ready && !outage(err) && ctx.Err() == nil {
+				f.log.Warn("cacher: list failed", "prefix", f.prefix, "err", err)
+				if _, ready := f.cache.RV(); ready && !outage(err) && ctx.Err() == nil {
 					// The storage cannot be read as the cache holds it (a
 					// corrupt object, a changed transformer): end the
 					// watches rather than leave them waiting for events
 					// that will not come until the list succeeds.
-					c.reinitialize("the list of "+c.prefix+" failed", err)
+					f.reinitialize("the list of "+f.prefix+" failed", err)
 				}
 				// A relist asked for meanwhile (the transformer changed
 				// again) is what this loop does next anyway: retry now.
-				b.wait(ctx, b.max, c.relist)
+				b.wait(ctx, b.max, f.relist)
 				continue
 			}
 			pending, rv, relist = l, l.rv, false
 		}
 		before := rv
-		progressed, err := c.watchFrom(ctx, rv, &pending)
+		progressed, err := f.watchFrom(ctx, rv, &pending)
 		if ctx.Err() != nil {
 			return
 		}
 		// Resume from the last complete revision: the watch may have broken
 		// in the middle of one; the cache ignores the events it replays.
-		rv, _ = c.cache.RV()
+		rv, _ = f.cache.RV()
 		if errors.Is(err, errRelist) || pending != nil {
 			relist = true
 		}
@@ -86,41 +88,42 @@ func (c *Cacher) reflect(ctx context.Context) {
 		if rv > before {
 			failing.reset()
 		}
-		if !relist && failing.failed(err) >= c.cfg.WatchRecoveryTimeout {
-			c.recoverFailingWatch(failing.failed(err), err)
+		if !relist && failing.failed(err) >= f.cfg.WatchRecoveryTimeout {
+			f.recoverFailingWatch(failing.failed(err), err)
 			failing.reset()
 			relist = true
 		}
-		c.log.Info("cacher: watch ended, resuming", "prefix", c.prefix, "rv", rv, "relist", relist, "err", err)
-		b.wait(ctx, failing.left(c.cfg.WatchRecoveryTimeout), nil)
+		f.log.Info("cacher: watch ended, resuming", "prefix", f.prefix, "rv", rv, "relist", relist, "err", err)
+		b.wait(ctx, failing.left(f.cfg.WatchRecoveryTimeout), nil)
 	}
 }
 
 // replace makes l the cache's content; live watchers catch up from their
 // position through one shared read of etcd's history up to l.rv (see
-// feed_gap.go), as the cache's history restarts at l.rv.
-func (c *Cacher) replace(l *listing) error {
-	var gap *gapHistory
-	defer func() { c.startGap(gap) }() // after the commit: it takes runMu
-	return c.hub.commit(func(tx hubTx) error {
-		before, _ := c.cache.RV()
-		lost := c.lostToCorruption(l.corrupt)
-		gap = c.forkGap(tx, l.rv)
+// feed_history.go), as the cache's history restarts at l.rv.
+func (f *feed) replace(l *listing) error {
+	var gap *history.Shared
+	defer func() { // after the commit: it takes runMu
 		if gap != nil {
-			c.gap.Store(gap)
+			f.startShared(gap, nil, false)
 		}
+	}()
+	return f.hub.Commit(func(tx hub.Tx) error {
+		before, _ := f.cache.RV()
+		lost := f.lostToCorruption(l.corrupt)
+		gap = f.forkGap(tx, l.rv)
 		// Before the new content becomes visible: reads must find its corrupt
 		// keys with it.
-		c.setCorrupt(l.corrupt)
-		if err := c.cache.Replace(l.items, l.rv); err != nil {
-			gap.fail()
+		f.setCorrupt(l.corrupt)
+		if err := f.cache.Replace(l.items, l.rv); err != nil {
+			gap.Fail()
 			return err
 		}
-		tx.lagAll(before)
-		c.endWatchesOf(tx, lost, l.rv)
-		c.trustedGen.Store(l.distrustGen)
-		c.cfg.Metrics.CacheResourceVersion(l.rv)
-		c.log.Info("cacher: listed", "prefix", c.prefix, "objects", len(l.items), "rv", l.rv)
+		tx.LagAll(before)
+		f.endWatchesOf(tx, lost, l.rv)
+		f.trustedGen.Store(l.distrustGen)
+		f.cfg.Metrics.CacheResourceVersion(l.rv)
+		f.log.Info("cacher: listed", "prefix", f.prefix, "objects", len(l.items), "rv", l.rv)
 		return nil
 	})
 }
@@ -129,7 +132,7 @@ func (c *Cacher) replace(l *listing) error {
 // A pending listing is applied first, on the watch's first sign of life;
 // meanwhile progress notifications are requested to get one quickly. It
 // reports whether anything was applied.
-func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (bool, error) {
+func (f *feed) watchFrom(ctx context.Context, rv uint64, pending **listing) (bool, error) {
 	// A listing's RV, and the cache's RV once the storage marks revision
 	// ends, are whole revisions: watch from them. Otherwise the cache may
 	// be in the middle of revision rv: watch from the one before and replay
@@ -138,12 +141,12 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 	// since (a broken transformer), and asks etcd for a revision it may
 	// have compacted.
 	from := rv
-	if *pending == nil && from > 1 && !c.wholeRevisions.Load() {
+	if *pending == nil && from > 1 && !f.wholeRevisions.Load() {
 		from--
 	}
 	opts := storage.ListOptions{Revision: from, Recursive: true, ProgressNotify: true,
 		RevisionEndBookmarks: true, Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
-	w, err := c.store.Watch(ctx, c.prefix, opts)
+	w, err := f.store.Watch(ctx, f.prefix, opts)
 	if err != nil {
 		if errors.Is(err, storage.ErrGone) {
 			return false, fmt.Errorf("%w: %w", errRelist, err)
@@ -151,45 +154,45 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 		return false, err
 	}
 	defer w.Stop()
-	defer c.hub.batch(false)
-	poke := c.clk.wall.NewTicker(50 * time.Millisecond)
+	defer f.hub.Batch(false)
+	poke := f.clk.wall.NewTicker(50 * time.Millisecond)
 	defer poke.Stop()
-	c.wantProgress()
+	f.WantProgress()
 	// Without a sign of life within listConfirmTimeout the listing is used
 	// anyway: a storage without progress notifications must work too.
-	confirmBy := c.clk.wall.Now().Add(listConfirmTimeout)
+	confirmBy := f.clk.wall.Now().Add(listConfirmTimeout)
 	progressed := false
-	batch := revisionBatch{whole: c.wholeRevisions.Load()}
+	batch := gathering{whole: f.wholeRevisions.Load()}
 	for {
 		select {
 		case <-ctx.Done():
 			return progressed, ctx.Err()
-		case why := <-c.relist:
+		case why := <-f.relist:
 			return progressed, fmt.Errorf("%w: %w", errRelist, why)
 		case now := <-poke.C():
 			if *pending != nil && !now.Before(confirmBy) {
-				if err := c.replace(*pending); err != nil {
+				if err := f.replace(*pending); err != nil {
 					return progressed, fmt.Errorf("%w: %w", errRelist, err)
 				}
 				*pending = nil
 			}
 			if *pending != nil {
-				c.wantProgress()
+				f.WantProgress()
 			}
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return progressed, errors.New("storage watch closed")
 			}
 			if *pending != nil && ev.Type != watch.Error {
-				if err := c.replace(*pending); err != nil {
+				if err := f.replace(*pending); err != nil {
 					return progressed, fmt.Errorf("%w: %w", errRelist, err)
 				}
 				*pending = nil
 			}
 			// While more events wait, the hub holds deliveries to hand
 			// them over together (see hub.batching).
-			c.hub.batch(len(w.ResultChan()) > 0)
-			next, err := c.handleStorageEvent(ctx, ev, rv, &batch)
+			f.hub.Batch(len(w.ResultChan()) > 0)
+			next, err := f.handleStorageEvent(ctx, ev, rv, &batch)
 			if err != nil {
 				return progressed, err
 			}
@@ -202,7 +205,7 @@ func (c *Cacher) watchFrom(ctx context.Context, rv uint64, pending **listing) (b
 // handleStorageEvent applies one event of the reflector's watch and returns
 // the new RV. Once the storage marks revision ends, a revision's events
 // are gathered in batch and applied together (see applyRevision).
-func (c *Cacher) handleStorageEvent(ctx context.Context, ev watch.Event, rv uint64, batch *revisionBatch) (uint64, error) {
+func (f *feed) handleStorageEvent(ctx context.Context, ev watch.Event, rv uint64, batch *gathering) (uint64, error) {
 	switch ev.Type {
 	case watch.Error:
 		err := statusError(ev.Object)
@@ -214,51 +217,50 @@ func (c *Cacher) handleStorageEvent(ctx context.Context, ev watch.Event, rv uint
 			// delete): the storage cannot replay that revision, a list
 			// after it is the way on (see feed_corrupt.go). Watchers whose scope
 			// held the key get the storage's error as they catch up.
-			c.log.Warn("cacher: an unreadable object was deleted; relisting", "prefix", c.prefix, "rv", rv, "err", err)
+			f.log.Warn("cacher: an unreadable object was deleted; relisting", "prefix", f.prefix, "rv", rv, "err", err)
 			return rv, fmt.Errorf("%w: %w", errRelist, err)
 		}
 		return rv, err
 	case watch.Bookmark:
-		b, err := c.cfg.Versioner.ObjectResourceVersion(ev.Object)
+		b, err := f.cfg.Versioner.ObjectResourceVersion(ev.Object)
 		if err != nil || b < rv {
 			return rv, nil
 		}
-		if len(batch.events) > 0 && b >= batch.rv {
-			if err := c.applyRevision(ctx, batch); err != nil {
+		if batch.rev.Ends(b, true) {
+			if err := f.applyRevision(ctx, &batch.rev); err != nil {
 				return rv, fmt.Errorf("%w: %w", errRelist, err)
 			}
 		}
-		if isRevisionEnd(ev.Object) {
+		if history.IsEnd(ev.Object) {
 			batch.whole = true
-			c.wholeRevisions.Store(true)
-			_ = c.hub.commit(func(hubTx) error { c.cache.UpdateRV(b); return nil })
-			c.cfg.Metrics.CacheResourceVersion(b)
+			f.wholeRevisions.Store(true)
+			_ = f.hub.Commit(func(hub.Tx) error { f.cache.UpdateRV(b); return nil })
+			f.cfg.Metrics.CacheResourceVersion(b)
 			return b, nil
 		}
-		_ = c.hub.commit(func(tx hubTx) error {
-			c.cache.UpdateRV(b)
-			tx.progressed(b)
+		_ = f.hub.Commit(func(tx hub.Tx) error {
+			f.cache.UpdateRV(b)
+			tx.Progressed(b)
 			return nil
 		})
-		c.cfg.Metrics.CacheResourceVersion(b)
+		f.cfg.Metrics.CacheResourceVersion(b)
 		return b, nil
 	}
-	r, err := c.cfg.Versioner.ObjectResourceVersion(ev.Object)
+	r, err := f.cfg.Versioner.ObjectResourceVersion(ev.Object)
 	if err != nil || r < rv {
 		return rv, fmt.Errorf("%w: event RV %d after %d: %v", errRelist, r, rv, err)
 	}
 	if batch.whole {
-		if len(batch.events) > 0 && r != batch.rv {
+		if batch.rev.Ends(r, false) {
 			// A later revision started: the gathered one is complete.
-			if err := c.applyRevision(ctx, batch); err != nil {
+			if err := f.applyRevision(ctx, &batch.rev); err != nil {
 				return rv, fmt.Errorf("%w: %w", errRelist, err)
 			}
 		}
-		batch.rv = r
-		batch.events = append(batch.events, ev)
+		batch.rev.Add(ev, r, "")
 		return r, nil
 	}
-	if err := c.applyAndDispatch(ctx, ev, r); err != nil {
+	if err := f.applyAndDispatch(ctx, ev, r); err != nil {
 		return rv, fmt.Errorf("%w: %w", errRelist, err)
 	}
 	return r, nil
@@ -268,20 +270,20 @@ func (c *Cacher) handleStorageEvent(ctx context.Context, ev watch.Event, rv uint
 // watchers it may concern, atomically with respect to watchers joining.
 // An object the cache cannot hold is left out, its key served by the
 // storage (see feed_uncacheable.go).
-func (c *Cacher) applyAndDispatch(ctx context.Context, e watch.Event, rv uint64) error {
+func (f *feed) applyAndDispatch(ctx context.Context, e watch.Event, rv uint64) error {
 	var bad *uncacheableFound
-	if cur, _ := c.cache.RV(); rv > cur { // not a replay the cache ignores
+	if cur, _ := f.cache.RV(); rv > cur { // not a replay the cache ignores
 		var err error
 		var good []watch.Event
-		if good, bad, err = c.splitUncacheable(ctx, []watch.Event{e}, rv); err != nil {
+		if good, bad, err = f.splitUncacheable(ctx, []watch.Event{e}, rv); err != nil {
 			return err
 		}
 		if len(good) == 0 {
 			e = watch.Event{}
 		}
 	}
-	return c.hub.commit(func(tx hubTx) error {
-		stale, err := c.markUncacheable(tx, bad, rv)
+	return f.hub.Commit(func(tx hub.Tx) error {
+		stale, err := f.markUncacheable(tx, bad, rv)
 		if err != nil {
 			return err
 		}
@@ -289,7 +291,7 @@ func (c *Cacher) applyAndDispatch(ctx context.Context, e watch.Event, rv uint64)
 			stale = append(stale, e)
 		}
 		for _, e := range stale {
-			if err := c.applyLocked(tx, e.Type, e.Object, rv); err != nil {
+			if err := f.applyLocked(tx, e.Type, e.Object, rv); err != nil {
 				return err
 			}
 		}
@@ -298,19 +300,28 @@ func (c *Cacher) applyAndDispatch(ctx context.Context, e watch.Event, rv uint64)
 }
 
 // applyLocked is one event of applyAndDispatch inside the hub's commit.
-func (c *Cacher) applyLocked(tx hubTx, typ watch.EventType, obj runtime.Object, rv uint64) error {
-	if drop := c.dropEvent.Load(); drop != nil && (*drop)(typ, obj) {
-		c.cache.UpdateRV(rv)
+func (f *feed) applyLocked(tx hub.Tx, typ watch.EventType, obj runtime.Object, rv uint64) error {
+	if drop := f.dropEvent.Load(); drop != nil && (*drop)(typ, obj) {
+		f.cache.UpdateRV(rv)
 		return nil
 	}
-	ev, err := c.cache.Apply(typ, obj, rv)
+	ev, err := f.cache.Apply(typ, obj, rv)
 	if err != nil || ev == nil {
 		return err
 	}
-	c.readableAgain(ev.Key())
-	c.cfg.Metrics.EventReceived(tx.dispatch(ev))
-	c.cfg.Metrics.CacheResourceVersion(rv)
+	f.readableAgain(ev.Key())
+	f.cfg.Metrics.EventReceived(tx.Dispatch(ev))
+	f.cfg.Metrics.CacheResourceVersion(rv)
 	return nil
+}
+
+// gathering is the feed's stream of revisions: once the storage marks
+// revision ends (whole), each revision is gathered in rev and applied
+// whole; until the first mark, events are applied one by one and the cache
+// finds revision ends itself.
+type gathering struct {
+	whole bool
+	rev   history.Revision
 }
 
 // statusError turns the object of an error event into an error.

@@ -30,43 +30,43 @@ var errTransformerChanged = errors.New("the storage's value transformer changed"
 
 // watchTransformer registers with the storage, when it reports transformer
 // changes; the returned function unregisters.
-func (c *Cacher) watchTransformer() (unregister func()) {
-	o, ok := c.store.(storage.TransformerObserver)
+func (f *feed) watchTransformer() (unregister func()) {
+	o, ok := f.store.(storage.TransformerObserver)
 	if !ok {
 		return func() {}
 	}
-	return o.OnTransformerChange(c.transformerChanged)
+	return o.OnTransformerChange(f.transformerChanged)
 }
 
 // transformerChanged is called by the storage, synchronously, after it
 // replaced its transformer: from here on reads go to the storage, and the
 // reflector lists again.
-func (c *Cacher) transformerChanged() {
-	gen := c.distrustGen.Add(1)
-	rv, _ := c.cache.RV()
-	c.log.Info("cacher: storage transformer changed; serving reads from the storage until the cache is relisted",
-		"prefix", c.prefix, "rv", rv, "generation", gen)
-	c.askRelist(errTransformerChanged)
+func (f *feed) transformerChanged() {
+	gen := f.distrustGen.Add(1)
+	rv, _ := f.cache.RV()
+	f.log.Info("cacher: storage transformer changed; serving reads from the storage until the cache is relisted",
+		"prefix", f.prefix, "rv", rv, "generation", gen)
+	f.askRelist(errTransformerChanged)
 }
 
 // trusted reports whether the cache's content was read through the
 // storage's current transformer.
-func (c *Cacher) trusted() bool { return c.trustedGen.Load() == c.distrustGen.Load() }
+func (f *feed) trusted() bool { return f.trustedGen.Load() == f.distrustGen.Load() }
 
 // askRelist makes the reflector end its watch and list again, with why as
 // the reason; a request already pending covers this one.
-func (c *Cacher) askRelist(why error) {
+func (f *feed) askRelist(why error) {
 	select {
-	case c.relist <- why:
+	case f.relist <- why:
 	default:
 	}
 }
 
 // drainRelist drops a pending relist request: the reflector is about to
 // list anyway.
-func (c *Cacher) drainRelist() {
+func (f *feed) drainRelist() {
 	select {
-	case <-c.relist:
+	case <-f.relist:
 	default:
 	}
 }
@@ -78,18 +78,18 @@ const revalidatePoll = 10 * time.Millisecond
 // waitServable waits, at most ReadyWaitTimeout, until the cache is ready
 // and its content trusted; otherwise it returns a not-ready error (or
 // ctx's).
-func (c *Cacher) waitServable(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.ReadyWaitTimeout)
+func (f *feed) waitServable(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.ReadyWaitTimeout)
 	defer cancel()
 	for {
-		if err := c.cache.WaitUntilFresh(ctx, 0); err != nil {
+		if err := f.cache.WaitUntilFresh(ctx, 0); err != nil {
 			return err
 		}
-		if c.trusted() {
+		if f.trusted() {
 			return nil
 		}
 		// Revalidating after a transformer change (rare and short): poll.
-		t := c.clk.wall.NewTimer(revalidatePoll)
+		t := f.clk.wall.NewTimer(revalidatePoll)
 		select {
 		case <-ctx.Done():
 			t.Stop()

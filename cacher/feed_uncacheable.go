@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/cacher/internal/hub"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -35,11 +36,11 @@ import (
 const locateTimeout = 30 * time.Second
 
 // uncacheable returns why the cache cannot hold obj, nil when it can.
-func (c *Cacher) uncacheable(obj runtime.Object) error {
-	if _, err := c.cfg.KeyFunc(obj); err != nil {
+func (f *feed) uncacheable(obj runtime.Object) error {
+	if _, err := f.cfg.KeyFunc(obj); err != nil {
 		return fmt.Errorf("no cache key: %w", err)
 	}
-	if _, _, err := c.cfg.GetAttrs(obj); err != nil {
+	if _, _, err := f.cfg.GetAttrs(obj); err != nil {
 		return fmt.Errorf("no attributes: %w", err)
 	}
 	return nil
@@ -56,24 +57,24 @@ type uncacheableFound struct {
 
 // locateUncacheable finds the storage keys, at revision rev, of objects the
 // cache cannot hold, which were written at the revisions in badRVs: the keys
-// below c.prefix last written at one of those revisions, less goodKeys (the
+// below f.prefix last written at one of those revisions, less goodKeys (the
 // cache keys of objects at those revisions it can hold: one etcd
 // transaction may write several keys). It also finds which of the corrupt
 // keys known so far no longer exist at rev (an uncacheable object was
 // deleted).
-func (c *Cacher) locateUncacheable(ctx context.Context, rev uint64, badRVs map[uint64]bool,
+func (f *feed) locateUncacheable(ctx context.Context, rev uint64, badRVs map[uint64]bool,
 	goodKeys map[string]bool) (uncacheableFound, error) {
-	lister, ok := c.store.(storage.KeyVersionLister)
+	lister, ok := f.store.(storage.KeyVersionLister)
 	if !ok {
 		return uncacheableFound{}, errors.New("the storage cannot list keys without their values; " +
 			"objects the cache cannot key cannot be located")
 	}
 	ctx, cancel := context.WithTimeout(ctx, locateTimeout)
 	defer cancel()
-	known := c.knownCorrupt()
+	known := f.knownCorrupt()
 	present := make(map[string]bool, len(known))
 	var found uncacheableFound
-	err := lister.KeyVersions(ctx, c.prefix, int64(rev), func(kv storage.KeyVersion) error {
+	err := lister.KeyVersions(ctx, f.prefix, int64(rev), func(kv storage.KeyVersion) error {
 		if _, ok := slices.BinarySearch(known, kv.Key); ok {
 			present[kv.Key] = true
 		}
@@ -96,11 +97,11 @@ func (c *Cacher) locateUncacheable(ctx context.Context, rev uint64, badRVs map[u
 // splitUncacheable separates, in place, the events the cache can hold
 // (returned first) from those it cannot. When there are any of the latter it
 // locates their keys at revision rv (see locateUncacheable).
-func (c *Cacher) splitUncacheable(ctx context.Context, evs []watch.Event, rv uint64) ([]watch.Event, *uncacheableFound, error) {
+func (f *feed) splitUncacheable(ctx context.Context, evs []watch.Event, rv uint64) ([]watch.Event, *uncacheableFound, error) {
 	var why []string
 	good := evs[:0]
 	for _, e := range evs {
-		if err := c.uncacheable(e.Object); err != nil {
+		if err := f.uncacheable(e.Object); err != nil {
 			why = append(why, fmt.Sprintf("%s at resource version %d: %v", e.Type, rv, err))
 			continue
 		}
@@ -114,11 +115,11 @@ func (c *Cacher) splitUncacheable(ctx context.Context, evs []watch.Event, rv uin
 	// of the others (which the keys-only range also finds there).
 	goodKeys := map[string]bool{}
 	for _, e := range good {
-		if k, err := c.cfg.KeyFunc(e.Object); err == nil {
+		if k, err := f.cfg.KeyFunc(e.Object); err == nil {
 			goodKeys[k] = true
 		}
 	}
-	found, err := c.locateUncacheable(ctx, rv, map[uint64]bool{rv: true}, goodKeys)
+	found, err := f.locateUncacheable(ctx, rv, map[uint64]bool{rv: true}, goodKeys)
 	if err != nil {
 		return good, nil, err
 	}
@@ -132,18 +133,18 @@ func (c *Cacher) splitUncacheable(ctx context.Context, evs []watch.Event, rv uin
 // removed, it was stale), and every watch whose scope holds one of them
 // ends. It returns the events of the removals, which the caller dispatches
 // with the revision's.
-func (c *Cacher) markUncacheable(tx hubTx, f *uncacheableFound, rv uint64) ([]watch.Event, error) {
-	if f == nil {
+func (f *feed) markUncacheable(tx hub.Tx, found *uncacheableFound, rv uint64) ([]watch.Event, error) {
+	if found == nil {
 		return nil, nil
 	}
-	c.reportUncacheable(f.keys, rv, "serving their keys from the storage and ending the watches that cover them",
-		"gone", strings.Join(f.gone, ", "), "objects", strings.Join(f.why, "; "))
-	affected := slices.Concat(f.keys, f.gone)
-	c.endWatches(tx, affected, rv, "objects stored at these keys cannot be held by the watch cache "+
+	f.reportUncacheable(found.keys, rv, "serving their keys from the storage and ending the watches that cover them",
+		"gone", strings.Join(found.gone, ", "), "objects", strings.Join(found.why, "; "))
+	affected := slices.Concat(found.keys, found.gone)
+	f.endWatches(tx, affected, rv, "objects stored at these keys cannot be held by the watch cache "+
 		"(their metadata does not give their key); list again")
 	var stale []watch.Event
-	for _, k := range f.gone {
-		el, _, ok, err := c.cache.Get(k)
+	for _, k := range found.gone {
+		el, _, ok, err := f.cache.Get(k)
 		if err != nil || !ok {
 			continue
 		}
@@ -153,18 +154,18 @@ func (c *Cacher) markUncacheable(tx hubTx, f *uncacheableFound, rv uint64) ([]wa
 		}
 		stale = append(stale, watch.Event{Type: watch.Deleted, Object: obj})
 	}
-	next := slices.DeleteFunc(slices.Concat(c.knownCorrupt(), f.keys), func(k string) bool {
-		_, gone := slices.BinarySearch(f.gone, k)
+	next := slices.DeleteFunc(slices.Concat(f.knownCorrupt(), found.keys), func(k string) bool {
+		_, gone := slices.BinarySearch(found.gone, k)
 		return gone
 	})
 	slices.Sort(next)
-	c.setCorrupt(slices.Compact(next))
+	f.setCorrupt(slices.Compact(next))
 	return stale, nil
 }
 
 // knownCorrupt returns the corrupt keys, sorted (see feed_corrupt.go).
-func (c *Cacher) knownCorrupt() []string {
-	if p := c.corruptKeys.Load(); p != nil {
+func (f *feed) knownCorrupt() []string {
+	if p := f.corruptKeys.Load(); p != nil {
 		return *p
 	}
 	return nil
@@ -175,8 +176,8 @@ func (c *Cacher) knownCorrupt() []string {
 // error, counted once by Metrics.DivergencePersists (one occurrence: they
 // persist until rewritten); keys already known are logged at Info, so that a
 // writer updating such an object does not flood the log.
-func (c *Cacher) reportUncacheable(keys []string, rv uint64, doing string, attrs ...any) {
-	known := c.knownCorrupt()
+func (f *feed) reportUncacheable(keys []string, rv uint64, doing string, attrs ...any) {
+	known := f.knownCorrupt()
 	fresh := slices.ContainsFunc(keys, func(k string) bool {
 		_, ok := slices.BinarySearch(known, k)
 		return !ok
@@ -184,9 +185,9 @@ func (c *Cacher) reportUncacheable(keys []string, rv uint64, doing string, attrs
 	level := slog.LevelInfo
 	if fresh {
 		level = slog.LevelError
-		c.cfg.Metrics.DivergencePersists()
+		f.cfg.Metrics.DivergencePersists()
 	}
-	c.log.Log(context.Background(), level, "cacher: the storage holds objects the cache cannot hold "+
+	f.log.Log(context.Background(), level, "cacher: the storage holds objects the cache cannot hold "+
 		"(their metadata does not give their key); "+doing,
-		append([]any{"prefix", c.prefix, "rv", rv, "keys", strings.Join(keys, ", ")}, attrs...)...)
+		append([]any{"prefix", f.prefix, "rv", rv, "keys", strings.Join(keys, ", ")}, attrs...)...)
 }

@@ -57,7 +57,7 @@ func bump(t testing.TB, s storage.Interface, ns, name string) uint64 {
 			w := in.(*widget.Widget).DeepCopy()
 			w.Spec.Replicas++
 			return w, nil, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("bump %s/%s: %v", ns, name, err)
 	}

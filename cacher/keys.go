@@ -26,15 +26,15 @@ func listPrefix(key string, recursive bool) string {
 }
 
 // listIndex returns the cache index a list with pred can use, if any.
-func (c *Cacher) listIndex(pred storage.SelectionPredicate) *watchcache.IndexValue {
-	for _, f := range c.cfg.IndexFields {
+func listIndex(cfg Config, pred storage.SelectionPredicate) *watchcache.IndexValue {
+	for _, f := range cfg.IndexFields {
 		if pred.Field != nil {
 			if v, ok := pred.Field.RequiresExactMatch(f); ok {
 				return &watchcache.IndexValue{Name: watchcache.FieldIndex(f), Value: v}
 			}
 		}
 	}
-	for _, l := range c.cfg.IndexLabels {
+	for _, l := range cfg.IndexLabels {
 		if pred.Label != nil {
 			if v, ok := pred.Label.RequiresExactMatch(l); ok {
 				return &watchcache.IndexValue{Name: watchcache.LabelIndex(l), Value: v}

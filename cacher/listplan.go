@@ -10,8 +10,9 @@ type listPlan struct {
 	startKey   string // from a continue token
 }
 
-func (c *Cacher) planList(prefix string, opts storage.ListOptions) (listPlan, error) {
-	r, err := storage.ParseListRequest(opts, prefix, c.cfg.Versioner)
+// planList resolves a list of prefix with opts (storage.ParseListRequest).
+func planList(prefix string, opts storage.ListOptions, v storage.Versioner) (listPlan, error) {
+	r, err := storage.ParseListRequest(opts, prefix, v)
 	if err != nil {
 		return listPlan{}, err
 	}

@@ -11,12 +11,12 @@ import (
 // cache from initialising (for the etcd3 store: ErrUnavailable naming the
 // endpoints and the last dial error, 503), wrapped so that it says which
 // cache; any other err is returned as is.
-func (c *Cacher) explainNotReady(err error) error {
+func (f *feed) explainNotReady(err error) error {
 	if !storage.IsCode(err, storage.CodeNotReady) {
 		return err
 	}
-	if serr := c.store.ReadinessCheck(); serr != nil {
-		return fmt.Errorf("the watch cache of %s is not initialized: %w", c.prefix, serr)
+	if serr := f.store.ReadinessCheck(); serr != nil {
+		return fmt.Errorf("the watch cache of %s is not initialized: %w", f.prefix, serr)
 	}
 	return err
 }

@@ -13,16 +13,6 @@ import (
 	"github.com/listwatch/listwatch/watchcache"
 )
 
-// waitReady waits at most ReadyWaitTimeout for the first list.
-func (c *Cacher) waitReady(ctx context.Context) error {
-	if _, ready := c.cache.RV(); ready {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.ReadyWaitTimeout)
-	defer cancel()
-	return c.explainNotReady(c.cache.WaitUntilFresh(ctx, 0))
-}
-
 // Get implements storage.Interface. RV "" reads the storage (linearizable);
 // any other RV is served from the cache once it has reached that RV.
 func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
@@ -33,13 +23,13 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, o
 	if err != nil {
 		return err
 	}
-	if opts.ResourceVersion == "" || !c.trusted() || c.waitReady(ctx) != nil || len(c.corruptIn(key, false)) > 0 {
+	if c.f.routeGet(ctx, key, opts.ResourceVersion).toStorage(c.f.log, "get", key) {
 		return c.store.Get(ctx, key, opts, objPtr)
 	}
 	if rv == 0 {
-		err = c.waitOwnWrites(ctx)
+		err = c.f.waitOwnWrites(ctx)
 	} else {
-		err = c.waitFresh(ctx, rv, c.cfg.FreshWaitTimeout)
+		err = c.f.waitFresh(ctx, rv, c.cfg.FreshWaitTimeout)
 	}
 	if err != nil {
 		return err
@@ -48,9 +38,7 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, o
 	if err != nil {
 		return err
 	}
-	if len(c.corruptIn(key, false)) > 0 {
-		// The cache could not hold what was written at key while the
-		// read waited (see feed_uncacheable.go).
+	if c.f.afterWait(key, false, byCache).toStorage(c.f.log, "get", key) {
 		return c.store.Get(ctx, key, opts, objPtr)
 	}
 	if !ok {
@@ -92,14 +80,15 @@ func setZero(dst runtime.Object) error {
 func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
 	prefix := listPrefix(key, opts.Recursive)
 	fill := func(res watchcache.ListResult) error { return c.fillList(listObj, prefix, opts, res) }
-	res, filled, err := c.listCached(ctx, key, prefix, opts, fill)
-	if errors.Is(err, errDelegate) {
+	res, filled, r, err := c.listCached(ctx, key, prefix, opts, fill)
+	if err == nil && r.toStorage(c.f.log, "list", key) {
 		// The cache may have filled listObj before giving up; the storage
 		// appends to its items.
 		if err := meta.SetList(listObj, nil); err != nil {
 			return err
 		}
-		return c.listFromStorage(ctx, key, opts, listObj)
+		c.cfg.Metrics.ListServed("storage")
+		return c.store.GetList(ctx, key, opts, listObj)
 	}
 	if err != nil || filled {
 		return err
@@ -119,18 +108,18 @@ func (c *Cacher) GetListEncoded(ctx context.Context, key string, opts storage.Li
 		return storage.EncodedList{}, false, nil
 	}
 	prefix := listPrefix(key, opts.Recursive)
-	res, _, err := c.listCached(ctx, key, prefix, opts, nil)
-	if errors.Is(err, errDelegate) {
-		return storage.EncodedList{}, false, nil
-	}
+	res, _, r, err := c.listCached(ctx, key, prefix, opts, nil)
 	if err != nil {
 		return storage.EncodedList{}, true, err
+	}
+	if r.storage {
+		return storage.EncodedList{}, false, nil
 	}
 	out := storage.EncodedList{Items: make([][]byte, len(res.Items)), ResourceVersion: res.RV}
 	for i, el := range res.Items {
 		out.Items[i], _ = el.Encoded()
 	}
-	out.Continue, out.RemainingItemCount, err = c.listMeta(prefix, opts, res)
+	out.Continue, out.RemainingItemCount, err = listMeta(prefix, opts, res)
 	return out, true, err
 }
 
@@ -144,57 +133,46 @@ func (c *Cacher) EncodedFormat() string {
 }
 
 // listCached serves a list of key (covering prefix, see listPrefix) from
-// the cache; errDelegate means the storage
-// must answer it (the cache is not ready or trusted, no longer holds the
-// RV, or a consistent read timed out). prefill, when set, is how the
-// caller turns the result into its answer; filled reports that it has
-// done so with the result returned (see listFromCache).
+// the cache, unless the route it returns says the storage must answer it
+// (see route.go). prefill, when set, is how the caller turns the result
+// into its answer; filled reports that it has done so with the result
+// returned (see listFromCache).
 func (c *Cacher) listCached(ctx context.Context, key, prefix string, opts storage.ListOptions,
-	prefill func(watchcache.ListResult) error) (res watchcache.ListResult, filled bool, err error) {
+	prefill func(watchcache.ListResult) error) (res watchcache.ListResult, filled bool, r route, err error) {
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
-		return res, false, err
+		return res, false, r, err
 	}
 	if opts.Predicate.Limit < 0 {
-		return res, false, storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
+		return res, false, r, storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
 	}
-	plan, err := c.planList(prefix, opts)
+	plan, err := planList(prefix, opts, c.cfg.Versioner)
 	if err != nil {
-		return res, false, err
+		return res, false, r, err
 	}
-	if !c.trusted() || c.waitReady(ctx) != nil || len(c.corruptIn(prefix, opts.Recursive)) > 0 {
-		// Not ready or trusted, or the answer would miss an object the
-		// cache could not decode: the storage answers (naming it).
-		return res, false, errDelegate
+	if r = c.f.routeList(ctx, prefix, opts.Recursive); r.storage {
+		return res, false, r, nil
 	}
-	res, filled, err = c.listFromCache(ctx, plan, c.cacheQuery(prefix, opts, plan), prefill)
-	if err == nil && len(c.corruptIn(prefix, opts.Recursive)) > 0 {
-		// A key the cache cannot hold joined its scope while it waited to
-		// be fresh (see feed_uncacheable.go).
-		return watchcache.ListResult{}, false, errDelegate
+	res, filled, r, err = c.listFromCache(ctx, plan, cacheQuery(c.cfg, prefix, opts, plan), prefill)
+	if err != nil {
+		return res, filled, r, err
 	}
-	if err == nil {
-		c.cfg.Metrics.ListServed("cache")
+	if r = c.f.afterWait(prefix, opts.Recursive, r); r.storage {
+		return watchcache.ListResult{}, false, r, nil
 	}
-	return res, filled, err
+	c.cfg.Metrics.ListServed("cache")
+	return res, filled, r, nil
 }
 
-var errDelegate = errors.New("cacher: delegate to storage")
-
-func (c *Cacher) listFromStorage(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	c.cfg.Metrics.ListServed("storage")
-	return c.store.GetList(ctx, key, opts, listObj)
-}
-
-// listFromCache reads the cache as plan says; errDelegate means the storage
-// must answer (the cache no longer holds the RV, or a consistent read timed
-// out). A consistent read asks the storage for its current revision; with
+// listFromCache reads the cache as plan says, unless the route it returns
+// sends the read to the storage (the cache no longer holds the RV, or a
+// consistent read timed out). A consistent read asks the storage for its current revision; with
 // prefill, it lists the cache and runs prefill meanwhile, and when the
 // cache already held that revision the prefilled answer stands (filled):
 // it holds every write finished before the request, and the etcd round
 // trip costs no time of its own. An exact read overlaps its compaction
 // check with the list in the same way (listExact).
 func (c *Cacher) listFromCache(ctx context.Context, plan listPlan, q watchcache.ListOptions,
-	prefill func(watchcache.ListResult) error) (watchcache.ListResult, bool, error) {
+	prefill func(watchcache.ListResult) error) (watchcache.ListResult, bool, route, error) {
 	switch {
 	case plan.exact > 0:
 		return c.listExact(ctx, plan.exact, q, prefill)
@@ -205,7 +183,7 @@ func (c *Cacher) listFromCache(ctx context.Context, plan listPlan, q watchcache.
 		}
 		asked := make(chan current, 1)
 		go func() {
-			rv, err := c.currentRV(ctx)
+			rv, err := c.f.currentRV(ctx)
 			asked <- current{rv, err}
 		}()
 		var early watchcache.ListResult
@@ -217,44 +195,44 @@ func (c *Cacher) listFromCache(ctx context.Context, plan listPlan, q watchcache.
 		}
 		cur := <-asked
 		if cur.err != nil {
-			return watchcache.ListResult{}, false, cur.err
+			return watchcache.ListResult{}, false, byCache, cur.err
 		}
 		if filled && early.RV >= cur.rv {
-			return early, true, nil
+			return early, true, byCache, nil
 		}
-		if err := c.waitFresh(ctx, cur.rv, c.cfg.ConsistentReadTimeout); err != nil {
+		if err := c.f.waitFresh(ctx, cur.rv, c.cfg.ConsistentReadTimeout); err != nil {
 			if ctx.Err() != nil {
-				return watchcache.ListResult{}, false, err
+				return watchcache.ListResult{}, false, byCache, err
 			}
-			return watchcache.ListResult{}, false, errDelegate
+			return watchcache.ListResult{}, false, byStorage(whyLate), nil
 		}
 		res, err := c.cache.List(cur.rv, watchcache.NotOlderThan, q)
-		return res, false, err
+		return res, false, byCache, err
 	}
-	wait := c.waitOwnWrites
+	wait := c.f.waitOwnWrites
 	if plan.minRV > 0 {
-		wait = func(ctx context.Context) error { return c.waitFresh(ctx, plan.minRV, c.cfg.FreshWaitTimeout) }
+		wait = func(ctx context.Context) error { return c.f.waitFresh(ctx, plan.minRV, c.cfg.FreshWaitTimeout) }
 	}
 	if err := wait(ctx); err != nil {
-		return watchcache.ListResult{}, false, err
+		return watchcache.ListResult{}, false, byCache, err
 	}
 	res, err := c.cache.List(plan.minRV, watchcache.NotOlderThan, q)
-	return res, false, err
+	return res, false, byCache, err
 }
 
 // listExact reads the cache's state at exactly rv. Whether etcd has
 // compacted rv is asked of the storage (learnCompaction) while the cache
 // lists and prefill runs: the answer stands only when rv is still above
-// the compacted revision once the storage has answered, and errDelegate
-// sends a compacted rv (or one the cache no longer holds) to the storage,
-// whose answer is then 410 Gone.
+// the compacted revision once the storage has answered; a compacted rv (or
+// one the cache no longer holds) is routed to the storage, whose answer is
+// then 410 Gone.
 func (c *Cacher) listExact(ctx context.Context, rv uint64, q watchcache.ListOptions,
-	prefill func(watchcache.ListResult) error) (watchcache.ListResult, bool, error) {
-	if err := c.waitFresh(ctx, rv, c.cfg.FreshWaitTimeout); err != nil {
-		return watchcache.ListResult{}, false, err
+	prefill func(watchcache.ListResult) error) (watchcache.ListResult, bool, route, error) {
+	if err := c.f.waitFresh(ctx, rv, c.cfg.FreshWaitTimeout); err != nil {
+		return watchcache.ListResult{}, false, byCache, err
 	}
 	learned := make(chan error, 1)
-	go func() { learned <- c.learnCompaction(ctx, rv, true) }()
+	go func() { learned <- c.f.learnCompaction(ctx, rv, true) }()
 	res, err := c.cache.List(rv, watchcache.Exact, q)
 	filled := false
 	if err == nil && prefill != nil {
@@ -265,17 +243,19 @@ func (c *Cacher) listExact(ctx context.Context, rv uint64, q watchcache.ListOpti
 		filled = err == nil
 	}
 	if lerr := <-learned; lerr != nil {
-		return watchcache.ListResult{}, false, lerr
+		return watchcache.ListResult{}, false, byCache, lerr
 	}
 	if rv < c.cache.Compacted() || errors.Is(err, storage.ErrGone) {
-		return watchcache.ListResult{}, false, errDelegate
+		return watchcache.ListResult{}, false, byStorage(whyNotHeld), nil
 	}
-	return res, filled, err
+	return res, filled, byCache, err
 }
 
-func (c *Cacher) cacheQuery(prefix string, opts storage.ListOptions, plan listPlan) watchcache.ListOptions {
+// cacheQuery is the cache's query for a list of prefix with opts, as plan
+// resolved it.
+func cacheQuery(cfg Config, prefix string, opts storage.ListOptions, plan listPlan) watchcache.ListOptions {
 	q := watchcache.ListOptions{Key: prefix, Recursive: opts.Recursive, StartKey: plan.startKey,
-		Limit: int(opts.Predicate.Limit), Index: c.listIndex(opts.Predicate)}
+		Limit: int(opts.Predicate.Limit), Index: listIndex(cfg, opts.Predicate)}
 	pred := opts.Predicate
 	if !pred.Empty() {
 		q.Filter = func(el *watchcache.Element) bool { return el.Matches(&pred) }
@@ -290,7 +270,7 @@ func (c *Cacher) fillList(listObj runtime.Object, prefix string, opts storage.Li
 	if err := setItems(listObj, res.Items); err != nil {
 		return err
 	}
-	next, remaining, err := c.listMeta(prefix, opts, res)
+	next, remaining, err := listMeta(prefix, opts, res)
 	if err != nil {
 		return err
 	}
@@ -298,7 +278,7 @@ func (c *Cacher) fillList(listObj runtime.Object, prefix string, opts storage.Li
 }
 
 // listMeta returns a cache page's continue token and remaining item count.
-func (c *Cacher) listMeta(prefix string, opts storage.ListOptions, res watchcache.ListResult) (string, *int64, error) {
+func listMeta(prefix string, opts storage.ListOptions, res watchcache.ListResult) (string, *int64, error) {
 	if !res.More || !opts.Recursive {
 		return "", nil, nil
 	}

@@ -14,7 +14,7 @@ import (
 
 // After a restart, a watch resumed from an RV older than the new cache's
 // first list takes a catch-up slot (MaxCatchUpStreams), catches up through
-// the shared read of that history (feed_behind.go) and joins live
+// the shared read of that history (feed_history.go) and joins live
 // dispatch: from then on it needs no storage watch, so the slot is free for
 // the next resumed watch, which would otherwise get 429 for as long as the
 // first one stays open.

@@ -23,7 +23,7 @@ import (
 // under way waits for the rest of that round trip as well as its own. The
 // zero value is ready to use.
 type sharedReads[T any] struct {
-	mu       sync.Mutex
+	mu       sync.Mutex     // taken by the requests' goroutines, briefly, never with another lock
 	started  uint64         // storage reads started so far; each one's seq
 	inflight *sharedRead[T] // the read under way, nil when none is
 	last     *sharedRead[T] // the read that ended last
@@ -109,6 +109,6 @@ func waitEnded(ctx context.Context, what string) error {
 
 // currentRV is the storage's current revision for a consistent read or a
 // watch's start, shared with the ones that ask at the same time.
-func (c *Cacher) currentRV(ctx context.Context) (uint64, error) {
-	return c.revisions.do(ctx, "current resource version", c.store.GetCurrentResourceVersion)
+func (f *feed) currentRV(ctx context.Context) (uint64, error) {
+	return f.revisions.do(ctx, "current resource version", f.store.GetCurrentResourceVersion)
 }

@@ -7,8 +7,30 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/cacher/internal/history"
 	"github.com/listwatch/listwatch/examples/widget"
+	"github.com/listwatch/listwatch/storage"
 )
+
+// versionerOnly is the part of storage.Interface New touches.
+type versionerOnly struct{ storage.Interface }
+
+func (versionerOnly) Versioner() storage.Versioner { return storage.APIObjectVersioner{} }
+
+// newDispatchCacher returns a cacher without storage, its cache at RV 1,
+// whose feed a test drives by hand.
+func newDispatchCacher(t testing.TB) *Cacher {
+	c, err := New(Config{Storage: versionerOnly{}, ResourcePrefix: "/widgets", NewFunc: widget.New,
+		NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs, IndexLabels: []string{"app"},
+		WatcherBufferSize: 1 << 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cache.Replace(nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
 // BenchmarkUncacheableCheck measures what the feed adds to every event to
 // find objects the cache cannot hold (feed_uncacheable.go), next to
@@ -19,7 +41,7 @@ func BenchmarkUncacheableCheck(b *testing.B) {
 	w := widget.NewWidget("ns", "a").WithLabels(map[string]string{"app": "x"})
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := c.uncacheable(w); err != nil {
+		if err := c.f.uncacheable(w); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -34,15 +56,14 @@ func BenchmarkApplyOneRevision(b *testing.B) {
 		objs[i] = widget.NewWidget("ns", "w"+strconv.Itoa(i)).WithLabels(map[string]string{"app": "x"})
 	}
 	rv := uint64(1)
-	batch := &revisionBatch{whole: true}
+	batch := &history.Revision{}
 	b.ReportAllocs()
 	for b.Loop() {
 		rv++
 		o := objs[rv%uint64(len(objs))].DeepCopy()
 		o.ResourceVersion = strconv.FormatUint(rv, 10)
-		batch.rv = rv
-		batch.events = append(batch.events, watch.Event{Type: watch.Modified, Object: o})
-		if err := c.applyRevision(context.Background(), batch); err != nil {
+		batch.Add(watch.Event{Type: watch.Modified, Object: o}, rv, "")
+		if err := c.f.applyRevision(context.Background(), batch); err != nil {
 			b.Fatal(err)
 		}
 	}

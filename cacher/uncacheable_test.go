@@ -35,7 +35,7 @@ func writeRaw(t *testing.T, s storage.Interface, k string, w *widget.Widget) uin
 	err := s.GuaranteedUpdate(testCtx(t), k, out, true, nil,
 		func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			return w.DeepCopy(), nil, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("GuaranteedUpdate %s: %v", k, err)
 	}
@@ -281,13 +281,13 @@ func TestCacherRefusesObjectsItCannotKey(t *testing.T) {
 	refused("GuaranteedUpdate creating", c.GuaranteedUpdate(testCtx(t), key("ns", "b"), &widget.Widget{}, true, nil,
 		func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			return nameless(1), nil, nil
-		}, nil))
+		}, nil, storage.UpdateOptions{}))
 	refused("GuaranteedUpdate dropping the name", c.GuaranteedUpdate(testCtx(t), key("ns", "a"), &widget.Widget{}, false, nil,
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			w := in.(*widget.Widget).DeepCopy()
 			w.Name = ""
 			return w, nil, nil
-		}, nil))
+		}, nil, storage.UpdateOptions{}))
 	if after := revision(); after != before {
 		t.Fatalf("etcd's revision went from %d to %d: something was written", before, after)
 	}

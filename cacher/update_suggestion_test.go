@@ -134,7 +134,7 @@ func TestUpdateStartsFromCachedObject(t *testing.T) {
 
 	gets0, txns0 := reqs.counts()
 	out := &widget.Widget{}
-	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, bumpReplicas, nil); err != nil {
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, bumpReplicas, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	gets, txns := reqs.counts()
@@ -167,7 +167,7 @@ func TestUpdateFromCacheKeepsTTL(t *testing.T) {
 		ttl := uint64(res.TTL) // the registry's way: keep the TTL the object has
 		return w, &ttl, nil
 	}
-	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), &widget.Widget{}, false, nil, keepTold, nil); err != nil {
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), &widget.Widget{}, false, nil, keepTold, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if ttl := lastTTL.Load(); ttl <= 0 || ttl > maxTTL {
@@ -192,7 +192,7 @@ func TestUpdateFromCacheKeepsTTL(t *testing.T) {
 		return bumpReplicas(in, res)
 	}
 	gets0, _ := reqs.counts()
-	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, keepLease, nil); err != nil {
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, keepLease, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if ttl := lastTTL.Load(); ttl <= 0 || ttl > maxTTL {
@@ -223,7 +223,7 @@ func TestUpdateFromStaleCacheRetries(t *testing.T) {
 	t.Cleanup(other.Close) // same keys, another client
 	var bumpErr error
 	bumpOther := func() {
-		bumpErr = other.GuaranteedUpdate(testCtx(t), key("ns", "a"), &widget.Widget{}, false, nil, bumpReplicas, nil)
+		bumpErr = other.GuaranteedUpdate(testCtx(t), key("ns", "a"), &widget.Widget{}, false, nil, bumpReplicas, nil, storage.UpdateOptions{})
 	}
 	reqs.beforeTxn.Store(&bumpOther)
 
@@ -236,7 +236,7 @@ func TestUpdateFromStaleCacheRetries(t *testing.T) {
 	}
 	gets0, txns0 := reqs.counts()
 	out := &widget.Widget{}
-	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, label, nil); err != nil {
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, label, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if bumpErr != nil {
@@ -266,7 +266,7 @@ func TestUpdateMutatingInputLeavesCacheAlone(t *testing.T) {
 		w.Spec.Replicas = 42
 		return nil, nil, refuse
 	}
-	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), &widget.Widget{}, false, nil, scribble, nil); !errors.Is(err, refuse) {
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), &widget.Widget{}, false, nil, scribble, nil, storage.UpdateOptions{}); !errors.Is(err, refuse) {
 		t.Fatalf("update: %v, want the tryUpdate error", err)
 	}
 	got := &widget.Widget{}
@@ -295,7 +295,7 @@ func TestNoopUpdateFromCacheIsOneTxn(t *testing.T) {
 	}
 	gets0, txns0 := reqs.counts()
 	out := &widget.Widget{}
-	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, reapply, nil); err != nil {
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, reapply, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	gets, txns := reqs.counts()
@@ -309,21 +309,21 @@ func TestNoopUpdateFromCacheIsOneTxn(t *testing.T) {
 }
 
 // markRecorder is a storage that records whether the updates and deletes
-// it is given carry storage.WithDecodedSuggestion's mark.
+// it is given say SuggestionDecoded in their options.
 type markRecorder struct {
 	storage.Interface
 	marks []bool
 }
 
 func (m *markRecorder) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
-	pre *storage.Preconditions, tryUpdate storage.UpdateFunc, suggestion runtime.Object) error {
-	m.marks = append(m.marks, storage.IsDecodedSuggestion(ctx))
-	return m.Interface.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, tryUpdate, suggestion)
+	pre *storage.Preconditions, tryUpdate storage.UpdateFunc, suggestion runtime.Object, opts storage.UpdateOptions) error {
+	m.marks = append(m.marks, opts.SuggestionDecoded)
+	return m.Interface.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, tryUpdate, suggestion, opts)
 }
 
 func (m *markRecorder) Delete(ctx context.Context, key string, out runtime.Object, pre *storage.Preconditions,
 	validate storage.ValidateObjectFunc, suggestion runtime.Object, opts storage.DeleteOptions) error {
-	m.marks = append(m.marks, storage.IsDecodedSuggestion(ctx))
+	m.marks = append(m.marks, opts.SuggestionDecoded)
 	return m.Interface.Delete(ctx, key, out, pre, validate, suggestion, opts)
 }
 
@@ -355,12 +355,12 @@ func recordSuggestionMarks(t *testing.T, mod ...func(*cacher.Config)) []bool {
 	makeB := func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		return widget.NewWidget("ns", "b"), nil, nil
 	}
-	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "b"), &widget.Widget{}, true, nil, makeB, nil); err != nil {
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "b"), &widget.Widget{}, true, nil, makeB, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	createCached(t, c, "ns", "a", 0)
 	out := &widget.Widget{}
-	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, bumpReplicas, nil); err != nil {
+	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, bumpReplicas, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: out.ResourceVersion}, &widget.Widget{}); err != nil {

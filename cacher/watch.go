@@ -3,29 +3,12 @@ package cacher
 import (
 	"context"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/cacher/internal/watcher"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
-
-// watchPlan is where a new watch starts.
-type watchPlan struct {
-	pos             uint64        // deliver events after pos
-	initial         *initialState // initial events from the cache, if any
-	storageInitial  bool          // initial events from the storage (the cache lagged)
-	storageAnnotate bool          // ... ending with the initial-events-end bookmark
-	storageFirst    bool          // start from the storage: the RV is compacted there (it answers 410)
-	slotHeld        bool          // a catch-up slot was taken for this watch
-}
-
-// initialState is the state a watch starts with.
-type initialState struct {
-	items    []*watchcache.Element
-	rv       uint64
-	annotate bool // end with the initial-events-end bookmark
-}
 
 // Watch implements storage.Interface. Start points follow the etcd3 store
 // (storage.ParseWatchRequest decides them): SendInitialEvents=false with
@@ -61,44 +44,37 @@ func (c *Cacher) watch(ctx context.Context, key string, opts storage.ListOptions
 	if err != nil {
 		return nil, err
 	}
-	eventsAfter := req.Start == storage.WatchAfterRev
-	notServable := c.waitServable(ctx)
-	_, ready := c.cache.RV()
-	if notServable != nil && (ctx.Err() != nil || (!eventsAfter && !ready)) {
-		return nil, notServable
+	r, err := c.f.routeWatch(ctx, req)
+	if err != nil {
+		return nil, err
 	}
-	w := c.env.newWatcher(key, opts)
-	w.encoded = encoded
-	if deadline, ok := ctx.Deadline(); ok && w.bookmarks {
-		w.bookmarkAt = storage.DeadlineBookmarkTime(c.clk.wall.Now(), deadline)
+	w := c.env.New(key, opts)
+	w.Encoded = encoded
+	if deadline, ok := ctx.Deadline(); ok && opts.Predicate.AllowWatchBookmarks {
+		w.BookmarkAt = storage.DeadlineBookmarkTime(c.clk.wall.Now(), deadline)
 	}
-	switch {
-	case notServable != nil && eventsAfter:
-		// The cache is (re)initialising or revalidating: the events after
-		// the RV come from etcd's history until the cache holds it again.
-		w.plan = watchPlan{pos: req.Rev, storageFirst: true}
-	case notServable != nil:
-		// The cache holds a state it does not trust (a divergence or a
-		// transformer change is being repaired by a relist): the storage
-		// sends the initial state, or says where "now" is.
-		if w.plan, err = c.planFromStorage(ctx, req); err != nil {
+	switch r {
+	case watchHistoryFirst:
+		w.Plan = watcher.Plan{Pos: req.Rev, StorageFirst: true}
+	case watchStorageState:
+		if w.Plan, err = c.planFromStorage(ctx, req); err != nil {
 			return nil, err
 		}
 	default:
-		if w.plan, err = c.planWatch(ctx, w, req); err != nil {
+		if w.Plan, err = c.planWatch(ctx, w, req); err != nil {
 			return nil, err
 		}
 	}
-	if w.plan.storageFirst || (w.plan.initial == nil && !c.cacheHolds(w.plan.pos)) {
-		if !c.acquireSlot(ctx, c.cfg.CatchUpWaitTimeout) {
+	if w.Plan.StorageFirst || (w.Plan.Initial == nil && !c.f.CacheHolds(w.Plan.Pos)) {
+		if !c.f.AcquireSlot(ctx, c.cfg.CatchUpWaitTimeout) {
 			return nil, &storage.Error{Code: storage.CodeTooManyRequests, RetryAfterSeconds: 1,
 				Msg: "too many watches catching up from etcd history"}
 		}
-		w.plan.slotHeld = true
+		w.Plan.SlotHeld = true
 	}
 	err = c.startWatcher(ctx, w)
 	if err != nil {
-		c.releaseSlot(w.plan.slotHeld)
+		c.f.ReleaseSlot(w.Plan.SlotHeld)
 		return nil, err
 	}
 	c.cfg.Metrics.WatchersChanged(1)
@@ -107,43 +83,43 @@ func (c *Cacher) watch(ctx context.Context, key string, opts storage.ListOptions
 
 // planWatch resolves the start req asks for (the etcd3 store's rules,
 // see storage.ParseWatchRequest) from the cache.
-func (c *Cacher) planWatch(ctx context.Context, w *watcher, req storage.WatchRequest) (watchPlan, error) {
+func (c *Cacher) planWatch(ctx context.Context, w *watcher.Watcher, req storage.WatchRequest) (watcher.Plan, error) {
 	switch req.Start {
 	case storage.WatchWithState:
 		return c.planInitial(ctx, w, req.Rev, req.Consistent, req.Annotate)
 	case storage.WatchFromNow:
-		cur, err := c.currentRV(ctx)
+		cur, err := c.f.currentRV(ctx)
 		if err != nil {
-			return watchPlan{}, err
+			return watcher.Plan{}, err
 		}
-		return watchPlan{pos: cur}, nil
+		return watcher.Plan{Pos: cur}, nil
 	}
 	rv := req.Rev
 	// A client RV that etcd has compacted gets etcd's answer (410), even
 	// if the cache still holds the events after it.
-	if err := c.learnCompaction(ctx, rv, false); err != nil {
-		return watchPlan{}, err
+	if err := c.f.learnCompaction(ctx, rv, false); err != nil {
+		return watcher.Plan{}, err
 	}
 	// etcd compacted rv when rv < its compact revision; the storage answers.
 	if compacted := c.cache.Compacted(); rv < compacted {
-		return watchPlan{pos: rv, storageFirst: true}, nil
+		return watcher.Plan{Pos: rv, StorageFirst: true}, nil
 	}
-	return watchPlan{pos: rv}, nil
+	return watcher.Plan{Pos: rv}, nil
 }
 
 // planFromStorage resolves, while the cache cannot be trusted, the start of
 // a watch that does not ask only for the events after an explicit RV
 // (storage.WatchAfterRev): the storage sends the initial state (not older
 // than req.Rev), or the watch starts after the storage's current revision.
-func (c *Cacher) planFromStorage(ctx context.Context, req storage.WatchRequest) (watchPlan, error) {
+func (c *Cacher) planFromStorage(ctx context.Context, req storage.WatchRequest) (watcher.Plan, error) {
 	if req.Start == storage.WatchFromNow {
-		cur, err := c.currentRV(ctx)
+		cur, err := c.f.currentRV(ctx)
 		if err != nil {
-			return watchPlan{}, err
+			return watcher.Plan{}, err
 		}
-		return watchPlan{pos: cur, storageFirst: true}, nil
+		return watcher.Plan{Pos: cur, StorageFirst: true}, nil
 	}
-	return watchPlan{pos: req.Rev, storageInitial: true, storageAnnotate: req.Annotate}, nil
+	return watcher.Plan{Pos: req.Rev, StorageInitial: true, StorageAnnotate: req.Annotate}, nil
 }
 
 // planInitial takes the state a watch with initial events starts from: the
@@ -151,61 +127,32 @@ func (c *Cacher) planFromStorage(ctx context.Context, req storage.WatchRequest) 
 // at least the storage's current revision (at RV "0", once it holds this
 // cacher's own writes, see waitOwnWrites). When the cache does not get
 // there in time, the storage sends the initial state instead.
-func (c *Cacher) planInitial(ctx context.Context, w *watcher, minRV uint64, consistent, annotate bool) (watchPlan, error) {
+func (c *Cacher) planInitial(ctx context.Context, w *watcher.Watcher, minRV uint64, consistent, annotate bool) (watcher.Plan, error) {
 	target := minRV
 	if consistent {
-		cur, err := c.currentRV(ctx)
+		cur, err := c.f.currentRV(ctx)
 		if err != nil {
-			return watchPlan{}, err
+			return watcher.Plan{}, err
 		}
 		target = max(target, cur)
 	}
 	if target == 0 {
-		if err := c.waitOwnWrites(ctx); err != nil {
-			return watchPlan{}, err
+		if err := c.f.waitOwnWrites(ctx); err != nil {
+			return watcher.Plan{}, err
 		}
 	}
-	if err := c.waitFresh(ctx, target, c.cfg.ConsistentReadTimeout); err != nil || len(c.corruptIn(w.scope())) > 0 {
+	if err := c.f.waitFresh(ctx, target, c.cfg.ConsistentReadTimeout); err != nil || len(c.f.corruptIn(w.Scope())) > 0 {
 		if ctx.Err() != nil {
-			return watchPlan{}, err
+			return watcher.Plan{}, err
 		}
 		// The cache is late, or holds no state for a corrupt key in the
 		// watch's scope: the storage sends the initial state (or names
 		// the corrupt key).
-		return watchPlan{pos: minRV, storageInitial: true, storageAnnotate: annotate}, nil
+		return watcher.Plan{Pos: minRV, StorageInitial: true, StorageAnnotate: annotate}, nil
 	}
-	res, err := c.cache.List(0, watchcache.NotOlderThan, c.watcherListOptions(w))
+	res, err := c.cache.List(0, watchcache.NotOlderThan, w.ListOptions(listIndex(c.cfg, w.Pred())))
 	if err != nil {
-		return watchPlan{}, err
+		return watcher.Plan{}, err
 	}
-	return watchPlan{pos: res.RV, initial: &initialState{items: res.Items, rv: res.RV, annotate: annotate}}, nil
-}
-
-// scope is the key prefix the watch covers, and whether it is recursive.
-func (w *watcher) scope() (string, bool) {
-	if w.recursive {
-		return w.prefix, true
-	}
-	return w.key, false
-}
-
-// watcherListOptions selects w's objects in the cache.
-func (c *Cacher) watcherListOptions(w *watcher) watchcache.ListOptions {
-	q := watchcache.ListOptions{Key: w.key, Recursive: w.recursive}
-	if w.recursive {
-		q.Key = w.prefix
-	}
-	if !w.emptyPred {
-		q.Filter = w.matches
-	}
-	q.Index = c.listIndex(w.pred)
-	return q
-}
-
-// errorStatus is the Status of a watch error event for err: storage's
-// one mapping (storage.StatusOf), which FromStatus undoes on the
-// consumer's side.
-func errorStatus(err error) *metav1.Status {
-	st := storage.StatusOf(err)
-	return &st
+	return watcher.Plan{Pos: res.RV, Initial: &watcher.InitialState{Items: res.Items, RV: res.RV, Annotate: annotate}}, nil
 }

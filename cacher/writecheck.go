@@ -22,11 +22,11 @@ import (
 
 // checkWritable returns a CodeInvalidObj error when the cache could not
 // hold obj (a malformed key is left to the storage).
-func (c *Cacher) checkWritable(key string, obj runtime.Object) error {
-	if storage.ValidateKey(key, c.cfg.ResourcePrefix, false) != nil {
+func (f *feed) checkWritable(key string, obj runtime.Object) error {
+	if storage.ValidateKey(key, f.cfg.ResourcePrefix, false) != nil {
 		return nil // the storage refuses the key itself
 	}
-	if err := c.uncacheable(obj); err != nil {
+	if err := f.uncacheable(obj); err != nil {
 		return storage.NewInvalidObjError(key, fmt.Sprintf("the watch cache cannot hold this object (%v): "+
 			"its metadata.name (and namespace) must give the key it is written at", err))
 	}
@@ -35,13 +35,13 @@ func (c *Cacher) checkWritable(key string, obj runtime.Object) error {
 
 // checkedUpdate wraps tryUpdate so that an object checkWritable refuses is
 // never written: the storage returns tryUpdate's error unchanged.
-func (c *Cacher) checkedUpdate(key string, tryUpdate storage.UpdateFunc) storage.UpdateFunc {
+func (f *feed) checkedUpdate(key string, tryUpdate storage.UpdateFunc) storage.UpdateFunc {
 	return func(in runtime.Object, m storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		out, ttl, err := tryUpdate(in, m)
 		if err != nil {
 			return out, ttl, err
 		}
-		if err := c.checkWritable(key, out); err != nil {
+		if err := f.checkWritable(key, out); err != nil {
 			return nil, nil, err
 		}
 		return out, ttl, nil

@@ -206,7 +206,7 @@ func (s *Store) GetList(ctx context.Context, key string, opts k8sstorage.ListOpt
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
 	preconditions *k8sstorage.Preconditions, tryUpdate k8sstorage.UpdateFunc, cachedExistingObject runtime.Object) error {
 	err := s.s.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, toPreconditions(preconditions),
-		toUpdateFunc(tryUpdate), cachedExistingObject)
+		toUpdateFunc(tryUpdate), cachedExistingObject, lwstorage.UpdateOptions{})
 	return toK8s(err, opOther)
 }
 

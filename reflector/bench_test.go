@@ -186,7 +186,7 @@ func benchUpdatesRoundRobin(b *testing.B, s storage.Interface, n int) {
 						w := in.(*widget.Widget).DeepCopy()
 						w.Spec.Replicas++
 						return w, nil, nil
-					}, nil)
+					}, nil, storage.UpdateOptions{})
 				if err != nil {
 					b.Error(err)
 					return

@@ -113,7 +113,7 @@ func bump(t testing.TB, s storage.Interface, ns, name string) error {
 			w := in.(*widget.Widget).DeepCopy()
 			w.Spec.Replicas++
 			return w, nil, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 }
 
 func remove(t testing.TB, s storage.Interface, ns, name string) error {

@@ -65,7 +65,7 @@ func Example() {
 			w := in.(*widget.Widget).DeepCopy()
 			w.Spec.Replicas = 3
 			return w, nil, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	fmt.Println(<-events)
 	_ = store.Delete(ctx, widget.Key("default", "second"), &widget.Widget{}, nil, storage.ValidateAllObjectFunc, nil, storage.DeleteOptions{})
 	fmt.Println(<-events)

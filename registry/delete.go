@@ -66,7 +66,7 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, opts
 			func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 				next, err := s.mark(ctx, input, validate)
 				return next, nil, err
-			}, nil)
+			}, nil, storage.UpdateOptions{})
 		if !errors.Is(err, errNoFinalizers) {
 			return false, err
 		}

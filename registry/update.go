@@ -138,7 +138,7 @@ func (s *Store) Update(ctx context.Context, key string, out runtime.Object, opts
 		func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			next, err := try(input)
 			return next, nil, err
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	if err != nil || !deleteAfter {
 		return res, err
 	}

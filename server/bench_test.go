@@ -198,7 +198,7 @@ func writeFanout(b *testing.B, env *benchEnv, objects int, dur time.Duration, ra
 				ann["bench/ts"] = strconv.FormatInt(time.Now().UnixNano(), 10)
 				u.SetAnnotations(ann)
 				return u, nil, nil
-			}, nil)
+			}, nil, storage.UpdateOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

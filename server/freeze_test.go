@@ -37,6 +37,13 @@ type etcdProxy struct {
 // client reaches the shared etcd through an etcdProxy.
 func newFreezableStore(t *testing.T, resourcePrefix string) (*etcd3.Store, *etcdProxy) {
 	t.Helper()
+	return newFreezableStoreTimeout(t, resourcePrefix, 0)
+}
+
+// newFreezableStoreTimeout is newFreezableStore with the store's request
+// timeout (0: the store's default).
+func newFreezableStoreTimeout(t *testing.T, resourcePrefix string, requestTimeout time.Duration) (*etcd3.Store, *etcdProxy) {
+	t.Helper()
 	cleanPrefix(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -48,7 +55,7 @@ func newFreezableStore(t *testing.T, resourcePrefix string) (*etcd3.Store, *etcd
 	require.NoError(t, err)
 	st, err := etcd3.New(etcd3.Config{Client: cli, Codec: widget.UnstructuredCodec,
 		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList,
-		Prefix: embedtest.Prefix(t), ResourcePrefix: resourcePrefix})
+		Prefix: embedtest.Prefix(t), ResourcePrefix: resourcePrefix, RequestTimeout: requestTimeout})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		st.Close()

@@ -42,12 +42,11 @@ func statusFor(err error) metav1.Status {
 	return st
 }
 
-// retryable: err says the storage did not answer in time or at all (etcd
-// unavailable: 503; a deadline: 504); the answer carries Retry-After, as
-// kube-apiserver's timeouts do.
+// retryable: the request never reached etcd (503 ServiceUnavailable), so
+// the answer carries Retry-After. A timeout (504) does not: a write that
+// timed out may have been applied, and a retry could apply it twice.
 func retryable(err error) bool {
-	return errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrTimeout) ||
-		errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, storage.ErrUnavailable)
 }
 
 // objectError maps a storage error about one named object to the status
@@ -70,7 +69,11 @@ func (r *resource) objectError(err error, name string) error {
 // to w before.
 func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error) {
 	st := statusFor(err)
-	if st.Code >= 500 {
+	if clientGone(req) {
+		// Not a failure of the server: no WARN, no 5xx in the metrics.
+		s.log.Debug("client went away", "method", req.Method, "path", req.URL.Path, "err", err)
+		st.Code = StatusClientClosedRequest
+	} else if st.Code >= 500 {
 		s.log.Warn("request failed", "method", req.Method, "path", req.URL.Path, "code", st.Code, "err", err)
 	} else if _, ok := publicMessage(err); ok {
 		s.log.Debug("request refused", "method", req.Method, "path", req.URL.Path, "code", st.Code, "err", err)
@@ -79,6 +82,17 @@ func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error)
 		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
 	writeJSON(w, int(st.Code), &st)
+}
+
+// StatusClientClosedRequest is the status recorded (metrics, request
+// log) for a request whose client went away before its answer (nginx's
+// 499): a cancellation, not a server failure.
+const StatusClientClosedRequest = 499
+
+// clientGone: req's client cancelled it (closed the connection or the
+// stream); the server's own deadlines are not cancellations.
+func clientGone(req *http.Request) bool {
+	return errors.Is(req.Context().Err(), context.Canceled)
 }
 
 // writeJSON encodes v and writes it with the given code. Encoding happens
@@ -131,17 +145,8 @@ func publicMessage(err error) (msg string, ok bool) {
 	var se *storage.Error
 	switch {
 	case errors.As(err, &se):
-		msg = se.Msg
-		if msg == "" {
-			msg = se.Code.String()
-		}
-		// An invalid argument says what is wrong with it; an unreachable
-		// etcd says why (the last dial or RPC error), which is the
-		// operator's first clue. Other causes stay in the log.
-		if (se.Code == storage.CodeInvalidArgument || se.Code == storage.CodeUnreachable) && se.Err != nil {
-			msg += ": " + se.Err.Error()
-		}
-		return msg, true
+		// No key, endpoint or etcd/gRPC cause: those stay in the log.
+		return se.ClientMessage(), true
 	case errors.As(err, &api), errors.Is(err, context.DeadlineExceeded):
 		return "", false
 	}

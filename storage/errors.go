@@ -3,7 +3,6 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -96,11 +95,16 @@ type Error struct {
 	status *metav1.Status
 }
 
-// Error implements error.
+// Error implements error. It is the whole story, for logs: the message,
+// the key, the endpoints and the cause. What a client is told is
+// Status().Message (ClientMessage), which names none of them.
 func (e *Error) Error() string {
 	msg := e.Msg
 	if msg == "" {
 		msg = e.Code.String()
+	}
+	if len(e.Endpoints) > 0 {
+		msg = fmt.Sprintf("%s at %s", msg, strings.Join(e.Endpoints, ", "))
 	}
 	if e.Key != "" {
 		msg = fmt.Sprintf("%s (key %q)", msg, e.Key)
@@ -110,6 +114,24 @@ func (e *Error) Error() string {
 	}
 	if e.ListStopped != nil {
 		msg = msg + "; list stopped: " + e.ListStopped.Error()
+	}
+	return msg
+}
+
+// ClientMessage is the message a client is told: Msg (or the code's
+// text), and for CodeInvalidArgument what is wrong with the argument; never
+// a storage key, an etcd endpoint or a cause from etcd or gRPC, which
+// Error() keeps for the log.
+func (e *Error) ClientMessage() string {
+	if e.status != nil {
+		return e.status.Message
+	}
+	msg := e.Msg
+	if msg == "" {
+		msg = e.Code.String()
+	}
+	if e.Code == CodeInvalidArgument && e.Err != nil {
+		msg += ": " + e.Err.Error()
 	}
 	return msg
 }
@@ -131,41 +153,6 @@ func (e *Error) Is(target error) bool {
 	return t.Code == e.Code
 }
 
-// String names the code.
-func (c Code) String() string {
-	switch c {
-	case CodeNotFound:
-		return "not found"
-	case CodeKeyExists:
-		return "key exists"
-	case CodeConflict:
-		return "resource version conflict"
-	case CodeInvalidObj:
-		return "invalid object"
-	case CodeInvalidArgument:
-		return "invalid argument"
-	case CodeGone:
-		return "too old resource version"
-	case CodeTooLargeResourceVersion:
-		return "too large resource version"
-	case CodeNotReady:
-		return "storage not ready"
-	case CodeTimeout:
-		return "timeout"
-	case CodeCorruptObj:
-		return "corrupt object"
-	case CodeTooManyRequests:
-		return "too many requests"
-	case CodeUnreachable:
-		return "storage unreachable"
-	case CodeRequestTooLarge:
-		return "request too large"
-	case CodeInternal:
-		return "internal error"
-	}
-	return "storage error"
-}
-
 // Status returns the Kubernetes status for the error, so that
 // k8s.io/apimachinery/pkg/api/errors helpers (IsNotFound, IsGone,
 // IsResourceExpired, IsConflict, ...) and the HTTP layer understand it.
@@ -173,12 +160,11 @@ func (e *Error) Status() metav1.Status {
 	if e.status != nil {
 		return *e.status.DeepCopy()
 	}
-	code, reason := e.Code.httpStatus()
 	st := metav1.Status{
 		Status:  metav1.StatusFailure,
-		Code:    code,
-		Reason:  reason,
-		Message: e.Error(),
+		Code:    int32(e.Code.HTTPStatus()),
+		Reason:  e.Code.Reason(),
+		Message: e.ClientMessage(),
 	}
 	st.ListMeta.Continue = e.Continue
 	if len(e.CorruptKeys) > 0 {
@@ -196,34 +182,6 @@ func (e *Error) Status() metav1.Status {
 		}
 	}
 	return st
-}
-
-func (c Code) httpStatus() (int32, metav1.StatusReason) {
-	switch c {
-	case CodeNotFound:
-		return http.StatusNotFound, metav1.StatusReasonNotFound
-	case CodeKeyExists:
-		return http.StatusConflict, metav1.StatusReasonAlreadyExists
-	case CodeConflict:
-		return http.StatusConflict, metav1.StatusReasonConflict
-	case CodeInvalidObj:
-		return http.StatusUnprocessableEntity, metav1.StatusReasonInvalid
-	case CodeInvalidArgument:
-		return http.StatusBadRequest, metav1.StatusReasonBadRequest
-	case CodeGone:
-		return http.StatusGone, metav1.StatusReasonExpired
-	case CodeTooLargeResourceVersion:
-		return http.StatusGatewayTimeout, metav1.StatusReasonTimeout
-	case CodeNotReady, CodeTooManyRequests:
-		return http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests
-	case CodeTimeout:
-		return http.StatusGatewayTimeout, metav1.StatusReasonTimeout
-	case CodeRequestTooLarge:
-		return http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge
-	case CodeUnreachable:
-		return http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable
-	}
-	return http.StatusInternalServerError, metav1.StatusReasonInternalError
 }
 
 // ErrTooManyCorrupt is the ListStopped of a list that met the store's limit
@@ -298,17 +256,25 @@ func NewTooLargeResourceVersionError(requested, current int64, retryAfterSeconds
 const UnavailableRetryAfterSeconds = 1
 
 // NewUnavailableError reports that the storage at endpoints (etcd client
-// URLs) did not answer; cause is the last dial or RPC error seen, whose
-// text (gRPC's "connection refused", a deadline) ends the message. It
-// matches ErrUnavailable (and ErrUnreachable) and is 503 ServiceUnavailable
-// with Retry-After.
+// URLs) could not be asked: the request never reached it, so retrying is
+// safe. cause is the last dial or RPC error seen; Error() names it and the
+// endpoints (for the log), the client is told "etcd is unavailable". It
+// matches ErrUnavailable (and ErrUnreachable) and is 503
+// ServiceUnavailable with Retry-After.
 func NewUnavailableError(endpoints []string, cause error) *Error {
-	msg := "etcd is unavailable"
-	if len(endpoints) > 0 {
-		msg = fmt.Sprintf("etcd is unavailable at %s", strings.Join(endpoints, ", "))
-	}
-	return &Error{Code: CodeUnreachable, Endpoints: slices.Clone(endpoints), Msg: msg, Err: cause,
+	return &Error{Code: CodeUnreachable, Endpoints: slices.Clone(endpoints), Msg: "etcd is unavailable", Err: cause,
 		RetryAfterSeconds: UnavailableRetryAfterSeconds}
+}
+
+// NewOutcomeUnknownError reports a write that was sent to etcd (or may
+// have been) and got no answer: it may have been applied or not, so a
+// retry could apply it twice (a generateName create would make a
+// duplicate). It matches ErrTimeout and is 504 Timeout without
+// Retry-After, as kube-apiserver answers an etcd call that timed out.
+// cause (for the log) is what was seen.
+func NewOutcomeUnknownError(endpoints []string, cause error) *Error {
+	return &Error{Code: CodeTimeout, Endpoints: slices.Clone(endpoints), Err: cause,
+		Msg: "etcd did not answer in time; the write may or may not have been applied"}
 }
 
 // corruptObjMsg is the message of NewCorruptObjError; FromStatus tells a

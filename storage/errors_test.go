@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -100,5 +101,35 @@ func TestUnavailableErrorNamesEndpointsAndRetries(t *testing.T) {
 	}
 	if len(se.Endpoints) != 2 {
 		t.Fatalf("Endpoints = %v", se.Endpoints)
+	}
+}
+
+// TestStatusMessageNamesNoInternals: what a client is told (the Status
+// message) names no storage key, etcd endpoint or etcd/gRPC cause; the
+// error's text (for the log) keeps them all.
+func TestStatusMessageNamesNoInternals(t *testing.T) {
+	etcdErr := errors.New("etcdserver: mvcc: required revision has been compacted")
+	gone := NewGoneError(2, 5)
+	gone.Key, gone.Err = "/widgets/default", etcdErr
+	unavailable := NewUnavailableError([]string{"http://10.0.0.1:2379"},
+		errors.New("rpc error: code = Unavailable desc = connection refused"))
+	unknown := NewOutcomeUnknownError([]string{"http://10.0.0.1:2379"}, errors.New("no answer within 10s"))
+	corrupt := NewCorruptObjError("/widgets/ns/a", errors.New("unable to transform key"))
+	nul := ValidateKey("/widgets/ns/a\x00b", "/widgets", false)
+	for _, err := range []error{gone, unavailable, unknown, corrupt, nul, fmt.Errorf("wrapped: %w", gone)} {
+		msg := StatusOf(err).Message
+		for _, internal := range []string{"/widgets", "10.0.0.1", "etcdserver", "rpc error", "transform", "\x00"} {
+			if strings.Contains(msg, internal) {
+				t.Errorf("%v: the client is told %q, naming %q", err, msg, internal)
+			}
+		}
+	}
+	if msg := StatusOf(gone).Message; msg != "too old resource version: 2 (5)" {
+		t.Errorf("410 message %q, want Kubernetes' wording", msg)
+	}
+	for _, err := range []error{gone, unavailable, corrupt, nul} {
+		if !strings.Contains(err.Error(), "/widgets") && !strings.Contains(err.Error(), "10.0.0.1") {
+			t.Errorf("%v: the log text lost the key or endpoint", err)
+		}
 	}
 }

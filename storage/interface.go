@@ -61,9 +61,10 @@ type Interface interface {
 	// fresh read on conflict. A result that encodes to the stored bytes is
 	// not written (no new revision). With ignoreNotFound a missing key is
 	// passed to tryUpdate as a zero object, so the update may create it.
-	// The stored object is decoded into destination.
+	// The stored object is decoded into destination. opts says what the
+	// caller knows of cachedExistingObject.
 	GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
-		preconditions *Preconditions, tryUpdate UpdateFunc, cachedExistingObject runtime.Object) error
+		preconditions *Preconditions, tryUpdate UpdateFunc, cachedExistingObject runtime.Object, opts UpdateOptions) error
 
 	// Stats reports how many objects the store holds under its prefix.
 	Stats(ctx context.Context) (Stats, error)
@@ -137,6 +138,18 @@ type ListOptions struct {
 	SendInitialEvents *bool
 }
 
+// UpdateOptions are the options of GuaranteedUpdate.
+type UpdateOptions struct {
+	// SuggestionDecoded says that cachedExistingObject is the storage's own
+	// decoding of the value it stores at the object's resourceVersion,
+	// unchanged since (a copy of what a cache fed by that storage's list and
+	// watch holds). Where the storage would decode that same value again to
+	// fill the destination (an update that turns out to be a no-op), it may
+	// copy the suggestion instead: the copy is what the decoding would give.
+	// A storage may ignore it.
+	SuggestionDecoded bool
+}
+
 // DeleteOptions are the options of Delete.
 type DeleteOptions struct {
 	// IgnoreStoreReadError deletes an object whose stored bytes cannot be
@@ -144,6 +157,11 @@ type DeleteOptions struct {
 	// (validateDeletion is called with a nil object). An object that can be
 	// read is not deleted this way: ErrInvalidObj.
 	IgnoreStoreReadError bool
+	// SuggestionDecoded says that cachedExistingObject is the storage's own
+	// decoding of the stored value (see UpdateOptions.SuggestionDecoded):
+	// the storage may give a copy of it as the deleted object's last state
+	// instead of decoding the value again.
+	SuggestionDecoded bool
 }
 
 // ResponseMeta describes the stored object passed to an UpdateFunc.

@@ -10,14 +10,15 @@ import (
 // "/" ("empty key"), and below resourcePrefix ("lacks resource prefix"). A
 // single-object key must be strictly below the prefix ("/widgets/x"); a
 // recursive key may also be the prefix itself ("/widgets"). An empty
-// resourcePrefix allows any key. Errors wrap ErrInvalidArgument.
+// resourcePrefix allows any key. Errors wrap ErrInvalidArgument; they
+// carry the key in Key (for the log), not in the message a client sees.
 func ValidateKey(key, resourcePrefix string, recursive bool) error {
 	if strings.ContainsRune(key, 0) {
-		return NewInvalidArgumentError(fmt.Sprintf("invalid key: %q contains NUL", key), nil)
+		return &Error{Code: CodeInvalidArgument, Key: key, Msg: "invalid key: contains NUL"}
 	}
 	for seg := range strings.SplitSeq(key, "/") {
 		if seg == "." || seg == ".." {
-			return NewInvalidArgumentError(fmt.Sprintf("invalid key: %q", key), nil)
+			return &Error{Code: CodeInvalidArgument, Key: key, Msg: "invalid key: a segment is . or .."}
 		}
 	}
 	if key == "" || key == "/" {
@@ -27,7 +28,8 @@ func ValidateKey(key, resourcePrefix string, recursive bool) error {
 		if recursive && !strings.HasSuffix(key, "/") {
 			key += "/"
 		}
-		return NewInvalidArgumentError(fmt.Sprintf("invalid key: %q lacks resource prefix: %q", key, rp+"/"), nil)
+		return &Error{Code: CodeInvalidArgument, Key: key,
+			Msg: fmt.Sprintf("invalid key: lacks resource prefix: %q", rp+"/")}
 	}
 	return nil
 }

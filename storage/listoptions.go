@@ -23,20 +23,22 @@ import (
 // without resourceVersion, sendInitialEvents on a list, ...) are 422
 // Invalid of kind ListOptions, as Kubernetes answers. A watch's limit and
 // continue token are dropped; sendInitialEvents applies only to a watch.
-// ProgressNotify is left to the caller.
+// ProgressNotify is left to the caller. Errors are *Error: 400 is
+// CodeInvalidArgument, 422 is CodeInvalidObj (whose Status carries the
+// field causes and the kind ListOptions).
 func ListOptionsFrom(o metav1.ListOptions, getAttrs AttrFunc, selectable func(field string) bool) (ListOptions, error) {
 	lsel, err := labels.Parse(o.LabelSelector)
 	if err != nil {
-		return ListOptions{}, apierrors.NewBadRequest(fmt.Sprintf("unable to parse labelSelector: %v", err))
+		return ListOptions{}, NewInvalidArgumentError(fmt.Sprintf("unable to parse labelSelector: %v", err), nil)
 	}
 	fsel, err := fields.ParseSelector(o.FieldSelector)
 	if err != nil {
-		return ListOptions{}, apierrors.NewBadRequest(fmt.Sprintf("unable to parse fieldSelector: %v", err))
+		return ListOptions{}, NewInvalidArgumentError(fmt.Sprintf("unable to parse fieldSelector: %v", err), nil)
 	}
 	if selectable != nil {
 		for _, req := range fsel.Requirements() {
 			if !selectable(req.Field) {
-				return ListOptions{}, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+				return ListOptions{}, NewInvalidArgumentError(fmt.Sprintf("field label not supported: %s", req.Field), nil)
 			}
 		}
 	}
@@ -44,11 +46,11 @@ func ListOptionsFrom(o metav1.ListOptions, getAttrs AttrFunc, selectable func(fi
 		Limit: o.Limit, Continue: o.Continue, AllowWatchBookmarks: o.AllowWatchBookmarks}
 	if o.ShardSelector != "" {
 		if pred.Shard, err = ParseShardSelector(o.ShardSelector); err != nil {
-			return ListOptions{}, apierrors.NewBadRequest(err.Error())
+			return ListOptions{}, NewInvalidArgumentError(err.Error(), nil)
 		}
 	}
 	if errs := validateListOptions(o); len(errs) > 0 {
-		return ListOptions{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+		return ListOptions{}, newInvalidOptionsError(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, errs)
 	}
 	opts := ListOptions{ResourceVersion: o.ResourceVersion, ResourceVersionMatch: o.ResourceVersionMatch,
 		Predicate: pred, Recursive: true}
@@ -103,4 +105,12 @@ func validateListOptions(o metav1.ListOptions) field.ErrorList {
 			"specifying resource version is not allowed when using continue"))
 	}
 	return errs
+}
+
+// newInvalidOptionsError is the CodeInvalidObj error of request options of
+// kind gk that break errs; its Status is Kubernetes' 422 Invalid of that
+// kind, with one cause per field.
+func newInvalidOptionsError(gk schema.GroupKind, errs field.ErrorList) *Error {
+	st := apierrors.NewInvalid(gk, "", errs).ErrStatus
+	return &Error{Code: CodeInvalidObj, Msg: st.Message, status: &st}
 }

@@ -3,7 +3,6 @@ package storage
 import (
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -62,8 +61,8 @@ func TestListOptionsFromValidates(t *testing.T) {
 		var got int32
 		if err != nil {
 			got = -1
-			if st, ok := err.(apierrors.APIStatus); ok {
-				got = st.Status().Code
+			if e, ok := err.(*Error); ok {
+				got = e.Status().Code
 			}
 		}
 		if got != tc.code {

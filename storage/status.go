@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,7 +12,9 @@ import (
 // StatusOf returns the metav1.Status that carries err across a process
 // boundary (an HTTP answer, a watch ERROR event): an *Error or any other
 // apimachinery APIStatus keeps its code and reason (however wrapped), a
-// context deadline is 504 Timeout, anything else is 500 InternalError.
+// context deadline is 504 Timeout, anything else is 500 InternalError. The
+// message names no key, endpoint or etcd/gRPC cause (see
+// Error.ClientMessage); an error that is not a status is not quoted.
 // FromStatus turns the Status back into an *Error.
 func StatusOf(err error) metav1.Status {
 	var api apierrors.APIStatus
@@ -21,10 +22,17 @@ func StatusOf(err error) metav1.Status {
 	case errors.As(err, &api):
 		return api.Status()
 	case errors.Is(err, context.DeadlineExceeded):
-		return apierrors.NewTimeoutError(err.Error(), 0).ErrStatus
+		return apierrors.NewTimeoutError("the request did not complete in time", 0).ErrStatus
 	}
-	return apierrors.NewInternalError(err).ErrStatus
+	st := apierrors.NewInternalError(errors.New(internalMessage)).ErrStatus
+	st.Message, st.Details = internalMessage, nil
+	return st
 }
+
+// internalMessage is what a client is told of an error no code stands
+// for: its text may carry anything (keys, etcd's and gRPC's words), so it
+// stays in the server's log.
+const internalMessage = "an error on the server prevented the request from succeeding (the server logs the cause)"
 
 // FromStatus is the inverse of StatusOf: the error a Status (the object of
 // a watch ERROR event, the body of a non-2xx answer) stands for. A Status
@@ -56,51 +64,24 @@ func FromStatus(st *metav1.Status) error {
 	return e
 }
 
-// codeOfStatus maps a Status to the storage code whose Status it is.
+// codeOfStatus maps a Status to the storage code whose Status it is (the
+// reverse of codeTable): by reason, then by HTTP status; a 504 with the
+// ResourceVersionTooLarge cause is CodeTooLargeResourceVersion, a 500
+// InternalError with a corrupt object's message is CodeCorruptObj.
 func codeOfStatus(st *metav1.Status) (Code, bool) {
-	switch st.Reason {
-	case metav1.StatusReasonExpired, metav1.StatusReasonGone:
-		return CodeGone, true
-	case metav1.StatusReasonNotFound:
-		return CodeNotFound, true
-	case metav1.StatusReasonAlreadyExists:
-		return CodeKeyExists, true
-	case metav1.StatusReasonConflict:
-		return CodeConflict, true
-	case metav1.StatusReasonInvalid:
-		return CodeInvalidObj, true
-	case metav1.StatusReasonBadRequest:
-		return CodeInvalidArgument, true
-	case metav1.StatusReasonTimeout, metav1.StatusReasonServerTimeout:
-		if hasCause(st, metav1.CauseTypeResourceVersionTooLarge) {
-			return CodeTooLargeResourceVersion, true
-		}
-		return CodeTimeout, true
-	case metav1.StatusReasonTooManyRequests:
-		return CodeTooManyRequests, true
-	case metav1.StatusReasonRequestEntityTooLarge:
-		return CodeRequestTooLarge, true
-	case metav1.StatusReasonServiceUnavailable:
-		return CodeUnreachable, true
-	case metav1.StatusReasonStoreReadError:
+	code, ok := byReason[st.Reason]
+	if !ok {
+		code, ok = byHTTPStatus[st.Code]
+	}
+	switch {
+	case !ok:
+		return CodeUnknown, false
+	case code == CodeTimeout && hasCause(st, metav1.CauseTypeResourceVersionTooLarge):
+		return CodeTooLargeResourceVersion, true
+	case code == CodeInternal && st.Reason == metav1.StatusReasonInternalError && strings.HasPrefix(st.Message, corruptObjMsg):
 		return CodeCorruptObj, true
-	case metav1.StatusReasonInternalError:
-		if strings.HasPrefix(st.Message, corruptObjMsg) {
-			return CodeCorruptObj, true
-		}
-		return CodeInternal, true
 	}
-	switch st.Code {
-	case http.StatusGone:
-		return CodeGone, true
-	case http.StatusTooManyRequests:
-		return CodeTooManyRequests, true
-	case http.StatusServiceUnavailable:
-		return CodeUnreachable, true
-	case http.StatusGatewayTimeout:
-		return CodeTimeout, true
-	}
-	return CodeUnknown, false
+	return code, true
 }
 
 func hasCause(st *metav1.Status, t metav1.CauseType) bool {

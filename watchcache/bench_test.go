@@ -20,11 +20,11 @@ func loaded(b *testing.B, n int) *Cache {
 }
 
 // BenchmarkApply applies updates of 1 KiB widgets (their padding their
-// own) to a cache of 10,000, with and without compaction of each object.
+// own) to a cache of 10,000, with and without packing of each object.
 func BenchmarkApply(b *testing.B) {
-	for _, compact := range []bool{true, false} {
-		b.Run(fmt.Sprintf("Compaction=%t", compact), func(b *testing.B) {
-			c, _ := newTestCache(b, func(cfg *Config) { cfg.NoCompaction = !compact })
+	for _, packing := range []bool{true, false} {
+		b.Run(fmt.Sprintf("Packing=%t", packing), func(b *testing.B) {
+			c, _ := newTestCache(b, func(cfg *Config) { cfg.NoPacking = !packing })
 			objs, _ := decodedWorkload(b, 10_000, true)
 			if err := c.Replace(objs, 1); err != nil {
 				b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/watchcache/internal/pack"
 )
 
 // Cache is the watch cache of one resource. See the package doc for the
@@ -17,6 +18,8 @@ import (
 type Cache struct {
 	cfg  Config
 	defs []indexDef
+	// packer makes what the cache keeps smaller (Config.NoPacking).
+	packer pack.Packer
 	// dec is set when the cache keeps objects encoded (Config.Codec).
 	dec *decoder
 
@@ -50,10 +53,6 @@ type Cache struct {
 	changed chan struct{}
 	// stats
 	resizes int
-	// labels makes encoded elements with equal labels share one set.
-	labels labelInterner
-	// compactor rewrites decoded objects as they enter (Config.NoCompaction).
-	compactor compactor
 }
 
 // New returns an empty, not yet ready cache.
@@ -62,9 +61,12 @@ func New(cfg Config) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cache{cfg: cfg, changed: make(chan struct{})}
+	c := &Cache{cfg: cfg, changed: make(chan struct{}), packer: pack.New()}
+	if cfg.NoPacking {
+		c.packer = pack.Off()
+	}
 	if cfg.Codec != nil {
-		c.dec = &decoder{codec: cfg.Codec}
+		c.dec = &decoder{codec: cfg.Codec, packer: c.packer}
 	}
 	for _, l := range cfg.IndexLabels {
 		c.defs = append(c.defs, indexDef{name: LabelIndex(l), label: true, attr: l})
@@ -85,11 +87,11 @@ func (c *Cache) element(obj runtime.Object, hot bool) (*Element, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watchcache: key of %T: %w", obj, err)
 	}
-	if c.dec == nil && !c.cfg.NoCompaction {
+	if c.dec == nil {
 		// The element keeps the object: make it smaller before GetAttrs,
 		// which usually returns the object's own (now shared) labels map.
 		// An encoded element shares its label set below instead.
-		c.compactor.compact(obj)
+		c.packer.Object(obj)
 	}
 	l, f, err := c.cfg.GetAttrs(obj)
 	if err != nil {
@@ -102,8 +104,8 @@ func (c *Cache) element(obj runtime.Object, hot bool) (*Element, error) {
 	if c.dec != nil {
 		// The element keeps the label set, not the object: share the set
 		// itself (GetAttrs may build a new one per call, as for
-		// Unstructured objects, which intern leaves alone).
-		return c.dec.element(key, obj, rv, labels.Set(c.labels.share(l)), f, hot)
+		// Unstructured objects, which the packer leaves alone).
+		return c.dec.element(key, obj, rv, labels.Set(c.packer.Labels(l)), f, hot)
 	}
 	return NewElement(key, obj, rv, l, NewFields(f)), nil
 }
@@ -378,7 +380,7 @@ func (c *Cache) Fork() (*Cache, bool) {
 	if !c.ready || c.latest > c.rv {
 		return nil, false
 	}
-	f := &Cache{cfg: c.cfg, defs: c.defs, dec: c.dec, changed: make(chan struct{})}
+	f := &Cache{cfg: c.cfg, defs: c.defs, packer: c.packer, dec: c.dec, changed: make(chan struct{})}
 	f.live = c.live.clone()
 	f.live.remaining = nil // the fork writes its copy: no memo of a frozen state
 	f.snaps.max, f.snaps.spaced = c.cfg.MaxSnapshots, c.cfg.SpacedSnapshots

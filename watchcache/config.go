@@ -60,13 +60,18 @@ type Config struct {
 	// hands the encoding to callers that can use it as it is (such as an
 	// HTTP server of the same format). nil keeps decoded objects.
 	Codec Codec
-	// NoCompaction keeps decoded objects as they were given. By default a
-	// cache without a Codec rewrites each object it is given, once, to take
-	// less memory without changing its value: strings and label maps equal
-	// across objects are shared, the other strings of an object are packed
-	// into one allocation when that is smaller. Objects given to the cache
-	// must then not be read by anyone else until Apply or Replace returns.
-	NoCompaction bool
+	// NoPacking turns off the cache's memory packing (package
+	// watchcache/internal/pack, whose doc gives each trick's measured
+	// gain). By default a cache without a Codec rewrites each decoded
+	// object it is given, once, so that strings and label maps equal
+	// across objects are shared (objects given to the cache must then not
+	// be read by anyone else until Apply or Replace returns); a cache
+	// with one shares equal label sets, lays out an element's encoding,
+	// key and field values in one allocation when that is smaller, and
+	// lets readers share a decoded object through a weak pointer. With
+	// NoPacking objects are kept as given, and an encoded element decodes
+	// on every read.
+	NoPacking bool
 	// Clock stamps events (for the window); nil means the real clock.
 	Clock clock.PassiveClock
 }

@@ -29,8 +29,9 @@
 //     the older ones are instead spaced out over the event buffer, an RV
 //     between two is rebuilt from the older one and the buffer's events
 //     after it (and kept as a snapshot), so every RV the buffer covers is
-//     served, for more memory. A page costs O(log n + limit): the count of remaining items (CountRemaining) is taken once per
-//     snapshot and prefix and carried from page to page.
+//     served, for more memory. A page costs O(log n + limit): the count of
+//     remaining items (CountRemaining) is taken once per snapshot and
+//     prefix and carried from page to page.
 //
 // Concurrency: every method is safe for concurrent use; a single
 // sync.RWMutex guards the cache and no method calls out while holding it,
@@ -38,12 +39,15 @@
 // Objects handed out are shared with the cache and must be treated as
 // read-only, as Kubernetes' cacher requires of its objects. So must objects
 // handed in: Apply and Replace keep them and, in a cache without a Codec,
-// first rewrite them in place to take less memory (Config.NoCompaction
-// turns this off): strings and map[string]string values that repeat at the
-// same place across objects (namespaces, label sets, node names, images)
-// become one shared copy, and an object's other strings share one
-// allocation when that is smaller. No one else may read an object handed in
-// before Apply or Replace returns.
+// first rewrite them in place to take less memory: strings and
+// map[string]string values that repeat at the same place across objects
+// (namespaces, label sets, node names, images) become one shared copy. No
+// one else may read an object handed in before Apply or Replace returns.
+//
+// Memory: that rewriting and the other memory tricks (packing) live in
+// watchcache/internal/pack, whose doc gives the measured gain of each;
+// Config.NoPacking turns them all off. "Compact" in this package means
+// the storage's compaction only.
 //
 //	c := watchcache.New(watchcache.Config{KeyFunc: keyOf})
 //	_ = c.Replace(objs, 10)

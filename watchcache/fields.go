@@ -92,17 +92,17 @@ func (n *fieldNames) valuesLen(f fields.Set) int {
 	return size
 }
 
-// appendValues appends f's values in compact form to b.
-func (n *fieldNames) appendValues(b []byte, f fields.Set) []byte {
+// writeValues writes f's values in compact form to b.
+func (n *fieldNames) writeValues(b *strings.Builder, f fields.Set) {
 	if n == nil {
-		return b
+		return
 	}
+	var l [binary.MaxVarintLen64]byte
 	for _, name := range n.sorted {
 		v := f[name]
-		b = binary.AppendUvarint(b, uint64(len(v)))
-		b = append(b, v...)
+		b.Write(binary.AppendUvarint(l[:0], uint64(len(v))))
+		b.WriteString(v)
 	}
-	return b
 }
 
 func uvarintLen(x uint64) int {
@@ -117,8 +117,10 @@ func uvarintLen(x uint64) int {
 // NewFields returns the compact form of f.
 func NewFields(f fields.Set) Fields {
 	names := internFieldNames(f)
-	b := names.appendValues(make([]byte, 0, names.valuesLen(f)), f)
-	return Fields{names: names, vals: bytesString(b)}
+	var b strings.Builder
+	b.Grow(names.valuesLen(f))
+	names.writeValues(&b, f)
+	return Fields{names: names, vals: b.String()}
 }
 
 // Lookup returns the value of field name and whether it is set.

@@ -9,6 +9,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/examples/widget"
+	"github.com/listwatch/listwatch/watchcache/internal/pack"
 )
 
 func liveHeap() int64 {
@@ -52,20 +53,20 @@ func decodedWorkload(b *testing.B, n int, distinct bool) ([]k8sruntime.Object, f
 
 // BenchmarkMemory reports the heap per object of the decoded objects alone
 // (objects-B/obj) and what a cache holding them adds (cache-B/obj; negative
-// when the cache's compaction saves more than its own structures cost),
-// next to the encoded size, with and without compaction, for objects whose
+// when the cache's packing saves more than its own structures cost),
+// next to the encoded size, with and without packing, for objects whose
 // padding is the same or differs.
 func BenchmarkMemory(b *testing.B) {
 	const n = 20_000
 	for _, pad := range []string{"same", "distinct"} {
-		for _, compact := range []bool{true, false} {
-			b.Run(fmt.Sprintf("Padding=%s/Compaction=%t", pad, compact), func(b *testing.B) {
+		for _, packing := range []bool{true, false} {
+			b.Run(fmt.Sprintf("Padding=%s/Packing=%t", pad, packing), func(b *testing.B) {
 				var objB, cacheB, enc float64
 				for b.Loop() {
 					before := liveHeap()
 					objs, e := decodedWorkload(b, n, pad == "distinct")
 					mid := liveHeap()
-					c, _ := newTestCache(b, func(cfg *Config) { cfg.NoCompaction = !compact })
+					c, _ := newTestCache(b, func(cfg *Config) { cfg.NoPacking = !packing })
 					if err := c.Replace(objs, 1); err != nil {
 						b.Fatal(err)
 					}
@@ -85,37 +86,44 @@ func BenchmarkMemory(b *testing.B) {
 
 // BenchmarkMemoryEncoded reports the heap per object of a cache that keeps
 // its objects encoded (Config.Codec) once nothing else references the
-// decoded objects it was given, next to the encoded size.
+// decoded objects it was given, next to the encoded size, with and without
+// packing.
 func BenchmarkMemoryEncoded(b *testing.B) {
 	const n = 20_000
-	var perObj, enc float64
-	for b.Loop() {
-		before := liveHeap()
-		objs, e := decodedWorkload(b, n, false)
-		c, _ := newTestCache(b, func(cfg *Config) { cfg.Codec = RuntimeCodec{Codec: widget.Codec, New: widget.New} })
-		if err := c.Replace(objs, 1); err != nil {
-			b.Fatal(err)
-		}
-		objs = nil
-		after := liveHeap()
-		runtime.KeepAlive(c)
-		perObj, enc = float64(after-before)/n, e
+	for _, packing := range []bool{true, false} {
+		b.Run(fmt.Sprintf("Packing=%t", packing), func(b *testing.B) {
+			var perObj, enc float64
+			for b.Loop() {
+				before := liveHeap()
+				objs, e := decodedWorkload(b, n, false)
+				c, _ := newTestCache(b, func(cfg *Config) {
+					cfg.Codec, cfg.NoPacking = RuntimeCodec{Codec: widget.Codec, New: widget.New}, !packing
+				})
+				if err := c.Replace(objs, 1); err != nil {
+					b.Fatal(err)
+				}
+				objs = nil
+				after := liveHeap()
+				runtime.KeepAlive(c)
+				perObj, enc = float64(after-before)/n, e
+			}
+			b.ReportMetric(perObj, "cache-B/obj")
+			b.ReportMetric(enc, "encoded-B/obj")
+			b.ReportMetric(perObj/enc, "x-encoded")
+		})
 	}
-	b.ReportMetric(perObj, "cache-B/obj")
-	b.ReportMetric(enc, "encoded-B/obj")
-	b.ReportMetric(perObj/enc, "x-encoded")
 }
 
-// BenchmarkCompact reports the cost of compacting one decoded object of
-// the benchmark workload (with distinct padding), once the compactor has
+// BenchmarkPackObject reports the cost of packing one decoded object of
+// the benchmark workload (with distinct padding), once the packer has
 // judged its places, next to decoding it.
-func BenchmarkCompact(b *testing.B) {
+func BenchmarkPackObject(b *testing.B) {
 	const n = 4096
 	objs, _ := decodedWorkload(b, n, true)
-	b.Run("Compact", func(b *testing.B) {
-		var c compactor
-		for _, o := range objs[:sampleSize*2] {
-			c.compact(o.DeepCopyObject())
+	b.Run("Pack", func(b *testing.B) {
+		p := pack.New()
+		for _, o := range objs[:512] {
+			p.Object(o.DeepCopyObject())
 		}
 		copies := make([]k8sruntime.Object, n)
 		i := 0
@@ -127,7 +135,7 @@ func BenchmarkCompact(b *testing.B) {
 				}
 				b.StartTimer()
 			}
-			c.compact(copies[i%n])
+			p.Object(copies[i%n])
 			i++
 		}
 	})

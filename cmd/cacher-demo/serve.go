@@ -9,11 +9,9 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
-	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/server"
+	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -61,7 +59,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	var etcdClient atomic.Pointer[clientv3.Client]
+	var etcdHealth atomic.Pointer[etcd3.Health]
 	options := func(c *server.Config) {
 		secure(c)
 		c.Logger = logger
@@ -72,7 +70,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		c.MaxWatches = unlimitedIfZero(*maxWatches)
 		c.MaxWatchesPerUser = unlimitedIfZero(*maxWatchesPerUser)
 		c.HTTP2MaxStreamsPerConnection = *h2Streams
-		c.ReadyChecks = append(c.ReadyChecks, etcdReadyCheck(&etcdClient))
+		c.ReadyChecks = append(c.ReadyChecks, etcdReadyCheck(&etcdHealth))
 	}
 	etcdTLS, err := sec.etcdTLS()
 	if err != nil {
@@ -82,7 +80,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%w: --etcd-cafile, --etcd-certfile and --etcd-keyfile go with --etcd-endpoints", errUsage)
 	}
 	cfg := stackConfig{listen: *listen, dataDir: *dataDir, etcdClientURL: *clientURL, serverOptions: options, etcdTLS: etcdTLS,
-		cacheEncoded: *encoded}
+		cacheEncoded: *encoded, logger: logger}
 	if *endpoints != "" {
 		if *dataDir != "" || *clientURL != "" {
 			return fmt.Errorf("%w: --etcd-endpoints excludes --data-dir and --etcd-client-url", errUsage)
@@ -100,7 +98,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.close()
-	etcdClient.Store(st.client)
+	etcdHealth.Store(st.health)
 	if st.etcd != nil {
 		fmt.Fprintf(stdout, "embedded etcd: %s (data in %s)\n", st.etcd.Endpoints[0], st.etcd.Dir)
 		logger.Info("etcd embedded", "endpoints", st.etcd.Endpoints, "dataDir", st.etcd.Dir)
@@ -139,22 +137,15 @@ func unlimitedIfZero(n int) int {
 	return n
 }
 
-// etcdReadyCheckKey is read by the /readyz etcd check, as kube-apiserver's
-// etcd check reads a "health" key: a linearizable read needs a quorum.
-const etcdReadyCheckKey = etcdRoot + "/health"
-
-// etcdReadyCheck is /readyz's "etcd" check: a quorum read on the client
-// (set once the stack has connected), bounded by the server's health check
-// timeout.
-func etcdReadyCheck(cli *atomic.Pointer[clientv3.Client]) server.HealthCheck {
+// etcdReadyCheck is /readyz's "etcd" check: the stack's etcd health
+// (set once the stack has connected), which its background probe keeps
+// current.
+func etcdReadyCheck(h *atomic.Pointer[etcd3.Health]) server.HealthCheck {
 	return server.HealthCheck{Name: "etcd", Check: func(ctx context.Context) error {
-		c := cli.Load()
-		if c == nil {
+		health := h.Load()
+		if health == nil {
 			return errors.New("not connected to etcd yet")
 		}
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		_, err := c.Get(ctx, etcdReadyCheckKey, clientv3.WithCountOnly())
-		return err
+		return health.Check()
 	}}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -58,12 +58,15 @@ type stackConfig struct {
 	serverOptions func(*server.Config)
 	// etcdTLS is the client TLS of an existing etcd (nil: plain).
 	etcdTLS *tls.Config
+	// logger receives the stack's logs (nil: slog.Default()).
+	logger *slog.Logger
 }
 
 // stack is etcd → etcd3 store → counting wrapper (what reaches etcd) → cacher → HTTP server.
 type stack struct {
 	etcd    *etcdrun.Server // nil with external endpoints
 	client  *clientv3.Client
+	health  *etcd3.Health // probes etcd in the background (see startHealth)
 	store   *etcd3.Store
 	counted *counting.Storage
 	cacher  *cacher.Cacher
@@ -74,6 +77,8 @@ type stack struct {
 	metrics       *prometheus.Registry
 	cacherMetrics *cacher.PrometheusMetrics
 
+	cancelHealth context.CancelFunc
+	healthDone   chan struct{}
 	cancelCacher context.CancelFunc
 	cacherDone   chan error
 	serveDone    chan error
@@ -109,9 +114,9 @@ func newEtcdClient(ctx context.Context, endpoints []string, tlsCfg *tls.Config) 
 	return etcdrun.Connect(ctx, etcdrun.ClientConfig{Endpoints: endpoints, TLS: tlsCfg})
 }
 
-func newUnstructuredStore(cli *clientv3.Client) (*etcd3.Store, error) {
+func newUnstructuredStore(cli *clientv3.Client, health *etcd3.Health) (*etcd3.Store, error) {
 	return etcd3.New(etcd3.Config{
-		Client: cli, Codec: unstructured.UnstructuredJSONScheme,
+		Client: cli, Health: health, Codec: unstructured.UnstructuredJSONScheme,
 		NewFunc:     func() runtime.Object { return &unstructured.Unstructured{} },
 		NewListFunc: func() runtime.Object { return &unstructured.UnstructuredList{} },
 		Prefix:      etcdRoot, ResourcePrefix: keyRoot,
@@ -138,7 +143,8 @@ func startStack(ctx context.Context, cfg stackConfig) (*stack, error) {
 		}
 		s.etcd, s.client = e, cli
 	}
-	store, err := newUnstructuredStore(s.client)
+	s.startHealth(cfg.logger)
+	store, err := newUnstructuredStore(s.client, s.health)
 	if err != nil {
 		s.close()
 		return nil, err
@@ -156,6 +162,19 @@ func startStack(ctx context.Context, cfg stackConfig) (*stack, error) {
 		}
 	}
 	return s, nil
+}
+
+// startHealth starts probing etcd in the background: its loss and return
+// are logged with or without traffic, requests fail fast while it is
+// lost, and /readyz follows it.
+func (s *stack) startHealth(logger *slog.Logger) {
+	s.health = etcd3.NewHealth(s.client, etcd3.HealthConfig{Logger: logger})
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancelHealth, s.healthDone = cancel, make(chan struct{})
+	go func() {
+		defer close(s.healthDone)
+		s.health.Run(ctx)
+	}()
 }
 
 func (s *stack) startCacher(ctx context.Context, cfg stackConfig) error {
@@ -259,6 +278,10 @@ func (s *stack) close() {
 			}
 		}
 		_ = s.stopCacher()
+		if s.cancelHealth != nil {
+			s.cancelHealth()
+			<-s.healthDone
+		}
 		if s.client != nil {
 			s.client.Close()
 		}

@@ -161,3 +161,29 @@ func TestServerSubpackages(t *testing.T) {
 		t.Errorf("no packages under %s", srv)
 	}
 }
+
+// TestConformanceSuiteIsPublic: storage/storagetest, the conformance suite
+// an implementation of storage.Interface outside this module runs (as
+// storagetest's own external tests run it against etcd3, through exported
+// API only), depends on no internal package of this module: only on the
+// storage contract and the example fixture.
+func TestConformanceSuiteIsPublic(t *testing.T) {
+	suite := module + "/storage/storagetest"
+	allowed := []string{suite, module + "/storage", module + "/examples/widget"}
+	found := false
+	for _, p := range listPackages(t) {
+		if p.ImportPath != suite {
+			continue
+		}
+		found = true
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, module+"/") && !slices.Contains(allowed, dep) {
+				t.Errorf("%s depends on %s; a store outside this module could not run it if that were internal, "+
+					"and should not need more than %v", suite, dep, allowed[1:])
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("%s not found", suite)
+	}
+}

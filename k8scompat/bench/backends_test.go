@@ -98,14 +98,14 @@ func newListwatchEtcd3(b *testing.B, srv *embedtest.Server) k8sstorage.Interface
 // (cacher.Config.Codec), asked for with K8SBENCH_LW_ENCODED=1.
 func lwEncoded() bool { return envString("K8SBENCH_LW_ENCODED", "") == "1" }
 
-// lwNoCompaction reports whether listwatch's cacher keeps decoded objects
-// as decoded (cacher.Config.NoCompaction), asked for with K8SBENCH_LW_NOCOMPACT=1.
-func lwNoCompaction() bool { return envString("K8SBENCH_LW_NOCOMPACT", "") == "1" }
+// lwNoPacking reports whether listwatch's cacher keeps objects unpacked
+// (cacher.Config.NoPacking), asked for with K8SBENCH_LW_NOPACK=1.
+func lwNoPacking() bool { return envString("K8SBENCH_LW_NOPACK", "") == "1" }
 
 func newListwatchCacher(b *testing.B, srv *embedtest.Server) k8sstorage.Interface {
 	cfg := cacher.Config{Storage: lwStore(b, srv), ResourcePrefix: "/pods",
 		NewFunc: newPod, NewListFunc: newPodList, GetAttrs: podAttrs,
-		IndexFields: []string{"spec.nodeName", "metadata.namespace"}, NoCompaction: lwNoCompaction(), Logger: benchLog}
+		IndexFields: []string{"spec.nodeName", "metadata.namespace"}, NoPacking: lwNoPacking(), Logger: benchLog}
 	if lwEncoded() {
 		cfg.Codec = watchcache.RuntimeCodec{Codec: codec, New: newPod, Versioner: lwstorage.APIObjectVersioner{}}
 	}

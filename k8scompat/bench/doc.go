@@ -36,7 +36,7 @@
 //	K8SBENCH_PEER_CPUPROFILE     directory for the fan-out CPU profiles (default: a new temporary directory)
 //	K8SBENCH_PEER_LISTPROFILE    directory for CPU profiles of each PeerList measurement (default: none)
 //	K8SBENCH_LW_ENCODED=1        listwatch's cacher keeps objects encoded (cacher.Config.Codec)
-//	K8SBENCH_LW_NOCOMPACT=1      listwatch's cacher keeps decoded objects uncompacted (cacher.Config.NoCompaction)
+//	K8SBENCH_LW_NOPACK=1         listwatch's cacher keeps objects unpacked (cacher.Config.NoPacking)
 //	KUBE_TEST_API_TYPE           the codec: application/json (default) or application/vnd.kubernetes.protobuf
 //
 // Memory: BenchmarkPeerMemory measures each cache twice, whatever

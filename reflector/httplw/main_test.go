@@ -93,7 +93,7 @@ func (f *fixture) put(ns, name string, labels map[string]string) *unstructured.U
 	if storage.IsCode(err, storage.CodeKeyExists) {
 		err = f.store.GuaranteedUpdate(ctx, key, out, false, nil, func(_ runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			return obj.DeepCopy(), nil, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	}
 	require.NoError(f.t, err)
 	return out

@@ -82,9 +82,9 @@ func (s *Storage) Delete(ctx context.Context, key string, out runtime.Object, pr
 
 // GuaranteedUpdate implements storage.Interface.
 func (s *Storage) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
-	pre *storage.Preconditions, try storage.UpdateFunc, cached runtime.Object) error {
+	pre *storage.Preconditions, try storage.UpdateFunc, cached runtime.Object, opts storage.UpdateOptions) error {
 	s.updates.Add(1)
-	return s.Interface.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, try, cached)
+	return s.Interface.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, try, cached, opts)
 }
 
 // Watch implements storage.Interface.

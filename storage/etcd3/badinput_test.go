@@ -60,7 +60,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 			return s.Get(ctx, "/widgets", storage.GetOptions{}, &widget.Widget{})
 		}, storage.ErrInvalidArgument},
 		{"update outside prefix", func() error {
-			return s.GuaranteedUpdate(ctx, "/gadgets/x", &widget.Widget{}, true, nil, noop, nil)
+			return s.GuaranteedUpdate(ctx, "/gadgets/x", &widget.Widget{}, true, nil, noop, nil, storage.UpdateOptions{})
 		}, storage.ErrInvalidArgument},
 		{"delete dotdot", func() error {
 			return s.Delete(ctx, "/widgets/ns/../existing", &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{})
@@ -103,7 +103,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"object above the client's message limit", func() error { return s.Create(ctx, "/widgets/ns/huge", huge, nil, 0) }, storage.ErrRequestTooLarge},
 		{"cancelled create", func() error { return s.Create(cancelled, "/widgets/ns/c", testWidget("c", nil), nil, 0) }, context.Canceled},
 		{"cancelled update", func() error {
-			return s.GuaranteedUpdate(cancelled, "/widgets/ns/existing", &widget.Widget{}, false, nil, noop, nil)
+			return s.GuaranteedUpdate(cancelled, "/widgets/ns/existing", &widget.Widget{}, false, nil, noop, nil, storage.UpdateOptions{})
 		}, context.Canceled},
 		{"cancelled delete", func() error {
 			return s.Delete(cancelled, "/widgets/ns/existing", &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{})

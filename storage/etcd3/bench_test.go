@@ -125,7 +125,7 @@ func BenchmarkGuaranteedUpdate(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if err := s.GuaranteedUpdate(ctx, benchKey(i%keys), &widget.Widget{}, false, nil, bump, nil); err != nil {
+		if err := s.GuaranteedUpdate(ctx, benchKey(i%keys), &widget.Widget{}, false, nil, bump, nil, storage.UpdateOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		i++

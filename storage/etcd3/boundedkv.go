@@ -9,30 +9,32 @@ import (
 
 // boundedKV is the store's view of etcd's KV API (the Get and Txn it uses): each call is bounded by
 // the request timeout, fails at once while etcd is known to be down with
-// no connection up, and reports its outcome to availability (see
-// availability.observe for the errors it returns).
+// no connection up (or frozen, see Health), and reports its outcome to the
+// store's Health (see Health.observe for the errors it returns).
 type boundedKV struct {
 	kv      clientv3.KV
 	timeout time.Duration // <= 0: only the caller's context bounds a call
-	avail   *availability
+	health  *Health
 }
 
-// call runs fn with ctx bounded by timeout (<= 0: not bounded).
-func (b *boundedKV) call(ctx context.Context, timeout time.Duration, fn func(ctx context.Context) error) error {
-	if err := b.avail.failFast(); err != nil {
+// call runs fn, a read (write false) or a request that may change etcd's
+// state, with ctx bounded by timeout (<= 0: not bounded).
+func (b *boundedKV) call(ctx context.Context, timeout time.Duration, write bool, fn func(ctx context.Context) error) error {
+	if err := b.health.failFast(); err != nil {
 		return err
 	}
+	disconnected := write && b.health.disconnected()
 	rctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
 		rctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
-	return b.avail.observe(ctx, rctx, timeout, fn(rctx))
+	return b.health.observe(ctx, rctx, timeout, write, disconnected, fn(rctx))
 }
 
 // Get is clientv3.KV's Get, bounded.
 func (b *boundedKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (resp *clientv3.GetResponse, err error) {
-	err = b.call(ctx, b.timeout, func(ctx context.Context) (err error) {
+	err = b.call(ctx, b.timeout, false, func(ctx context.Context) (err error) {
 		resp, err = b.kv.Get(ctx, key, opts...)
 		return err
 	})
@@ -72,9 +74,22 @@ func (t *boundedTxn) Else(ops ...clientv3.Op) clientv3.Txn {
 
 // Commit implements clientv3.Txn: it sends the transaction, bounded.
 func (t *boundedTxn) Commit() (resp *clientv3.TxnResponse, err error) {
-	err = t.b.call(t.ctx, t.b.timeout, func(ctx context.Context) (err error) {
+	err = t.b.call(t.ctx, t.b.timeout, t.writes(), func(ctx context.Context) (err error) {
 		resp, err = t.b.kv.Txn(ctx).If(t.cmps...).Then(t.thenOps...).Else(t.elseOps...).Commit()
 		return err
 	})
 	return resp, err
+}
+
+// writes: the transaction may change etcd's state (it has a put or a
+// delete in either branch).
+func (t *boundedTxn) writes() bool {
+	for _, ops := range [][]clientv3.Op{t.thenOps, t.elseOps} {
+		for _, op := range ops {
+			if op.IsPut() || op.IsDelete() || op.IsTxn() {
+				return true
+			}
+		}
+	}
+	return false
 }

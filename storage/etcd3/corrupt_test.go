@@ -42,14 +42,15 @@ func TestUndecodableValues(t *testing.T) {
 			isCorrupt("get", s.Get(ctx, "/widgets/ns/bad", storage.GetOptions{}, s.newFunc()))
 			isCorrupt("list", s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, s.newListFunc()))
 			noop := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) { return in, nil, nil }
-			isCorrupt("update", s.GuaranteedUpdate(ctx, "/widgets/ns/bad", s.newFunc(), false, nil, noop, nil))
+			isCorrupt("update", s.GuaranteedUpdate(ctx, "/widgets/ns/bad", s.newFunc(), false, nil, noop, nil, storage.UpdateOptions{}))
 			w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: "0", Predicate: storage.Everything})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer w.Stop()
 			ev := nextEvent(t, w)
-			if ev.Type != watch.Error || !strings.Contains(statusMessage(ev), "/widgets/ns/bad") {
+			// The key is for the log; a client is not told it.
+			if ev.Type != watch.Error || strings.Contains(statusMessage(ev), "/widgets/ns/bad") {
 				t.Fatalf("watch: %s %v", ev.Type, ev.Object)
 			}
 			expectClosed(t, w)

@@ -65,14 +65,14 @@ func TestNoopUpdateOfDecodedSuggestionCopiesIt(t *testing.T) {
 	calls := 0
 	codec.counts()
 	marked := &widget.Widget{}
-	if err := s.GuaranteedUpdate(storage.WithDecodedSuggestion(testCtx(t)), "/widgets/ns/a", marked, false, nil, unchanged(&calls), cached); err != nil {
+	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", marked, false, nil, unchanged(&calls), cached, storage.UpdateOptions{SuggestionDecoded: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, decodes := codec.counts(); decodes != 0 {
 		t.Errorf("a no-op update of a decoded suggestion decoded %d times, want 0", decodes)
 	}
 	plain := &widget.Widget{}
-	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", plain, false, nil, unchanged(&calls), cached); err != nil {
+	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", plain, false, nil, unchanged(&calls), cached, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, decodes := codec.counts(); decodes != 1 {
@@ -91,24 +91,24 @@ func TestNoopUpdateOfDecodedSuggestionCopiesIt(t *testing.T) {
 // object an unmarked delete decodes.
 func TestDeleteOfDecodedSuggestionCopiesIt(t *testing.T) {
 	s, codec := countedCodecStore(t)
-	del := func(ctx context.Context) (*widget.Widget, int64) {
+	del := func(decoded bool) (*widget.Widget, int64) {
 		cached := storedWidget(t, s, "a")
 		codec.counts()
 		out := &widget.Widget{}
-		if err := s.Delete(ctx, "/widgets/ns/a", out, nil, nil, cached, storage.DeleteOptions{}); err != nil {
+		if err := s.Delete(testCtx(t), "/widgets/ns/a", out, nil, nil, cached, storage.DeleteOptions{SuggestionDecoded: decoded}); err != nil {
 			t.Fatal(err)
 		}
 		encodes, decodes := codec.counts()
 		return out, encodes + decodes
 	}
-	marked, n := del(storage.WithDecodedSuggestion(testCtx(t)))
+	marked, n := del(true)
 	if n != 0 {
 		t.Errorf("a delete of a decoded suggestion encoded or decoded %d times, want 0", n)
 	}
 	if rv, cur := rvOfInt(t, marked), currentRev(t); rv != cur {
 		t.Errorf("out has rv %d, want the delete's revision %d", rv, cur)
 	}
-	plain, n := del(testCtx(t))
+	plain, n := del(false)
 	if n != 2 {
 		t.Errorf("a delete of an unmarked suggestion encoded and decoded %d times, want 2", n)
 	}
@@ -124,11 +124,11 @@ func TestDeleteOfDecodedSuggestionCopiesIt(t *testing.T) {
 func TestDeleteOfStaleDecodedSuggestion(t *testing.T) {
 	s := newTestStore(t)
 	cached := storedWidget(t, s, "a")
-	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", &widget.Widget{}, false, nil, bump, nil); err != nil {
+	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", &widget.Widget{}, false, nil, bump, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := &widget.Widget{}
-	if err := s.Delete(storage.WithDecodedSuggestion(testCtx(t)), "/widgets/ns/a", out, nil, nil, cached, storage.DeleteOptions{}); err != nil {
+	if err := s.Delete(testCtx(t), "/widgets/ns/a", out, nil, nil, cached, storage.DeleteOptions{SuggestionDecoded: true}); err != nil {
 		t.Fatal(err)
 	}
 	if out.Spec.Replicas != 4 {
@@ -145,7 +145,7 @@ func TestNoopUpdateOfReadStateDecodesOnce(t *testing.T) {
 	calls := 0
 	codec.counts()
 	out := &widget.Widget{}
-	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", out, false, nil, unchanged(&calls), nil); err != nil {
+	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", out, false, nil, unchanged(&calls), nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, decodes := codec.counts(); decodes != 1 {
@@ -164,7 +164,7 @@ func TestNoopUpdateOfReadStateDecodesOnce(t *testing.T) {
 		return orig, nil, nil
 	}
 	out = &widget.Widget{}
-	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", out, false, nil, scribble, nil); err != nil {
+	if err := s.GuaranteedUpdate(testCtx(t), "/widgets/ns/a", out, false, nil, scribble, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(out, stored) {

@@ -25,8 +25,8 @@ import (
 // after a conflicting write, the delete fails with ErrInvalidObj.
 //
 // out is the store's decoding of the deleted value from the read that
-// preceded the delete, or, for a suggestion marked with
-// storage.WithDecodedSuggestion (the store's own decoding of that value), a
+// preceded the delete, or, for a suggestion with opts.SuggestionDecoded
+// (the store's own decoding of that value), a
 // copy of the suggestion: no second decoding (validateDeletion is given a
 // copy). An unmarked suggestion's encoding is decoded into out.
 func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
@@ -53,7 +53,7 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 	// The encoding of a suggestion fills out after the delete, unless the
 	// suggestion is the store's own decoding of the stored value (of out's
 	// type): then out becomes a copy of it (see deleteCAS).
-	copyOut := cachedExistingObject != nil && storage.IsDecodedSuggestion(ctx) &&
+	copyOut := cachedExistingObject != nil && opts.SuggestionDecoded &&
 		reflect.TypeOf(cachedExistingObject) == reflect.TypeOf(out)
 	st, current, err := s.initialState(key, cachedExistingObject, !copyOut, read)
 	if err != nil {

@@ -91,7 +91,7 @@ func TestUpdateTTL(t *testing.T) {
 				w := in.(*widget.Widget)
 				w.Spec.Replicas++
 				return w, ttl, nil
-			}, nil)
+			}, nil, storage.UpdateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestUpdateCASRetriesOnConcurrentWrite(t *testing.T) {
 			w := in.(*widget.Widget)
 			w.Spec.Replicas++
 			return w, nil, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 				if i%2 == 0 {
 					cached = created.DeepCopyObject()
 				}
-				if err := s.GuaranteedUpdate(ctx, "/widgets/ns/c", &widget.Widget{}, false, nil, bumpReplicas, cached); err != nil {
+				if err := s.GuaranteedUpdate(ctx, "/widgets/ns/c", &widget.Widget{}, false, nil, bumpReplicas, cached, storage.UpdateOptions{}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -225,7 +225,7 @@ func TestRevokedLeaseIsReplaced(t *testing.T) {
 			w := in.(*widget.Widget)
 			w.Spec.Replicas++
 			return w, &ttl, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("update after the lease was revoked: %v", err)
 	}

@@ -71,9 +71,12 @@ func outageCalls(s *Store) map[string]func(ctx context.Context) error {
 }
 
 // requireUnavailable checks that each call fails with ErrUnavailable
-// naming endpoint (and want, if set) within the request timeout (plus
-// slack for -race), not the caller's much longer deadline.
-func requireUnavailable(t *testing.T, s *Store, endpoint, want string) {
+// naming endpoint (and want, if set) in its log text, and neither in its
+// client message, within the request timeout (plus slack for -race), not
+// the caller's much longer deadline. With sent, etcd took the requests
+// and did not answer (frozen): the create, which may have been applied,
+// fails with ErrTimeout (outcome unknown, no Retry-After) instead.
+func requireUnavailable(t *testing.T, s *Store, endpoint, want string, sent bool) {
 	t.Helper()
 	for name, call := range outageCalls(s) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -81,6 +84,20 @@ func requireUnavailable(t *testing.T, s *Store, endpoint, want string) {
 		err := call(ctx)
 		took := time.Since(start)
 		cancel()
+		var se *storage.Error
+		if !errors.As(err, &se) {
+			t.Fatalf("%s: %v (%T), want a *storage.Error", name, err, err)
+		}
+		if client := se.Status().Message; strings.Contains(client, endpoint) || strings.Contains(client, want) {
+			t.Fatalf("%s: client message %q names the endpoint or the cause", name, client)
+		}
+		if sent && name == "create" {
+			if !errors.Is(err, storage.ErrTimeout) || se.RetryAfterSeconds != 0 || !strings.Contains(err.Error(), "may or may not") ||
+				!strings.Contains(err.Error(), endpoint) {
+				t.Fatalf("create sent to a frozen etcd: %v, want ErrTimeout (outcome unknown) without Retry-After", err)
+			}
+			continue
+		}
 		if !errors.Is(err, storage.ErrUnavailable) {
 			t.Fatalf("%s: %v (%T), want ErrUnavailable", name, err, err)
 		}
@@ -147,7 +164,7 @@ func TestOutageStoppedEtcdFailsFastAndRecovers(t *testing.T) {
 	}
 
 	srv.Close()
-	requireUnavailable(t, s, ep, "connection refused")
+	requireUnavailable(t, s, ep, "connection refused", false)
 	// Known down with no connection: the next call fails at once.
 	start := time.Now()
 	if err := s.Get(context.Background(), "/widgets/ns/a", storage.GetOptions{}, &widget.Widget{}); !errors.Is(err, storage.ErrUnavailable) {
@@ -190,7 +207,7 @@ func TestOutageFrozenEtcdFailsFastAndRecovers(t *testing.T) {
 	mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 
 	p.Freeze()
-	requireUnavailable(t, s, p.Endpoint, "no answer within "+outageTimeout.String())
+	requireUnavailable(t, s, p.Endpoint, "no answer within "+outageTimeout.String(), true)
 	p.Thaw()
 	requireRecovered(t, s, time.Now())
 }

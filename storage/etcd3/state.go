@@ -86,7 +86,7 @@ func (s *Store) stateFromKVs(ctx context.Context, key, etcdKey string, kvs []*mv
 // remainingTTL asks etcd how long a lease still lives (0 on error).
 func (s *Store) remainingTTL(ctx context.Context, lease int64) int64 {
 	var resp *clientv3.LeaseTimeToLiveResponse
-	err := s.kv.call(ctx, s.requestTimeout, func(ctx context.Context) (err error) {
+	err := s.kv.call(ctx, s.requestTimeout, false, func(ctx context.Context) (err error) {
 		resp, err = s.client.Lease.TimeToLive(ctx, clientv3.LeaseID(lease))
 		return err
 	})

@@ -89,6 +89,11 @@ type Config struct {
 	// cacher's list) included. 0 means DefaultRequestTimeout (10 s);
 	// negative, only the caller's context bounds a request.
 	RequestTimeout time.Duration
+	// Health tracks whether etcd answers; stores on one client share one
+	// and its owner runs it (Health.Run) to notice a dead or frozen etcd
+	// without traffic and make requests fail fast meanwhile. nil: the store
+	// makes its own, fed only by its requests and ReadinessCheck.
+	Health *Health
 	// Logger receives logs (etcd lost and restored, once per change;
 	// corrupt objects; watch failures); nil means slog.Default().
 	Logger *slog.Logger
@@ -99,7 +104,7 @@ type Config struct {
 type Store struct {
 	client         *clientv3.Client
 	kv             *boundedKV // every KV request goes through it
-	avail          *availability
+	health         *Health
 	requestTimeout time.Duration
 	codec          runtime.Codec
 	newFunc        func() runtime.Object
@@ -187,8 +192,11 @@ func New(cfg Config) (*Store, error) {
 	if s.requestTimeout == 0 {
 		s.requestTimeout = DefaultRequestTimeout
 	}
-	s.avail = newAvailability(cfg.Client, s.logger)
-	s.kv = &boundedKV{kv: cfg.Client.KV, timeout: s.requestTimeout, avail: s.avail}
+	s.health = cfg.Health
+	if s.health == nil {
+		s.health = NewHealth(cfg.Client, HealthConfig{Logger: s.logger})
+	}
+	s.kv = &boundedKV{kv: cfg.Client.KV, timeout: s.requestTimeout, health: s.health}
 	reuse := cfg.LeaseReuseDuration
 	if reuse == 0 {
 		reuse = DefaultLeaseReuseDuration
@@ -199,7 +207,7 @@ func New(cfg Config) (*Store, error) {
 	}
 	s.leases = newLeaseManager(cfg.Client, reuse, maxObjects, time.Now)
 	s.leases.bound = func(ctx context.Context, fn func(ctx context.Context) error) error {
-		return s.kv.call(ctx, s.requestTimeout, fn)
+		return s.kv.call(ctx, s.requestTimeout, false, fn) // a lease grant: retrying it is harmless
 	}
 	s.compaction = newCompactionTracker(s.kv, s.resourceRangePrefix())
 	return s, nil
@@ -256,16 +264,11 @@ func (s *Store) ReadinessCheck() error {
 	if closed {
 		return &storage.Error{Code: storage.CodeNotReady, Msg: "etcd3 store is closed"}
 	}
-	return s.avail.check(func(ctx context.Context) error {
-		timeout := readinessProbeTimeout
-		if s.requestTimeout > 0 {
-			timeout = min(timeout, s.requestTimeout)
-		}
-		return s.kv.call(ctx, timeout, func(ctx context.Context) error {
-			_, err := s.kv.Get(ctx, s.resourceRangePrefix(), clientv3.WithCountOnly())
-			return err
-		})
-	})
+	timeout := readinessProbeTimeout
+	if s.requestTimeout > 0 {
+		timeout = min(timeout, s.requestTimeout)
+	}
+	return s.health.check(timeout)
 }
 
 // Stats implements storage.Interface: it counts the keys in the

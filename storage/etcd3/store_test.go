@@ -124,7 +124,7 @@ func TestGuaranteedUpdate(t *testing.T) {
 		return w, nil, nil
 	}
 	out := &widget.Widget{}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, bump, nil); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, bump, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if out.Spec.Replicas != 1 || rvOf(t, out) <= rvOf(t, created) {
@@ -132,7 +132,7 @@ func TestGuaranteedUpdate(t *testing.T) {
 	}
 	// A stale suggestion is retried from a fresh read: the update applies
 	// to the current state, not the cached one.
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, bump, created.DeepCopy()); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, bump, created.DeepCopy(), storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if out.Spec.Replicas != 2 {
@@ -141,7 +141,7 @@ func TestGuaranteedUpdate(t *testing.T) {
 	// A no-op update writes nothing.
 	before := rawGet(t, s, "/widgets/ns/a").Kvs[0].ModRevision
 	noop := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) { return in, nil, nil }
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, noop, nil); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, noop, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if after := rawGet(t, s, "/widgets/ns/a").Kvs[0].ModRevision; after != before || rvOf(t, out) != uint64(before) {
@@ -149,24 +149,24 @@ func TestGuaranteedUpdate(t *testing.T) {
 	}
 	// Preconditions.
 	uid := "other"
-	err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, storage.NewUIDPreconditions(uid), bump, nil)
+	err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, storage.NewUIDPreconditions(uid), bump, nil, storage.UpdateOptions{})
 	if !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("precondition: %v", err)
 	}
 	// tryUpdate errors come back as is.
 	boom := errors.New("boom")
 	fail := func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) { return nil, nil, boom }
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, fail, nil); err != boom {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, fail, nil, storage.UpdateOptions{}); err != boom {
 		t.Fatalf("tryUpdate error: %v", err)
 	}
 	// Not found, then ignoreNotFound creating the key.
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/b", out, false, nil, bump, nil); !errors.Is(err, storage.ErrNotFound) {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/b", out, false, nil, bump, nil, storage.UpdateOptions{}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("missing: %v", err)
 	}
 	mk := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		return testWidget("b", nil), nil, nil
 	}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/b", out, true, nil, mk, nil); err != nil || out.Name != "b" {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/b", out, true, nil, mk, nil, storage.UpdateOptions{}); err != nil || out.Name != "b" {
 		t.Fatalf("ignoreNotFound create: %v %q", err, out.Name)
 	}
 }

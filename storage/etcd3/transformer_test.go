@@ -43,7 +43,7 @@ func TestAESGCMEndToEnd(t *testing.T) {
 		t.Fatalf("get through the transformer: %v %q", err, got.Spec.Data)
 	}
 
-	t.Run("wrong key is a corrupt object naming the key", func(t *testing.T) {
+	t.Run("wrong key is a corrupt object whose key only its log text names", func(t *testing.T) {
 		wrong := aesStore(t, prefix, value.AESGCMKey{Name: "k1", Secret: secret(9)})
 		err := wrong.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &widget.Widget{})
 		if !errors.Is(err, storage.ErrCorruptObj) || !errors.Is(err, value.ErrDecrypt) || !strings.Contains(err.Error(), "/widgets/ns/a") {
@@ -58,8 +58,8 @@ func TestAESGCMEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := expectEvent(t, w, watch.Error, "", 0)
-		if !strings.Contains(statusMessage(ev), "/widgets/ns/a") {
-			t.Fatalf("watch error event does not name the key: %v", ev.Object)
+		if strings.Contains(statusMessage(ev), "/widgets/ns/a") {
+			t.Fatalf("watch error event names the storage key: %v", ev.Object)
 		}
 		expectClosed(t, w)
 	})
@@ -68,7 +68,7 @@ func TestAESGCMEndToEnd(t *testing.T) {
 		rotated := aesStore(t, prefix, value.AESGCMKey{Name: "k2", Secret: secret(2)}, k1)
 		noop := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) { return in, nil, nil }
 		out := &widget.Widget{}
-		if err := rotated.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, noop, nil); err != nil {
+		if err := rotated.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, noop, nil, storage.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		after := rawGet(t, s, "/widgets/ns/a").Kvs[0]
@@ -79,7 +79,7 @@ func TestAESGCMEndToEnd(t *testing.T) {
 			t.Fatalf("destination %s %q", out.ResourceVersion, out.Spec.Data)
 		}
 		// Now current: a second no-op writes nothing.
-		if err := rotated.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, noop, nil); err != nil {
+		if err := rotated.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, noop, nil, storage.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if again := rawGet(t, s, "/widgets/ns/a").Kvs[0]; again.ModRevision != after.ModRevision {

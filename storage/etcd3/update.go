@@ -29,7 +29,7 @@ import (
 // transaction that compares the stored value and returns its revision (see
 // confirmUnchanged) rather than read back and decoded. A no-op answers
 // with a copy of an object the store decoded (the state read, or a
-// suggestion marked with storage.WithDecodedSuggestion) where it can,
+// suggestion the caller says is decoded: opts.SuggestionDecoded) where it can,
 // rather than decode the stored value again.
 //
 // A suggestion carries no lease: tryUpdate is told TTL 0 and the write
@@ -37,7 +37,7 @@ import (
 // compare, so tryUpdate runs again on the state etcd returned, with the
 // key's real TTL. (A no-op writes nothing and is settled without it.)
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
-	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object, opts storage.UpdateOptions) error {
 	etcdKey, err := s.prepareKey(key)
 	if err != nil {
 		return err
@@ -49,7 +49,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 		return ctxError(ctx, "update")
 	}
 	u := &updater{s: s, ctx: ctx, key: key, etcdKey: etcdKey, dest: destination, ignoreNotFound: ignoreNotFound}
-	if cachedExistingObject != nil && storage.IsDecodedSuggestion(ctx) {
+	if cachedExistingObject != nil && opts.SuggestionDecoded {
 		u.decoded = cachedExistingObject
 	}
 	st, current, err := s.initialState(key, cachedExistingObject, true, u.read)
@@ -113,7 +113,7 @@ type updater struct {
 	ignoreNotFound bool
 	leaseRetried   bool // a vanished lease was replaced once already
 	// decoded is the suggestion when the caller marked it as the store's
-	// own decoding of the stored value (storage.WithDecodedSuggestion).
+	// own decoding of the stored value (opts.SuggestionDecoded).
 	decoded runtime.Object
 }
 

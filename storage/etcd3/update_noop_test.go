@@ -58,7 +58,7 @@ func TestNoopUpdateOfCurrentSuggestionIsOneTxn(t *testing.T) {
 
 	calls := 0
 	out := &widget.Widget{}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if gets, txns := reqs.gets.Load(), reqs.txns.Load(); gets != 0 || txns != 1 || calls != 1 {
@@ -85,13 +85,13 @@ func TestNoopUpdateOfStaleSuggestionWrites(t *testing.T) {
 			return in, nil, nil
 		}
 	}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", &widget.Widget{}, false, nil, relabel("y"), nil); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", &widget.Widget{}, false, nil, relabel("y"), nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	reqs := countRequests(s)
 
 	out := &widget.Widget{}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, relabel("x"), cached); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, relabel("x"), cached, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if gets, txns := reqs.gets.Load(), reqs.txns.Load(); gets != 0 || txns != 2 {
@@ -129,7 +129,7 @@ func TestNoopUpdateRewritesForeignEncoding(t *testing.T) {
 
 	calls := 0
 	out := &widget.Widget{}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	now := rawGet(t, s, "/widgets/ns/a").Kvs[0]
@@ -156,7 +156,7 @@ func TestNoopUpdateWithRandomizedTransformer(t *testing.T) {
 
 	calls := 0
 	out := &widget.Widget{}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if after := currentRev(t); after != before {
@@ -188,7 +188,7 @@ func TestNoopUpdateOfRewrittenValueReturnsCurrentRevision(t *testing.T) {
 
 	calls := 0
 	out := &widget.Widget{}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := rvOfInt(t, out); got != put.Header.Revision {
@@ -217,7 +217,7 @@ func TestNoopUpdateOfLeasedKeyKeepsLease(t *testing.T) {
 	reqs := countRequests(s)
 	calls := 0
 	out := &widget.Widget{}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, unchanged(&calls), cached, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if gets, txns := reqs.gets.Load(), reqs.txns.Load(); gets != 0 || txns != 1 || calls != 1 {

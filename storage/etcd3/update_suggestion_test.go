@@ -30,7 +30,7 @@ func TestUpdateSuggestionOfLeasedKey(t *testing.T) {
 		ttl := uint64(res.TTL)
 		return w, &ttl, nil
 	}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", &widget.Widget{}, false, nil, keepTold, cached); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", &widget.Widget{}, false, nil, keepTold, cached, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != 2 || seen[0] != 0 || seen[1] <= 0 || seen[1] > 630 {
@@ -58,7 +58,7 @@ func TestUpdateSuggestionWithoutLease(t *testing.T) {
 		return w, nil, nil
 	}
 	out := &widget.Widget{}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, bump, cached); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, bump, cached, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 1 || out.Spec.Replicas != 1 {

@@ -93,7 +93,7 @@ func TestUpdateTxnOfReadState(t *testing.T) {
 	}
 	lease := rawGet(t, s, "/widgets/ns/leased").Kvs[0].Lease
 
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/plain", &widget.Widget{}, false, nil, bump, nil); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/plain", &widget.Widget{}, false, nil, bump, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	txn := log.last(t)
@@ -104,7 +104,7 @@ func TestUpdateTxnOfReadState(t *testing.T) {
 		t.Errorf("write of a key without a lease: IgnoreLease %v, lease %x; want a plain put", p.IgnoreLease, p.Lease)
 	}
 
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/leased", &widget.Widget{}, false, nil, bump, nil); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/leased", &widget.Widget{}, false, nil, bump, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	txn = log.last(t)
@@ -126,7 +126,7 @@ func TestUpdateTxnOfSuggestion(t *testing.T) {
 	ctx := testCtx(t)
 	cached := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	out := &widget.Widget{}
-	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, bump, cached); err != nil {
+	if err := s.GuaranteedUpdate(ctx, "/widgets/ns/a", out, false, nil, bump, cached, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	txn := log.last(t)

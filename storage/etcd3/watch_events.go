@@ -28,7 +28,8 @@ func (w *watcher) translate(e *clientv3.Event) (ev watch.Event, ok bool, err err
 		}
 		old, err := w.decode(key, e.PrevKv.Value, rev)
 		if err != nil {
-			return ev, false, corruptDeletion(w.s.userKey(key), err)
+			w.s.logger.Info("watch: a deleted object's last state cannot be read", "key", w.s.userKey(key), "err", err)
+			return ev, false, errCorruptDeletion
 		}
 		if m, err := w.matches(key, old); err != nil || !m {
 			return ev, false, err
@@ -170,16 +171,13 @@ func setAnnotation(obj runtime.Object, key, value string) error {
 	return nil
 }
 
-// corruptDeletion is the error of a DELETED event whose previous value
+// errCorruptDeletion is the error of a DELETED event whose previous value
 // cannot be read (a corrupt object removed with the unsafe delete): a 500
 // with reason StoreReadError, as Kubernetes reports it, so that clients can
-// tell it from a server fault.
-func corruptDeletion(key string, err error) error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status:  metav1.StatusFailure,
-		Code:    http.StatusInternalServerError,
-		Reason:  metav1.StatusReasonStoreReadError,
-		Message: fmt.Sprintf("saw a DELETED event, but object data is corrupt - %v", err),
-		Details: &metav1.StatusDetails{Name: key},
-	}}
-}
+// tell it from a server fault. The key and the cause are logged, not told.
+var errCorruptDeletion = &apierrors.StatusError{ErrStatus: metav1.Status{
+	Status:  metav1.StatusFailure,
+	Code:    http.StatusInternalServerError,
+	Reason:  metav1.StatusReasonStoreReadError,
+	Message: "saw a DELETED event, but object data is corrupt",
+}}

@@ -49,7 +49,7 @@ func TestWatchBookmarksNeverOvertakeHistory(t *testing.T) {
 	// progress answer while a new watch is being created.
 	wg.Go(func() {
 		for ctx.Err() == nil {
-			_ = s.GuaranteedUpdate(ctx, "/widgets/anchor", &widget.Widget{}, false, nil, bumpReplicas, nil)
+			_ = s.GuaranteedUpdate(ctx, "/widgets/anchor", &widget.Widget{}, false, nil, bumpReplicas, nil, storage.UpdateOptions{})
 		}
 	})
 	wg.Go(func() {

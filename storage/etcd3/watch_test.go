@@ -69,7 +69,7 @@ func updateTo(t testing.TB, s *Store, key string, f func(*widget.Widget)) *widge
 		w := in.(*widget.Widget)
 		f(w)
 		return w, nil, nil
-	}, nil)
+	}, nil, storage.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

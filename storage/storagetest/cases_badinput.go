@@ -156,7 +156,7 @@ func testUpdateInvalidKey(t *testing.T, e *Env) {
 		err := e.Store.GuaranteedUpdate(ctx(t), key, e.empty(), true, nil,
 			func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) {
 				return e.newObj("ns", "a", nil), nil, nil
-			}, nil)
+			}, nil, storage.UpdateOptions{})
 		expectInvalid(t, "GuaranteedUpdate "+key, err)
 	}
 	e.expectNothingWritten(t)

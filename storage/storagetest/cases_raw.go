@@ -139,7 +139,7 @@ func testCreateTooLarge(t *testing.T, e *Env) {
 func testUpdateCachedDeleted(t *testing.T, e *Env) {
 	cached := e.mustCreate(t, "ns", "a", nil)
 	e.mustDelete(t, e.key("ns", "a"))
-	err := e.Store.GuaranteedUpdate(ctx(t), e.key("ns", "a"), e.empty(), false, nil, increment(t), cached.DeepCopyObject())
+	err := e.Store.GuaranteedUpdate(ctx(t), e.key("ns", "a"), e.empty(), false, nil, increment(t), cached.DeepCopyObject(), storage.UpdateOptions{})
 	expectCode(t, "GuaranteedUpdate with a cached object deleted meanwhile", err, storage.ErrNotFound)
 	e.expectNothingWritten(t)
 }

@@ -69,7 +69,7 @@ func testUpdateBasic(t *testing.T, e *Env) {
 			setReplicas(t, out, 5)
 			setLabels(t, out, map[string]string{"updated": "yes"})
 			return out, nil, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("GuaranteedUpdate: %v", err)
 	}
@@ -94,7 +94,7 @@ func testUpdateNotFound(t *testing.T, e *Env) {
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			called = true
 			return in, nil, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	expectCode(t, "GuaranteedUpdate of a missing key", err, storage.ErrNotFound)
 	if !apierrors.IsNotFound(err) {
 		t.Fatalf("apierrors.IsNotFound(%v) is false", err)
@@ -118,7 +118,7 @@ func testUpdateIgnoreNotFound(t *testing.T, e *Env) {
 			obj := e.newObj("ns", "new", nil)
 			setReplicas(t, obj, 7)
 			return obj, nil, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("GuaranteedUpdate with ignoreNotFound: %v", err)
 	}
@@ -149,7 +149,7 @@ func testUpdateConcurrent(t *testing.T, e *Env) {
 						out := in.DeepCopyObject()
 						setReplicas(t, out, replicas(t, out)+1)
 						return out, nil, nil
-					}, nil)
+					}, nil, storage.UpdateOptions{})
 				if err != nil {
 					errs <- err
 				}
@@ -172,7 +172,7 @@ func testUpdateStaleCached(t *testing.T, e *Env) {
 	e.mustBump(t, key)
 	e.mustBump(t, key)
 	dest := e.empty()
-	if err := e.Store.GuaranteedUpdate(ctx(t), key, dest, false, nil, increment(t), stale.DeepCopyObject()); err != nil {
+	if err := e.Store.GuaranteedUpdate(ctx(t), key, dest, false, nil, increment(t), stale.DeepCopyObject(), storage.UpdateOptions{}); err != nil {
 		t.Fatalf("GuaranteedUpdate with a stale cached object: %v", err)
 	}
 	if replicas(t, dest) != 3 || replicas(t, e.mustGet(t, key)) != 3 {
@@ -184,7 +184,7 @@ func testUpdateCurrentCached(t *testing.T, e *Env) {
 	cur := e.mustCreate(t, "ns", "a", nil)
 	key := e.key("ns", "a")
 	dest := e.empty()
-	if err := e.Store.GuaranteedUpdate(ctx(t), key, dest, false, nil, increment(t), cur.DeepCopyObject()); err != nil {
+	if err := e.Store.GuaranteedUpdate(ctx(t), key, dest, false, nil, increment(t), cur.DeepCopyObject(), storage.UpdateOptions{}); err != nil {
 		t.Fatalf("GuaranteedUpdate with the current cached object: %v", err)
 	}
 	if replicas(t, dest) != 1 || rvOf(t, dest) <= rvOf(t, cur) {
@@ -199,7 +199,7 @@ func testUpdateNoOp(t *testing.T, e *Env) {
 	err := e.Store.GuaranteedUpdate(ctx(t), key, dest, false, nil,
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			return in.DeepCopyObject(), nil, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("no-op GuaranteedUpdate: %v", err)
 	}
@@ -220,7 +220,7 @@ func testUpdateNoOpStaleCached(t *testing.T, e *Env) {
 			out := in.DeepCopyObject()
 			setReplicas(t, out, 0)
 			return out, nil, nil
-		}, stale.DeepCopyObject())
+		}, stale.DeepCopyObject(), storage.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("GuaranteedUpdate: %v", err)
 	}
@@ -247,7 +247,7 @@ func expectRejectedUpdate(t *testing.T, e *Env, key string, pre *storage.Precond
 		func(in runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			called = true
 			return increment(t)(in, res)
-		}, cached)
+		}, cached, storage.UpdateOptions{})
 	expectCode(t, "GuaranteedUpdate with failing preconditions", err, storage.ErrConflict)
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("apierrors.IsConflict(%v) is false", err)
@@ -278,7 +278,7 @@ func testUpdatePreconditionsPass(t *testing.T, e *Env) {
 	rv := accessor(t, cur).GetResourceVersion()
 	pre.ResourceVersion = &rv
 	dest := e.empty()
-	if err := e.Store.GuaranteedUpdate(ctx(t), e.key("ns", "a"), dest, false, pre, increment(t), nil); err != nil {
+	if err := e.Store.GuaranteedUpdate(ctx(t), e.key("ns", "a"), dest, false, pre, increment(t), nil, storage.UpdateOptions{}); err != nil {
 		t.Fatalf("GuaranteedUpdate with matching preconditions: %v", err)
 	}
 	if replicas(t, dest) != 1 {
@@ -293,7 +293,7 @@ func testUpdatePreconditionStaleCached(t *testing.T, e *Env) {
 	// The precondition holds on the stored object but not on the stale cached one.
 	pre := &storage.Preconditions{ResourceVersion: &rv}
 	dest := e.empty()
-	if err := e.Store.GuaranteedUpdate(ctx(t), e.key("ns", "a"), dest, false, pre, increment(t), stale.DeepCopyObject()); err != nil {
+	if err := e.Store.GuaranteedUpdate(ctx(t), e.key("ns", "a"), dest, false, pre, increment(t), stale.DeepCopyObject(), storage.UpdateOptions{}); err != nil {
 		t.Fatalf("GuaranteedUpdate whose precondition only fails on the stale cached object: %v", err)
 	}
 	if replicas(t, dest) != 2 {
@@ -312,7 +312,7 @@ func testUpdateTryUpdateError(t *testing.T, e *Env) {
 	err := e.Store.GuaranteedUpdate(ctx(t), key, e.empty(), false, nil,
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			return nil, nil, errAbort
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	if !errors.Is(err, errAbort) {
 		t.Fatalf("GuaranteedUpdate returned %v, want the tryUpdate error", err)
 	}
@@ -331,7 +331,7 @@ func testUpdateIgnoresRVInResult(t *testing.T, e *Env) {
 			setReplicas(t, out, 1)
 			accessor(t, out).SetResourceVersion("123456789")
 			return out, nil, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("GuaranteedUpdate: %v", err)
 	}
@@ -360,7 +360,7 @@ func testUpdateSetsTTL(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
 	key := e.key("ns", "a")
 	var seen storage.ResponseMeta
-	if err := e.Store.GuaranteedUpdate(ctx(t), key, e.empty(), false, nil, ttlUpdate(t, ptr[uint64](1), &seen), nil); err != nil {
+	if err := e.Store.GuaranteedUpdate(ctx(t), key, e.empty(), false, nil, ttlUpdate(t, ptr[uint64](1), &seen), nil, storage.UpdateOptions{}); err != nil {
 		t.Fatalf("GuaranteedUpdate with ttl: %v", err)
 	}
 	if seen.TTL != 0 {
@@ -375,7 +375,7 @@ func testUpdateKeepsTTL(t *testing.T, e *Env) {
 		t.Fatalf("Create with ttl: %v", err)
 	}
 	var seen storage.ResponseMeta
-	if err := e.Store.GuaranteedUpdate(ctx(t), key, e.empty(), false, nil, ttlUpdate(t, nil, &seen), nil); err != nil {
+	if err := e.Store.GuaranteedUpdate(ctx(t), key, e.empty(), false, nil, ttlUpdate(t, nil, &seen), nil, storage.UpdateOptions{}); err != nil {
 		t.Fatalf("GuaranteedUpdate keeping the ttl: %v", err)
 	}
 	if seen.TTL <= 0 {
@@ -393,7 +393,7 @@ func testUpdateClearsTTL(t *testing.T, e *Env) {
 		t.Fatalf("Create with ttl: %v", err)
 	}
 	var seen storage.ResponseMeta
-	if err := e.Store.GuaranteedUpdate(ctx(t), key, e.empty(), false, nil, ttlUpdate(t, ptr[uint64](0), &seen), nil); err != nil {
+	if err := e.Store.GuaranteedUpdate(ctx(t), key, e.empty(), false, nil, ttlUpdate(t, ptr[uint64](0), &seen), nil, storage.UpdateOptions{}); err != nil {
 		t.Fatalf("GuaranteedUpdate clearing the ttl: %v", err)
 	}
 	// A witness created later with the same ttl expires after the original

@@ -391,7 +391,7 @@ func testWatchOrdering(t *testing.T, e *Env) {
 				return
 			}
 			for range each - 1 {
-				if err := e.Store.GuaranteedUpdate(ctx(t), key, e.empty(), false, nil, increment(t), nil); err != nil {
+				if err := e.Store.GuaranteedUpdate(ctx(t), key, e.empty(), false, nil, increment(t), nil, storage.UpdateOptions{}); err != nil {
 					errs <- err
 					return
 				}

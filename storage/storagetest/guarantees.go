@@ -204,7 +204,7 @@ func (e GuaranteeEnv) compact(ctx context.Context, rev int64) error {
 	return err
 }
 
-// RunWatchGuarantees checks the six watch guarantees of DESIGN.md against
+// RunWatchGuarantees checks the six watch guarantees of docs/design.md against
 // env.Store with a randomized run: concurrent writers (Create,
 // GuaranteedUpdate, Delete through the store and multi-key transactions on the
 // raw client), hundreds of watchers started at random RVs seen during the run

@@ -181,7 +181,7 @@ func (w *writer) update(ctx context.Context, k [2]string) (uint64, error) {
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			o := in.DeepCopyObject()
 			return o, nil, w.mutate(o)
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	if errors.Is(err, storage.ErrNotFound) {
 		return 0, nil
 	}

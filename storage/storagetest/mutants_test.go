@@ -184,7 +184,7 @@ func (m *mutated) GetList(ctx context.Context, key string, opts storage.ListOpti
 }
 
 func (m *mutated) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
-	pre *storage.Preconditions, tryUpdate storage.UpdateFunc, cached runtime.Object) error {
+	pre *storage.Preconditions, tryUpdate storage.UpdateFunc, cached runtime.Object, opts storage.UpdateOptions) error {
 	switch m.mode {
 	case "update-never-creates":
 		ignoreNotFound = false
@@ -197,7 +197,7 @@ func (m *mutated) GuaranteedUpdate(ctx context.Context, key string, dest runtime
 			return out, nil, err
 		}
 	}
-	return m.Interface.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, tryUpdate, cached)
+	return m.Interface.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, tryUpdate, cached, opts)
 }
 
 func (m *mutated) Delete(ctx context.Context, key string, out runtime.Object, pre *storage.Preconditions,

@@ -87,7 +87,7 @@ func (e *Env) mustUpdate(t *testing.T, key string, mutate func(obj runtime.Objec
 			next := in.DeepCopyObject()
 			mutate(next)
 			return next, nil, nil
-		}, nil)
+		}, nil, storage.UpdateOptions{})
 	if err != nil {
 		t.Fatalf("GuaranteedUpdate %s: %v", key, err)
 	}

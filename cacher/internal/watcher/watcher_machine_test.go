@@ -1,0 +1,271 @@
+package watcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/listwatch/listwatch/cacher/internal/history"
+	"github.com/listwatch/listwatch/cacher/internal/hub"
+	"github.com/listwatch/listwatch/examples/widget"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/watchcache"
+)
+
+// memHistory is a Source over an in-memory cache, with no storage
+// behind it: the watcher state machine's tests need no etcd.
+type memHistory struct{ cache *watchcache.Cache }
+
+func (m memHistory) EventsSince(pos uint64, limit int) ([]*watchcache.Event, uint64, error) {
+	return m.cache.EventsSince(pos, limit)
+}
+func (m memHistory) CacheRV() uint64                                { rv, _ := m.cache.RV(); return rv }
+func (m memHistory) CacheHolds(rv uint64) bool                      { return m.cache.Oldest() <= rv }
+func (m memHistory) Shared(uint64, *history.Shared) *history.Shared { return nil }
+func (m memHistory) StorageWatch(context.Context, string, storage.ListOptions) (watch.Interface, error) {
+	return nil, errors.New("memHistory: no storage")
+}
+func (m memHistory) AcquireSlot(context.Context, time.Duration) bool { return true }
+func (m memHistory) ReleaseSlot(bool)                                {}
+func (m memHistory) WantProgress()                                   {}
+
+// machineRig is one watcher on a hub fed from a memHistory, with fake
+// clocks for the schedule (parking) and the wall (deadline bookmarks).
+type machineRig struct {
+	t          *testing.T
+	cache      *watchcache.Cache
+	hub        *hub.Hub
+	sched      *clocktesting.FakeClock
+	wall       *clocktesting.FakeClock
+	w          *Watcher
+	rv         uint64 // the newest RV published
+	next       uint64 // the RV of the next event the client expects
+	stopLoops  context.CancelFunc
+	loopsEnded chan struct{}
+	ended      chan struct{}
+}
+
+const machineParkDelay = time.Second
+
+func newMachineRig(t *testing.T) *machineRig {
+	cache := newWidgetCache(t)
+	r := &machineRig{t: t, cache: cache, rv: 1, next: 2,
+		sched: clocktesting.NewFakeClock(time.Now()), wall: clocktesting.NewFakeClock(time.Now()),
+		loopsEnded: make(chan struct{}), ended: make(chan struct{})}
+	r.hub = hub.New(hub.Config{Wall: r.wall, Metrics: noMetrics{}})
+	env := &Env{Source: memHistory{cache}, Hub: r.hub, Wall: r.wall, Metrics: noMetrics{},
+		Versioner: storage.APIObjectVersioner{}, NewFunc: widget.New, KeyFunc: widgetKey,
+		CatchUpBatch: 4, BufferSize: 2}
+	r.w = env.New("/widgets", storage.ListOptions{Recursive: true,
+		Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true, GetAttrs: widget.GetAttrs}})
+	r.w.BookmarkAt = r.wall.Now().Add(time.Minute) // its deadline bookmark
+	r.w.Plan = Plan{Pos: 1}
+
+	// What the cacher's startWatcher and Run do, without a cacher.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stopWake := context.AfterFunc(ctx, r.w.WakeAsync)
+	loopsCtx, stopLoops := context.WithCancel(context.Background())
+	r.stopLoops = stopLoops
+	go func() {
+		defer close(r.loopsEnded)
+		r.hub.ParkLoop(loopsCtx, r.sched, machineParkDelay)
+	}()
+	r.hub.Opened(r.w.e)
+	r.w.Start(ctx, cancel, func() {
+		stopWake()
+		cancel(nil)
+		close(r.ended)
+	})
+	t.Cleanup(r.stop)
+	return r
+}
+
+// stop ends the watch and the park loop and waits for both.
+func (r *machineRig) stop() {
+	r.w.Stop()
+	<-r.ended
+	r.stopLoops()
+	<-r.loopsEnded
+}
+
+// publish applies n new objects to the cache and dispatches them, one
+// revision each, as the feed does.
+func (r *machineRig) publish(n int) {
+	for range n {
+		r.rv++
+		o := widget.NewWidget("ns", fmt.Sprintf("w%d", r.rv))
+		o.ResourceVersion = fmt.Sprint(r.rv)
+		err := r.hub.Commit(func(tx hub.Tx) error {
+			ev, err := r.cache.Apply(watch.Added, o, r.rv)
+			if err != nil || ev == nil {
+				return err
+			}
+			r.cache.UpdateRV(r.rv) // each revision is one event: complete
+			tx.Dispatch(ev)
+			return nil
+		})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+// receive reads the next event, failing after a second.
+func (r *machineRig) receive() watch.Event {
+	r.t.Helper()
+	select {
+	case ev, ok := <-r.w.ResultChan():
+		if !ok {
+			r.t.Fatal("result closed")
+		}
+		return ev
+	case <-time.After(time.Second):
+		r.t.Fatalf("no event (expecting RV %d)", r.next)
+	}
+	return watch.Event{}
+}
+
+// receiveAll reads the events up to the newest published, each exactly
+// once and in order.
+func (r *machineRig) receiveAll() {
+	r.t.Helper()
+	for r.next <= r.rv {
+		ev := r.receive()
+		if got := rvOfObject(r.t, ev); ev.Type != watch.Added || got != r.next {
+			r.t.Fatalf("got %s at RV %d, want ADDED at RV %d", ev.Type, got, r.next)
+		}
+		r.next++
+	}
+}
+
+func rvOfObject(t *testing.T, ev watch.Event) uint64 {
+	rv, err := storage.APIObjectVersioner{}.ObjectResourceVersion(ev.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rv
+}
+
+// state reports whether the watcher is in live dispatch and parked.
+func (r *machineRig) state() (live, parked bool) {
+	live, _, parked = r.hub.State(r.w.e)
+	return live, parked
+}
+
+// await waits, at most a second, until the watcher's state is as wanted;
+// step, if set, runs between looks (it moves a fake clock).
+func (r *machineRig) await(what string, wantLive, wantParked bool, step func()) {
+	r.t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for {
+		if live, parked := r.state(); live == wantLive && parked == wantParked {
+			return
+		}
+		if time.Now().After(deadline) {
+			live, parked := r.state()
+			r.t.Fatalf("%s: live=%v parked=%v, want live=%v parked=%v", what, live, parked, wantLive, wantParked)
+		}
+		if step != nil {
+			step()
+		}
+		time.Sleep(time.Millisecond) // polling a state no channel announces
+	}
+}
+
+// TestWatcherStateMachine drives one watcher, on a hub fed from an
+// in-memory history with fake clocks and no etcd, through live dispatch,
+// lag, catch-up from history, rejoining, parking and the three wake-ups
+// (an event its result has no room for, its deadline bookmark's timer, the
+// end of its context), checking at each step where it is and that its
+// client gets every event exactly once, in order.
+func TestWatcherStateMachine(t *testing.T) {
+	start := time.Now()
+	r := newMachineRig(t)
+	steps := []struct {
+		name string
+		do   func(t *testing.T, r *machineRig)
+	}{
+		{"joins live dispatch from its start RV", func(t *testing.T, r *machineRig) {
+			r.await("joined", true, false, nil)
+		}},
+		{"live events reach the client", func(t *testing.T, r *machineRig) {
+			r.publish(3)
+			r.receiveAll()
+		}},
+		{"a client that does not read makes it lag out of live dispatch", func(t *testing.T, r *machineRig) {
+			// result (16) + input (2) + the batch its goroutine holds (2) < 30
+			r.publish(30)
+			if live, _ := r.state(); live {
+				t.Fatal("still in live dispatch after 30 unread events")
+			}
+		}},
+		{"it catches up from history and rejoins", func(t *testing.T, r *machineRig) {
+			r.receiveAll()
+			r.await("rejoined", true, false, nil)
+			r.publish(2)
+			r.receiveAll()
+		}},
+		{"idle, it parks when the park loop asks", func(t *testing.T, r *machineRig) {
+			r.await("parked", true, true, func() { r.sched.Step(machineParkDelay) })
+		}},
+		{"parked, events its result has room for are delivered without waking it", func(t *testing.T, r *machineRig) {
+			r.publish(5)
+			r.receiveAll()
+			if _, parked := r.state(); !parked {
+				t.Fatal("woken by events its result had room for")
+			}
+		}},
+		{"an event its result has no room for wakes it", func(t *testing.T, r *machineRig) {
+			r.publish(17) // 16 fill result, one is queued
+			r.await("woken", true, false, nil)
+			r.receiveAll()
+		}},
+		{"parked again, its deadline bookmark's timer wakes it and the bookmark follows", func(t *testing.T, r *machineRig) {
+			r.await("parked again", true, true, func() { r.sched.Step(machineParkDelay) })
+			r.wall.Step(time.Minute)
+			r.await("woken by its deadline", true, false, nil)
+			for giveUp := time.Now().Add(time.Second); time.Now().Before(giveUp); {
+				r.wall.Step(time.Millisecond) // fires the live loop's deadline timer once set
+				select {
+				case ev := <-r.w.ResultChan():
+					if ev.Type != watch.Bookmark || rvOfObject(t, ev) != r.rv {
+						t.Fatalf("got %s at RV %d, want the deadline BOOKMARK at RV %d", ev.Type, rvOfObject(t, ev), r.rv)
+					}
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+			t.Fatal("no deadline bookmark")
+		}},
+		{"parked, the end of its context ends the watch", func(t *testing.T, r *machineRig) {
+			r.await("parked once more", true, true, func() { r.sched.Step(machineParkDelay) })
+			r.w.Abort(nil)
+			select {
+			case <-r.ended:
+			case <-time.After(time.Second):
+				t.Fatal("the watch did not end")
+			}
+			if _, ok := <-r.w.ResultChan(); ok {
+				t.Fatal("an event after the end")
+			}
+			if live, _ := r.state(); live {
+				t.Fatal("still in live dispatch after the end")
+			}
+		}},
+	}
+	for _, s := range steps {
+		if !t.Run(s.name, func(t *testing.T) { r.t = t; s.do(t, r) }) {
+			r.t = t
+			return
+		}
+	}
+	r.t = t
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v, want under a second", d)
+	}
+}
