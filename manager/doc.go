@@ -5,23 +5,37 @@
 //
 // # Use
 //
+//	kinds, err := client.NewKinds(widget.Scheme)
 //	m, err := manager.New(manager.Options{
-//		Name: "widget-controllers",
-//		LeaderElection: &manager.LeaderElection{Client: etcdClient, Key: "/leader/widget-controllers"},
-//		Registerer: prometheus.DefaultRegisterer,
+//		Name:           "widget-controllers",
+//		Kinds:          kinds,
+//		Etcd:           etcdClient, // or ServerURL: "http://apiserver:8080"
+//		LeaderElection: &manager.LeaderElection{Key: "/leader/widget-controllers"},
+//		Registerer:     prometheus.DefaultRegisterer,
 //	})
-//	informer, err := reflector.InformerFor[*widget.Widget](m.Informers(), widget.Resource, lw)
-//	c, err := controller.New(controller.Options{Name: "widgets", Reconciler: r})
-//	err = c.Watch(controller.Kind(informer, nil))
-//	err = m.Add(c)
+//	err = builder.ControllerManagedBy(m).For(&widget.Widget{}).Owns(&widget.Part{}).Complete(r)
 //	http.Handle("/", m.ProbeHandler()) // /healthz and /readyz
 //	err = m.Run(ctx) // blocks until ctx ends or leadership is lost
 //
-// Run starts the informers of Informers() on every replica (a standby
-// keeps warm caches), campaigns for leadership, starts the Runnables
-// (controllers) once elected, and stops them all when ctx ends. A Runnable
-// whose NeedLeaderElection method returns false runs on every replica from
-// the start.
+// # What the manager owns
+//
+// With Options.Etcd the manager makes, for each kind its client or cache
+// first uses, an etcd3 store, a cacher over it and a registry.Store (the
+// write rules); with Options.Storage it uses, runs and closes the storage
+// given for a kind instead; with Options.ServerURL its client and informers
+// talk HTTP.
+// GetClient reads the kinds its cache watches from the cache and the rest
+// from storage, and writes through the registry (or the server). GetCache
+// makes and holds one informer per kind (the builder's For, Owns and
+// Watches use it).
+//
+// Run starts, in order: the cachers (waiting until each has loaded its
+// first list), the cache's informers (on every replica: a standby keeps
+// warm caches), the Runnables whose NeedLeaderElection method returns
+// false, and, once elected (at once without leader election), the
+// leader-only Runnables (controllers). When ctx ends it stops them in the
+// reverse order and returns once every goroutine has ended and every
+// store it made is closed.
 //
 // # Leader election: etcd's concurrency package
 //
@@ -74,9 +88,13 @@
 // # Probes and metrics
 //
 // ProbeHandler serves /healthz (the manager is running and has not lost
-// leadership) and /readyz (every informer of Informers() has synced), with
-// ?verbose listing each check and the leader status; AddHealthzCheck and
-// AddReadyzCheck add checks. With Options.Registerer the gauge
+// leadership) and /readyz (the cachers are ready and every informer of
+// the cache has synced), with ?verbose listing each check and who leads
+// (read from etcd on a standby); AddHealthzCheck and AddReadyzCheck add
+// checks. With Options.Registerer the gauge
 // leader_election_master_status{name} (client-go's name) is 1 while this
-// replica's leader-only Runnables may run and 0 otherwise.
+// replica's leader-only Runnables may run and 0 otherwise, and
+// manager_leader_info{name,identity} is the same with this replica's
+// election identity, so that the series at 1 names the leader.
+// CurrentLeader (and `cacher-demo leader`) reads who leads from etcd.
 package manager

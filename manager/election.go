@@ -61,7 +61,7 @@ func (m *Manager) elect(ctx context.Context, rs []Runnable, fail func(error)) er
 	<-done // every leader-only Runnable has returned
 	if lost != nil {
 		release = true // nothing of ours runs any more: let a standby in at once
-		m.log.Error("lost leadership; leader-only runnables stopped", "err", lost)
+		m.log.Error("lost leadership; leader-only runnables stopped", "err", lost, "runnables", runnableNames(rs))
 		return fmt.Errorf("manager %q: %w: %w", m.name, ErrLeadershipLost, lost)
 	}
 	return nil

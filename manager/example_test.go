@@ -5,43 +5,41 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/manager"
-	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/controller"
-	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
 // Example runs a Widget controller under a Manager with leader election on
-// an embedded etcd: once elected, it reconciles the Widget that exists.
+// an embedded etcd: once elected, it reconciles the Widget that exists,
+// read through the manager's client (from its cache).
 func Example() {
 	srv, err := embedtest.StartServer(embedtest.Options{})
 	if err != nil {
 		panic(err)
 	}
 	defer srv.Close()
-	store, err := etcd3.New(etcd3.Config{Client: srv.Client, Codec: widget.Codec,
-		NewFunc: widget.New, NewListFunc: widget.NewList, ResourcePrefix: widget.KeyRoot})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kinds, err := client.NewKinds(widget.Scheme)
 	if err != nil {
 		panic(err)
 	}
-	defer store.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := store.Create(ctx, widget.Key("default", "w1"), widget.NewWidget("default", "w1"), nil, 0); err != nil {
-		panic(err)
-	}
-
 	m, err := manager.New(manager.Options{
 		Name:           "widget-controllers",
-		LeaderElection: &manager.LeaderElection{Client: srv.Client, Key: "/leader/widget-controllers", LeaseDuration: 2 * time.Second},
+		Kinds:          kinds,
+		Etcd:           srv.Client,
+		LeaderElection: &manager.LeaderElection{Key: "/leader/widget-controllers", LeaseDuration: 2 * time.Second},
 	})
 	if err != nil {
 		panic(err)
 	}
-	lw := reflector.NewStorageListerWatcher(store, widget.KeyRoot, widget.NewList, "")
-	informer, err := reflector.InformerFor[*widget.Widget](m.Informers(), widget.Resource, lw)
+	if err := m.GetClient().Create(ctx, widget.NewWidget("default", "w1")); err != nil {
+		panic(err)
+	}
+	informer, err := m.GetCache().InformerFor(&widget.Widget{})
 	if err != nil {
 		panic(err)
 	}
@@ -49,9 +47,9 @@ func Example() {
 	c, err := controller.New(controller.Options{
 		Name: "widgets",
 		Reconciler: controller.ReconcileFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
-			w, ok := informer.GetStore().GetByKey(req.String())
-			if !ok {
-				return controller.Result{}, nil // deleted meanwhile: nothing to do
+			var w widget.Widget
+			if err := m.GetClient().Get(ctx, req.NamespacedName, &w); err != nil {
+				return controller.Result{}, client.IgnoreNotFound(err) // deleted meanwhile: nothing to do
 			}
 			select {
 			case reconciled <- fmt.Sprintf("reconciled %s, replicas %d", req, w.Spec.Replicas):

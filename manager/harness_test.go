@@ -2,6 +2,7 @@ package manager_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -16,9 +17,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	lwclient "github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/manager"
-	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/controller"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -109,7 +110,8 @@ type replica struct {
 	m      *manager.Manager
 	client *clientv3.Client
 	cancel context.CancelFunc
-	done   chan error // Run's result
+	done   chan error    // Run's result
+	logs   *lockedBuffer // its manager's and controller's JSON log lines
 }
 
 // leaderElection returns the election options of the tests: a lease of
@@ -142,23 +144,21 @@ func newReplicaWith(t *testing.T, name string, client *clientv3.Client, prefix s
 	if opts.LeaderElection != nil {
 		opts.LeaderElection.Identity = name
 	}
-	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})).With("replica", name)
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewJSONHandler(io.MultiWriter(t.Output(), logs), &slog.HandlerOptions{Level: slog.LevelInfo})).With("replica", name)
 	opts.Logger = log
+	opts.Etcd, opts.EtcdPrefix = client, prefix
+	opts.Kinds, _ = lwclient.NewKinds(widget.Scheme)
 	m, err := manager.New(opts)
 	require.NoError(t, err)
-	store, err := etcd3.New(etcd3.Config{Client: client, Codec: widget.Codec, NewFunc: widget.New,
-		NewListFunc: widget.NewList, Prefix: prefix, ResourcePrefix: widget.KeyRoot})
-	require.NoError(t, err)
-	t.Cleanup(store.Close)
-	lw := reflector.NewStorageListerWatcher(store, widget.KeyRoot, widget.NewList, "")
-	inf, err := reflector.InformerFor[*widget.Widget](m.Informers(), widget.Resource, lw)
+	inf, err := m.GetCache().InformerFor(&widget.Widget{})
 	require.NoError(t, err)
 	c, err := controller.New(controller.Options{Name: "widget", Reconciler: rec.reconciler(name, 2*time.Millisecond),
 		CacheSyncTimeout: 10 * time.Second, Logger: log})
 	require.NoError(t, err)
-	require.NoError(t, c.Watch(controller.Kind[*widget.Widget](inf, nil)))
+	require.NoError(t, c.Watch(controller.Kind[lwclient.Object](inf, nil)))
 	require.NoError(t, m.Add(c))
-	return &replica{name: name, m: m, client: client}
+	return &replica{name: name, m: m, client: client, logs: logs}
 }
 
 // start runs the replica's manager in the background; stop (at cleanup

@@ -104,6 +104,10 @@ func TestLeaderElectionFencesPartitionedLeader(t *testing.T) {
 	require.True(t, aLast.Before(bFirst), "a's last reconcile ended %v, b's first began %v", aLast, bFirst)
 	rec.requireNoOverlap(t)
 	require.Equal(t, 500, probe(t, a.m, "/healthz"), "a manager that lost leadership is not healthy")
+	lost := a.logs.find(t, "lost leadership")
+	require.Equal(t, "ERROR", lost["level"])
+	require.Equal(t, []any{"widget"}, lost["runnables"], "the log names the controllers that stopped")
+	require.NotEmpty(t, lost["err"])
 }
 
 // With ReleaseOnCancel the leader revokes its lease when its ctx ends,

@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/listwatch/listwatch/reflector"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/listwatch/listwatch/cache"
+	"github.com/listwatch/listwatch/client"
 )
 
 // Errors of Add and Run; match them with errors.Is.
@@ -42,11 +45,15 @@ func (f RunnableFunc) Start(ctx context.Context) error { return f(ctx) }
 // Manager runs Runnables (controllers) over a shared informer factory with
 // optional leader election, probes and metrics. Create it with New.
 type Manager struct {
-	name      string
-	informers *reflector.InformerFactory
-	election  *LeaderElection // nil: no leader election
-	log       *slog.Logger
-	leader    leaderGauge
+	name       string
+	kinds      *client.Kinds
+	backend    backend
+	cache      *cache.Cache
+	client     client.Client
+	election   *LeaderElection // nil: no leader election
+	log        *slog.Logger
+	leader     leaderGauge
+	registerer prometheus.Registerer
 
 	mu        sync.Mutex
 	runnables []Runnable
@@ -75,22 +82,47 @@ func New(opts Options) (*Manager, error) {
 	if opts.Name == "" {
 		return nil, fmt.Errorf("%w: Name is required", ErrInvalidOptions)
 	}
-	m := &Manager{name: opts.Name, informers: opts.Informers, log: opts.Logger, elected: make(chan struct{})}
+	m := &Manager{name: opts.Name, kinds: opts.Kinds, log: opts.Logger, registerer: opts.Registerer,
+		elected: make(chan struct{})}
+	if m.log == nil {
+		m.log = slog.Default()
+	}
+	m.log = m.log.With("manager", m.name)
+	if m.kinds == nil {
+		m.kinds, _ = client.NewKinds() // no scheme: cannot fail
+	}
 	if opts.LeaderElection != nil {
-		le, err := opts.LeaderElection.withDefaults()
+		le := *opts.LeaderElection
+		if le.Client == nil {
+			le.Client = opts.Etcd
+		}
+		le, err := le.withDefaults()
 		if err != nil {
 			return nil, err
 		}
 		m.election = &le
 	}
-	if m.informers == nil {
-		m.informers = reflector.NewInformerFactory()
+	var err error
+	switch {
+	case opts.Etcd != nil || len(opts.Storage) > 0:
+		m.backend, err = newLocalBackend(opts.Etcd, opts.EtcdPrefix, opts.Storage, m.kinds, m.log)
+	case opts.ServerURL != "":
+		m.backend, err = newHTTPBackend(opts.ServerURL, opts.HTTPClient, m.kinds)
+	default:
+		m.backend = noBackend{}
 	}
-	if m.log == nil {
-		m.log = slog.New(slog.DiscardHandler)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	m.log = m.log.With("manager", m.name)
-	gauge, err := newLeaderGauge(opts.Registerer, m.name)
+	m.cache, err = cache.New(cache.Options{Kinds: m.kinds, ListerWatcher: m.backend.listerWatcher,
+		Logger: m.log, InformerOptions: opts.InformerOptions})
+	if err != nil {
+		return nil, err
+	}
+	if c := m.backend.client(); c != nil {
+		m.client = client.WithCache(c, m.cache)
+	}
+	gauge, err := newLeaderGauge(opts.Registerer, m.name, m.identity())
 	if err != nil {
 		return nil, err
 	}
@@ -98,9 +130,35 @@ func New(opts Options) (*Manager, error) {
 	return m, nil
 }
 
-// Informers returns the factory whose informers Run starts; create the
-// controllers' informers with reflector.InformerFor on it.
-func (m *Manager) Informers() *reflector.InformerFactory { return m.informers }
+// identity is this replica's leader election identity ("" without).
+func (m *Manager) identity() string {
+	if m.election == nil {
+		return ""
+	}
+	return m.election.Identity
+}
+
+// GetClient returns the manager's client: reads of the kinds the cache
+// watches come from the cache, everything else from the backend
+// (Options.Etcd or Options.ServerURL). It is nil without a backend.
+func (m *Manager) GetClient() client.Client { return m.client }
+
+// GetCache returns the manager's cache: one informer per kind, started by
+// Run on every replica (a standby keeps warm caches). This is where
+// informers are made (GetCache().InformerFor).
+func (m *Manager) GetCache() *cache.Cache { return m.cache }
+
+// GetKinds returns the kinds the manager's client and cache know.
+func (m *Manager) GetKinds() *client.Kinds { return m.kinds }
+
+// GetLogger returns the manager's logger (with manager=<name>).
+func (m *Manager) GetLogger() *slog.Logger { return m.log }
+
+// GetRegisterer returns Options.Registerer (nil when none was given).
+func (m *Manager) GetRegisterer() prometheus.Registerer { return m.registerer }
+
+// Name returns the manager's name.
+func (m *Manager) Name() string { return m.name }
 
 // Add adds a Runnable; it starts when Run runs and, unless it says
 // NeedLeaderElection() == false, only while this replica leads. Add fails
@@ -138,13 +196,15 @@ func (m *Manager) LeaderKey() (string, int64) {
 	return m.leaderKey, m.leaderRev
 }
 
-// Run starts the informers, the Runnables that run everywhere, and (once
-// elected, or at once without leader election) the leader-only Runnables,
-// and blocks until ctx ends, a Runnable fails, or leadership is lost. It
-// then cancels every Runnable, waits for them to return, stops the
-// informers and waits for their goroutines, and returns: nil when ctx
-// ended, the Runnable's error, or an error wrapping ErrLeadershipLost.
-// Run may be called once.
+// Run starts, in order, the backend's cachers (waiting until each has
+// loaded its first list), the cache's informers, the Runnables that run
+// everywhere, and (once elected, or at once without leader election) the
+// leader-only Runnables, and blocks until ctx ends, a Runnable fails, or
+// leadership is lost. It then stops them in the reverse order: it cancels
+// every Runnable and waits for them to return, stops the informers and
+// waits for their goroutines, stops the cachers and closes the stores the
+// manager made, and returns: nil when ctx ended, the Runnable's error, or
+// an error wrapping ErrLeadershipLost. Run may be called once.
 func (m *Manager) Run(ctx context.Context) error {
 	leaderOnly, everywhere, err := m.begin()
 	if err != nil {
@@ -162,7 +222,16 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 
 	m.log.Info("starting", "runnables", len(everywhere)+len(leaderOnly), "leaderElection", m.election != nil)
-	m.informers.Start(ctx)
+	defer func() { m.log.Info("stopped", "err", failure) }()
+	defer m.backend.stop()
+	if err := m.backend.start(ctx); err != nil {
+		failure = err
+		m.log.Error("storage did not start", "err", err)
+		m.end(err)
+		return err
+	}
+	m.cache.Start(ctx)
+	m.log.Info("cache started")
 	var wg sync.WaitGroup
 	wg.Go(func() { m.runGroup(ctx, everywhere, fail) })
 	wg.Go(func() {
@@ -177,9 +246,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	<-ctx.Done()
 	m.log.Info("stopping: waiting for runnables")
 	wg.Wait()
-	m.informers.Shutdown()
+	m.log.Info("runnables stopped; stopping the cache")
+	m.cache.Shutdown()
 	m.end(failure)
-	m.log.Info("stopped", "err", failure)
 	return failure
 }
 
@@ -230,6 +299,19 @@ func (m *Manager) setLeader(leader bool, key string, rev int64) {
 	m.leader.set(leader)
 }
 
+// runnableNames names rs for logs: a controller's Name(), else its type.
+func runnableNames(rs []Runnable) []string {
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		if n, ok := r.(interface{ Name() string }); ok {
+			out = append(out, n.Name())
+			continue
+		}
+		out = append(out, fmt.Sprintf("%T", r))
+	}
+	return out
+}
+
 // runGroup runs rs until ctx ends and returns when all have returned; an
 // error from one is passed to fail.
 func (m *Manager) runGroup(ctx context.Context, rs []Runnable, fail func(error)) {
@@ -237,7 +319,7 @@ func (m *Manager) runGroup(ctx context.Context, rs []Runnable, fail func(error))
 	for _, r := range rs {
 		wg.Go(func() {
 			if err := r.Start(ctx); err != nil {
-				m.log.Error("runnable failed", "runnable", fmt.Sprintf("%T", r), "err", err)
+				m.log.Error("runnable failed", "runnable", runnableNames([]Runnable{r})[0], "err", err)
 				fail(fmt.Errorf("manager %q: runnable %T: %w", m.name, r, err))
 			}
 		})

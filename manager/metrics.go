@@ -7,43 +7,71 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// leaderGauge is this manager's child of leader_election_master_status,
-// or nil when no Registerer was given.
-type leaderGauge struct{ g prometheus.Gauge }
+// leaderGauge is this manager's child of leader_election_master_status
+// and, with leader election, of manager_leader_info; nil gauges when no
+// Registerer was given.
+type leaderGauge struct{ g, info prometheus.Gauge }
 
 // newLeaderGauge registers (or reuses, for a second manager on the same
-// registry) the gauge vector and returns name's child, set to 0.
-func newLeaderGauge(reg prometheus.Registerer, name string) (leaderGauge, error) {
+// registry) the gauge vectors and returns name's children, set to 0.
+// identity is this replica's election identity ("" without leader
+// election: no manager_leader_info then).
+func newLeaderGauge(reg prometheus.Registerer, name, identity string) (leaderGauge, error) {
 	if reg == nil {
 		return leaderGauge{}, nil
 	}
-	vec := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	status, err := registerGaugeVec(reg, prometheus.GaugeOpts{
 		Name: "leader_election_master_status",
 		Help: "1 while this replica is the leader of the named manager (its leader-only runnables may run), 0 otherwise.",
-	}, []string{"name"})
+	}, "name")
+	if err != nil {
+		return leaderGauge{}, err
+	}
+	l := leaderGauge{g: status.WithLabelValues(name)}
+	l.g.Set(0)
+	if identity != "" {
+		info, err := registerGaugeVec(reg, prometheus.GaugeOpts{
+			Name: "manager_leader_info",
+			Help: "1 while the replica with this election identity leads the named manager, 0 while it stands by: " +
+				"the series at 1 says who leads.",
+		}, "name", "identity")
+		if err != nil {
+			return leaderGauge{}, err
+		}
+		l.info = info.WithLabelValues(name, identity)
+		l.info.Set(0)
+	}
+	return l, nil
+}
+
+// registerGaugeVec registers a gauge vector, or returns the one of the
+// same name registered before.
+func registerGaugeVec(reg prometheus.Registerer, opts prometheus.GaugeOpts, labels ...string) (*prometheus.GaugeVec, error) {
+	vec := prometheus.NewGaugeVec(opts, labels)
 	if err := reg.Register(vec); err != nil {
 		var are prometheus.AlreadyRegisteredError
 		if !errors.As(err, &are) {
-			return leaderGauge{}, fmt.Errorf("manager: register metrics: %w", err)
+			return nil, fmt.Errorf("manager: register metrics: %w", err)
 		}
 		existing, ok := are.ExistingCollector.(*prometheus.GaugeVec)
 		if !ok {
-			return leaderGauge{}, fmt.Errorf("manager: register metrics: %w", err)
+			return nil, fmt.Errorf("manager: register metrics: %w", err)
 		}
 		vec = existing
 	}
-	g := vec.WithLabelValues(name)
-	g.Set(0)
-	return leaderGauge{g: g}, nil
+	return vec, nil
 }
 
 func (l leaderGauge) set(leader bool) {
 	if l.g == nil {
 		return
 	}
+	v := 0.0
 	if leader {
-		l.g.Set(1)
-	} else {
-		l.g.Set(0)
+		v = 1
+	}
+	l.g.Set(v)
+	if l.info != nil {
+		l.info.Set(v)
 	}
 }

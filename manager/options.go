@@ -5,14 +5,18 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/storage"
 )
 
 // Defaults of LeaderElection, those of client-go's leader election.
@@ -30,16 +34,44 @@ type Options struct {
 	// Name identifies the manager in logs and in the leader-status
 	// metric's name label. Required.
 	Name string
-	// Informers is the factory whose informers the manager runs (on every
-	// replica) and whose sync /readyz reports. Nil means a new
-	// reflector.NewInformerFactory(); get it with Manager.Informers.
-	Informers *reflector.InformerFactory
+	// Kinds are the kinds the manager's client and cache know (see
+	// client.NewKinds). Nil means none: add them with GetKinds().Add.
+	Kinds *client.Kinds
+	// Etcd, when set, serves the objects in process: for each kind the
+	// client or cache first uses, the manager makes an etcd3 store on this
+	// client, a cacher over it (reads and watches) and a registry.Store
+	// (writes), runs the cacher while Run runs, and closes them when Run
+	// returns. It is also LeaderElection.Client's default. The manager does
+	// not close it.
+	Etcd *clientv3.Client
+	// Storage gives the storage of some kinds instead of the one Etcd
+	// would make (an etcd3 store or a cacher configured by the caller); the
+	// manager writes to it through a registry.Store and owns it as its
+	// own: it runs it while Run runs when it has Run(ctx) error (a cacher),
+	// waits for WaitReady(ctx) error before starting the cache, and calls
+	// Close() (an etcd3 store) when Run returns. With Storage and no Etcd,
+	// only these kinds can be used.
+	Storage map[schema.GroupVersionKind]storage.Interface
+	// EtcdPrefix is put before every storage key the manager's stores use
+	// in etcd (etcd3.Config.Prefix), to share one etcd between tenants.
+	EtcdPrefix string
+	// ServerURL, when set (and Etcd is not), serves the objects from a
+	// Kubernetes-compatible HTTP server (`cacher-demo serve`, a Kubernetes
+	// API server) through HTTPClient (nil: http.DefaultClient).
+	ServerURL  string
+	HTTPClient *http.Client
+	// InformerOptions configure the informers of the manager's cache
+	// (resync, page size, watch-list, ...).
+	InformerOptions []reflector.InformerOption
 	// LeaderElection makes the leader-only Runnables run on one replica at
 	// a time. Nil runs them at once, on every replica.
 	LeaderElection *LeaderElection
-	// Registerer receives the manager's metrics. Nil records none.
+	// Registerer receives the manager's metrics (the leader status, and
+	// the controllers' reconcile and work-queue metrics when they are made
+	// by package builder). Nil records none.
 	Registerer prometheus.Registerer
-	// Logger receives the manager's logs. Nil discards them.
+	// Logger receives the manager's logs: start and stop of each stage,
+	// failed Runnables, lost leadership. Nil means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -47,7 +79,8 @@ type Options struct {
 // for how it fences a deposed leader).
 type LeaderElection struct {
 	// Client is the etcd client the candidate's session and campaign use.
-	// Required. The manager does not close it.
+	// Nil means Options.Etcd (one of them is required). The manager does
+	// not close it.
 	Client *clientv3.Client
 	// Key is the election's key prefix in etcd, shared by every replica
 	// of one manager, e.g. "/leader/widget-controllers". Required.

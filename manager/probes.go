@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Check is a health or readiness check: nil means healthy.
@@ -35,9 +32,9 @@ func (m *Manager) AddReadyzCheck(name string, c Check) {
 
 // ProbeHandler serves GET /healthz and /readyz: 200 "ok" when every check
 // passes, 500 listing the failed ones otherwise; ?verbose lists every
-// check and the leader status. /healthz checks that Run is running and has
-// not failed or lost leadership; /readyz also that every started informer
-// of Informers() has synced.
+// check and who leads. /healthz checks that Run is running and has not
+// failed or lost leadership; /readyz also that the manager's cachers are
+// ready and every informer of its cache has synced.
 func (m *Manager) ProbeHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -55,6 +52,9 @@ func (m *Manager) checks(ready bool) []namedCheck {
 	defer m.mu.Unlock()
 	out := []namedCheck{{"manager", m.checkRunning}}
 	if ready {
+		if b, ok := m.backend.(*localBackend); ok {
+			out = append(out, namedCheck{"cachers-ready", func(*http.Request) error { return b.readiness() }})
+		}
 		out = append(out, namedCheck{"informers-synced", m.checkSynced})
 		return append(out, m.readyz...)
 	}
@@ -77,25 +77,12 @@ func (m *Manager) checkRunning(*http.Request) error {
 	return nil
 }
 
-// checkSynced fails while a started informer has not synced.
+// checkSynced fails while an informer of the cache has not synced.
 func (m *Manager) checkSynced(*http.Request) error {
-	now, cancel := context.WithCancel(context.Background())
-	cancel() // report the current state, do not wait
-	var pending []string
-	for res, ok := range m.informers.WaitForCacheSync(now) {
-		if !ok {
-			pending = append(pending, formatResource(res))
-		}
-	}
-	if len(pending) > 0 {
-		sort.Strings(pending)
+	if pending := m.cache.Unsynced(); len(pending) > 0 {
 		return fmt.Errorf("informers not synced: %s", strings.Join(pending, ", "))
 	}
 	return nil
-}
-
-func formatResource(r schema.GroupVersionResource) string {
-	return r.Resource + "." + r.Version + "." + r.Group
 }
 
 // serveChecks runs checks and writes the Kubernetes-style probe answer.
@@ -119,19 +106,27 @@ func (m *Manager) serveChecks(w http.ResponseWriter, r *http.Request, checks []n
 		return
 	}
 	if _, verbose := r.URL.Query()["verbose"]; verbose {
-		fmt.Fprintf(w, "%sleader: %s\n%s check passed\n", b.String(), m.leaderStatus(), strings.TrimPrefix(r.URL.Path, "/"))
+		fmt.Fprintf(w, "%sleader: %s\n%s check passed\n", b.String(), m.leaderStatus(r.Context()), strings.TrimPrefix(r.URL.Path, "/"))
 		return
 	}
 	fmt.Fprint(w, "ok")
 }
 
-// leaderStatus is "true", "false" or "disabled" (no leader election).
-func (m *Manager) leaderStatus() string {
+// leaderStatus says whether this replica leads and who does: "disabled"
+// (no leader election), "true (identity ...)", or "false (leader: identity
+// ...)" as read from etcd (or why it could not be read).
+func (m *Manager) leaderStatus(ctx context.Context) string {
 	if m.election == nil {
 		return "disabled"
 	}
 	if m.IsLeader() {
-		return "true"
+		return fmt.Sprintf("true (identity %s)", m.election.Identity)
 	}
-	return "false"
+	ctx, cancel := context.WithTimeout(ctx, m.election.RenewDeadline) // a bound etcd reads are held to
+	defer cancel()
+	l, err := CurrentLeader(ctx, m.election.Client, m.election.Key)
+	if err != nil {
+		return fmt.Sprintf("false (identity %s; leader unknown: %v)", m.election.Identity, err)
+	}
+	return fmt.Sprintf("false (identity %s; leader: %s)", m.election.Identity, l.Identity)
 }

@@ -48,11 +48,17 @@
 //
 // # Example
 //
-//	lw := reflector.NewStorageListerWatcher(store, "/widgets", widget.NewList, "")
-//	inf, _ := reflector.NewSharedIndexInformer[*widget.Widget](lw)
+// Informers are made in one place, one per resource: a manager's cache
+// (manager.Manager.GetCache; controllers get theirs from package builder),
+// or without a manager an InformerFactory:
+//
+//	factory := reflector.NewInformerFactory()
+//	lw := reflector.NewStorageListerWatcher(store, widget.KeyRoot, widget.NewList, "")
+//	inf, _ := reflector.InformerFor[*widget.Widget](factory, widget.Resource, lw)
 //	reg, _ := inf.AddEventHandler(reflector.ResourceEventHandlerFuncs[*widget.Widget]{
 //		AddFunc: func(w *widget.Widget, initial bool) { ... },
 //	})
-//	go inf.Run(ctx)
+//	factory.Start(ctx)
+//	defer factory.Shutdown()
 //	reflector.WaitForCacheSync(ctx, reg.HasSynced)
 package reflector

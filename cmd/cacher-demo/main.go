@@ -53,11 +53,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runWatch(ctx, args[1:], stdout, stderr)
 	case "walkthrough":
 		return runWalkthrough(ctx, stdout, stderr)
+	case "leader":
+		return runLeader(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	return fmt.Errorf("%w: unknown command %q (commands: serve, watch; none runs the walkthrough)", errUsage, args[0])
+	return fmt.Errorf("%w: unknown command %q (commands: serve, watch, leader; none runs the walkthrough)", errUsage, args[0])
 }
 
 const usage = `cacher-demo: listwatch's cacher on a real etcd
@@ -65,6 +67,7 @@ const usage = `cacher-demo: listwatch's cacher on a real etcd
   cacher-demo                      scripted walkthrough on an embedded etcd
   cacher-demo serve [flags]        HTTP API over a cacher (see serve -h)
   cacher-demo watch --server URL   informer over HTTP printing events (see watch -h)
+  cacher-demo leader --key KEY     who leads a manager's leader election, read from etcd
 `
 
 // newFlagSet returns a flag set that reports errors instead of exiting.

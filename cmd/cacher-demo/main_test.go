@@ -56,6 +56,7 @@ func TestBadInvocationsAreUsageErrors(t *testing.T) {
 		{"serve", "--etcd-endpoints", "http://127.0.0.1:2379", "--data-dir", "/tmp/x"},
 		{"serve", "--etcd-endpoints", "::not a url"},
 		{"watch"},
+		{"leader"},
 		{"watch", "--server", "not a url"},
 		{"watch", "--server", "http://127.0.0.1:1", "--selector", "a in (("},
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/httplw"
@@ -44,10 +45,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	p := &eventPrinter{out: stdout}
-	inf, err := reflector.NewSharedIndexInformer[*unstructured.Unstructured](
-		withWatchOptions(lw, *rv, *labelSel),
-		reflector.WithName("widgets"),
-		reflector.WithWatchErrorHandler(p.watchError))
+	factory := reflector.NewInformerFactory(reflector.WithWatchErrorHandler(p.watchError))
+	inf, err := reflector.InformerFor[*unstructured.Unstructured](factory,
+		schema.GroupVersionResource{Group: group, Version: version, Resource: plural}, withWatchOptions(lw, *rv, *labelSel))
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	fmt.Fprintf(stdout, "watching %s (namespace %q)\n", *serverURL, *ns)
-	inf.Run(ctx)
+	factory.Start(ctx)
+	<-ctx.Done()
+	factory.Shutdown()
 	return nil
 }
 

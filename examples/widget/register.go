@@ -18,14 +18,14 @@ var Resource = GroupVersion.WithResource("widgets")
 const Kind = "Widget"
 
 var (
-	// SchemeBuilder registers Widget and WidgetList.
+	// SchemeBuilder registers Widget, WidgetList, Part and PartList.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 	// AddToScheme adds Widget and WidgetList to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Widget{}, &WidgetList{})
+	s.AddKnownTypes(GroupVersion, &Widget{}, &WidgetList{}, &Part{}, &PartList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

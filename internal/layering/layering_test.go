@@ -69,6 +69,18 @@ var rules = []struct {
 	// storage and apimachinery, nothing above or beside them.
 	{"registry", []string{"go.etcd.io/etcd", "./cacher", "./reflector", "./watchcache", "./server", "./embedtest",
 		"./etcdrun", "./cmd", "./storage/etcd3", "./manager", "./bench"}},
+	// client reads and writes objects over registry and storage (in
+	// process) or HTTP: it knows no etcd, no cacher and nothing above it.
+	{"client", []string{"go.etcd.io/etcd", "./cacher", "./watchcache", "./server", "./embedtest", "./etcdrun",
+		"./cmd", "./storage/etcd3", "./cache", "./manager", "./builder", "./bench"}},
+	// cache is informers over any ListerWatcher, read through client's
+	// interfaces.
+	{"cache", []string{"go.etcd.io/etcd", "./cacher", "./watchcache", "./server", "./embedtest", "./etcdrun",
+		"./cmd", "./storage/etcd3", "./manager", "./builder", "./bench"}},
+	// manager assembles storage, caches and controllers; builder sits on
+	// it. Neither knows the HTTP server or the test servers.
+	{"manager", []string{"./server", "./embedtest", "./cmd", "./builder", "./bench", "go.etcd.io/etcd/server"}},
+	{"builder", []string{"./server", "./embedtest", "./cmd", "./bench", "go.etcd.io/etcd/server"}},
 }
 
 // exampleOnly are dependencies only the examples (below examples/) may

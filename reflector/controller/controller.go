@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/listwatch/listwatch/reflector/workqueue"
 )
 
@@ -48,8 +50,18 @@ type Options struct {
 	// RateLimiter paces the retries of failed Requests. Nil means
 	// workqueue.DefaultControllerRateLimiter.
 	RateLimiter workqueue.RateLimiter[Request]
-	// Logger receives the controller's logs. Nil discards them.
+	// Logger receives the controller's logs: every failed Reconcile (with
+	// the controller's name, the object and the error) and every recovered
+	// panic (with its stack). Nil means slog.Default().
 	Logger *slog.Logger
+	// Registerer receives the controller's metrics:
+	// controller_runtime_reconcile_total{controller,result},
+	// controller_runtime_reconcile_errors_total{controller},
+	// controller_runtime_reconcile_panics_total{controller},
+	// controller_runtime_reconcile_time_seconds{controller}, and, unless
+	// Queue.Metrics is set, the work queue's workqueue_* metrics with
+	// name=<Name>. Nil records none.
+	Registerer prometheus.Registerer
 	// RecoverPanic turns a panic in Reconcile into an error (wrapping
 	// ErrReconcilePanic) that is retried with backoff. Nil means true;
 	// false lets the panic crash the program.
@@ -72,6 +84,7 @@ type Controller struct {
 	log              *slog.Logger
 	recoverPanic     bool
 	queueConfig      workqueue.Config
+	metrics          reconcileMetrics
 
 	mu      sync.Mutex
 	state   state
@@ -121,7 +134,19 @@ func New(opts Options) (*Controller, error) {
 		c.rateLimiter = workqueue.DefaultControllerRateLimiter[Request](opts.Queue.Clock)
 	}
 	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
+		c.log = slog.Default()
+	}
+	m, err := newReconcileMetrics(opts.Registerer, opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	c.metrics = m
+	if opts.Registerer != nil && c.queueConfig.Metrics == nil {
+		qm, err := workqueue.NewPrometheusMetrics(opts.Registerer, opts.Name)
+		if err != nil {
+			return nil, fmt.Errorf("controller %q: %w", opts.Name, err)
+		}
+		c.queueConfig.Metrics = qm
 	}
 	c.log = c.log.With("controller", c.name)
 	return c, nil

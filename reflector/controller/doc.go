@@ -18,6 +18,12 @@
 //     resets the backoff; Result.Requeue retries with backoff; plain success
 //     resets the backoff. A panic is recovered and counts as an error
 //     (Options.RecoverPanic, on by default).
+//   - Nothing is silent: a failed Reconcile is logged (Options.Logger,
+//     slog.Default() when nil) with the controller's name, the object and
+//     the error, a recovered panic with its stack; with
+//     Options.Registerer, controller_runtime_reconcile_total{result},
+//     ..._errors_total, ..._panics_total, ..._time_seconds and the work
+//     queue's workqueue_* metrics are recorded per controller.
 //   - Start(ctx) starts the sources, waits for all of them to sync (at most
 //     CacheSyncTimeout, 2 minutes by default: then ErrCacheSyncTimeout),
 //     runs the workers until ctx ends, then stops handing out work, waits

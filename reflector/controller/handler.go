@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -122,4 +123,30 @@ func isNil(v any) bool {
 		return rv.IsNil()
 	}
 	return false
+}
+
+// EnqueueRequestForOwner enqueues, for each event, the Request naming the
+// object's controller: the ownerReference with controller=true whose
+// apiVersion has ownerKind's group and whose kind is ownerKind's kind
+// (both the old and the new owner on an update that changed it). The
+// owner's namespace is the object's, or "" when ownerNamespaced is false.
+// Objects without such a reference enqueue nothing.
+func EnqueueRequestForOwner[T metav1.Object](ownerKind schema.GroupKind, ownerNamespaced bool) EventHandler[T] {
+	return EnqueueRequestsFromMapFunc(func(_ context.Context, obj T) []Request {
+		for _, ref := range obj.GetOwnerReferences() {
+			if ref.Controller == nil || !*ref.Controller || ref.Kind != ownerKind.Kind {
+				continue
+			}
+			gv, err := schema.ParseGroupVersion(ref.APIVersion)
+			if err != nil || gv.Group != ownerKind.Group {
+				continue
+			}
+			ns := ""
+			if ownerNamespaced {
+				ns = obj.GetNamespace()
+			}
+			return []Request{{types.NamespacedName{Namespace: ns, Name: ref.Name}}}
+		}
+		return nil
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // Predicate filters events before they reach the EventHandler: an event is
@@ -109,4 +110,12 @@ func anyOf[T any](ps []Predicate[T], ok func(Predicate[T]) bool) bool {
 		}
 	}
 	return false
+}
+
+// LabelSelectorPredicate passes the events whose object (the new object of
+// an update) has labels selector matches.
+func LabelSelectorPredicate[T metav1.Object](selector labels.Selector) Predicate[T] {
+	return NewPredicate(func(obj T) bool {
+		return !isNil(obj) && selector.Matches(labels.Set(obj.GetLabels()))
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/listwatch/listwatch/reflector/workqueue"
 )
@@ -33,7 +34,9 @@ func (c *Controller) processNext(ctx context.Context, queue *workqueue.RateLimit
 //   - Result.Requeue: requeue with backoff;
 //   - otherwise: forget the backoff.
 func (c *Controller) handle(ctx context.Context, queue *workqueue.RateLimitingQueue[Request], req Request) {
-	res, err := c.reconcile(ctx, req)
+	start := time.Now()
+	res, panicked, err := c.reconcile(ctx, req)
+	c.metrics.observe(resultOf(res, err), time.Since(start), panicked)
 	switch {
 	case err != nil && errors.Is(err, ErrTerminal):
 		queue.Forget(req)
@@ -59,15 +62,30 @@ func (c *Controller) handle(ctx context.Context, queue *workqueue.RateLimitingQu
 
 // reconcile calls the Reconciler, turning a panic into an error when
 // RecoverPanic is on.
-func (c *Controller) reconcile(ctx context.Context, req Request) (res Result, err error) {
+func (c *Controller) reconcile(ctx context.Context, req Request) (res Result, panicked bool, err error) {
 	if c.recoverPanic {
 		defer func() {
 			if r := recover(); r != nil {
+				panicked = true
 				c.log.Error("reconcile panicked", "namespace", req.Namespace, "name", req.Name,
 					"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				res, err = Result{}, fmt.Errorf("%w: %v", ErrReconcilePanic, r)
 			}
 		}()
 	}
-	return c.reconciler.Reconcile(ctx, req)
+	res, err = c.reconciler.Reconcile(ctx, req)
+	return res, false, err
+}
+
+// resultOf is the result label of a Reconcile's outcome.
+func resultOf(res Result, err error) string {
+	switch {
+	case err != nil:
+		return ResultError
+	case res.RequeueAfter > 0:
+		return ResultRequeueAfter
+	case res.Requeue:
+		return ResultRequeue
+	}
+	return ResultSuccess
 }

@@ -143,7 +143,7 @@ func (l *ListerWatcher) do(ctx context.Context, opts metav1.ListOptions) (*http.
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		return nil, statusError(resp, l.gr())
+		return nil, ErrorFromResponse(resp, l.gr())
 	}
 	return resp, nil
 }
@@ -162,10 +162,12 @@ func (l *ListerWatcher) decodeObject(data []byte) (runtime.Object, error) {
 	return u, u.UnmarshalJSON(data)
 }
 
-// statusError reads resp's Status body and returns the error it stands
-// for (storage.FromStatus: a *storage.Error for a storage error's Status);
-// a body that is not a Status gives the generic Status for the HTTP code.
-func statusError(resp *http.Response, gr schema.GroupResource) error {
+// ErrorFromResponse reads resp's Status body and returns the error it
+// stands for (storage.FromStatus: a *storage.Error for a storage error's
+// Status); a body that is not a Status gives the generic Status for the
+// HTTP code. gr names the resource in that generic Status. The caller
+// closes the body.
+func ErrorFromResponse(resp *http.Response, gr schema.GroupResource) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var st metav1.Status
 	if err := utiljson.Unmarshal(body, &st); err == nil && st.Kind == "Status" && st.Code != 0 {

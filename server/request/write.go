@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"os"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,7 +45,7 @@ func readBody(w http.ResponseWriter, req *http.Request, maxBytes int64, allowEmp
 			return nil, nil, apierrors.NewRequestEntityTooLargeError(
 				fmt.Sprintf("limit is %d bytes", maxBytes))
 		}
-		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
+		return nil, nil, bodyReadError(err)
 	}
 	if len(body) == 0 {
 		if allowEmpty {
@@ -59,6 +61,21 @@ func readBody(w http.ResponseWriter, req *http.Request, maxBytes int64, allowEmp
 		return wire.YAMLToJSON(body)
 	}
 	return body, nil, nil
+}
+
+// bodyReadError is the answer to a body that could not be read: 408 when
+// it did not arrive in time (the server's read deadline), else 400. The
+// cause (socket addresses, the network's words) is not the client's
+// business; the request log has the status.
+func bodyReadError(err error) error {
+	var ne net.Error
+	if errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusRequestTimeout, Reason: metav1.StatusReasonTimeout,
+			Message: "the request body did not arrive in time",
+		}}
+	}
+	return apierrors.NewBadRequest("the request body could not be read")
 }
 
 func unsupportedMediaType(got string, accepted []string) error {

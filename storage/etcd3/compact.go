@@ -3,7 +3,6 @@ package etcd3
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -30,7 +29,7 @@ type CompactorConfig struct {
 	Interval time.Duration
 	// Key is the coordination key; "" means DefaultCompactKey.
 	Key string
-	// Logger receives the compactor's logs; nil discards them.
+	// Logger receives the compactor's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -73,7 +72,7 @@ func NewCompactor(cfg CompactorConfig) (*Compactor, error) {
 		c.key = DefaultCompactKey
 	}
 	if c.logger == nil {
-		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		c.logger = slog.Default()
 	}
 	return c, nil
 }

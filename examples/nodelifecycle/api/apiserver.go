@@ -29,7 +29,8 @@ type ServerConfig struct {
 	Prefix string
 	// Listen is the HTTP address; "" means a free loopback port.
 	Listen string
-	// Logger receives the server's request failures; nil discards.
+	// Logger receives the server's request failures; nil means slog.Default()
+	// (the server's default).
 	Logger *slog.Logger
 	// Edit, when set, adjusts the HTTP server's configuration.
 	Edit func(*server.Config)

@@ -1,0 +1,158 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/reflector"
+)
+
+// ErrNotStarted is returned by Get and List before Start.
+var ErrNotStarted = errors.New("cache: not started")
+
+// ErrStopped is returned by Get and List after Shutdown: the informers no
+// longer follow the storage, so what they hold may be stale.
+var ErrStopped = errors.New("cache: stopped")
+
+// Informer is the shared informer of one kind, holding client.Objects of
+// that kind's Go type.
+type Informer = reflector.SharedIndexInformer[client.Object]
+
+// Options configures a Cache.
+type Options struct {
+	// Kinds resolves objects to kinds. Required.
+	Kinds *client.Kinds
+	// ListerWatcher returns the ListerWatcher of a kind, over all
+	// namespaces (reflector.NewStorageListerWatcher in process, httplw
+	// over HTTP). Required.
+	ListerWatcher func(client.Kind) (reflector.ListerWatcher, error)
+	// Logger receives the informers' logs; nil means slog.Default().
+	Logger *slog.Logger
+	// InformerOptions are given to every informer (resync, page size,
+	// watch-list, ...).
+	InformerOptions []reflector.InformerOption
+}
+
+// Cache is a set of informers, one per kind, and a client.Reader over
+// them. Create it with New; the zero value is not usable.
+type Cache struct {
+	opts    Options
+	factory *reflector.InformerFactory
+
+	mu        sync.Mutex
+	informers map[schema.GroupVersionKind]*Informer
+	ctx       context.Context // Start's, once started
+	stopped   bool            // Shutdown was called
+}
+
+var _ client.Cache = (*Cache)(nil)
+
+// New returns a Cache; it runs nothing until Start.
+func New(opts Options) (*Cache, error) {
+	if opts.Kinds == nil || opts.ListerWatcher == nil {
+		return nil, errors.New("cache: Options.Kinds and Options.ListerWatcher are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	informerOpts := append([]reflector.InformerOption{reflector.WithLogger(opts.Logger)}, opts.InformerOptions...)
+	return &Cache{
+		opts:      opts,
+		factory:   reflector.NewInformerFactory(informerOpts...),
+		informers: map[schema.GroupVersionKind]*Informer{},
+	}, nil
+}
+
+// Kinds returns the cache's kinds.
+func (c *Cache) Kinds() *client.Kinds { return c.opts.Kinds }
+
+// InformerFor returns the informer of obj's kind (obj may be an object or
+// a list), making it on first use; on a started cache a new informer
+// starts at once.
+func (c *Cache) InformerFor(obj client.ObjectList) (*Informer, error) {
+	kind, err := c.opts.Kinds.KindFor(obj)
+	if err != nil {
+		return nil, err
+	}
+	return c.InformerForKind(kind)
+}
+
+// InformerForKind returns the informer of kind, making it on first use.
+func (c *Cache) InformerForKind(kind client.Kind) (*Informer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if inf, ok := c.informers[kind.GroupVersionKind]; ok {
+		return inf, nil
+	}
+	lw, err := c.opts.ListerWatcher(kind)
+	if err != nil {
+		return nil, fmt.Errorf("cache: ListerWatcher of %s: %w", kind.GroupVersionKind.Kind, err)
+	}
+	inf, err := reflector.InformerFor[client.Object](c.factory, kind.GroupVersionResource(), lw)
+	if err != nil {
+		return nil, err
+	}
+	c.informers[kind.GroupVersionKind] = inf
+	if c.ctx != nil {
+		c.factory.Start(c.ctx)
+	}
+	return inf, nil
+}
+
+// Serves reports whether the cache has an informer of kind.
+func (c *Cache) Serves(kind client.Kind) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.informers[kind.GroupVersionKind]
+	return ok
+}
+
+// Start runs every informer, and those made later, until ctx ends or
+// Shutdown. It does not block.
+func (c *Cache) Start(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ctx = ctx
+	c.factory.Start(ctx)
+}
+
+// WaitForCacheSync waits until every informer has synced or ctx ends, and
+// reports whether all have.
+func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
+	for _, ok := range c.factory.WaitForCacheSync(ctx) {
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Unsynced returns the resources whose informers have not synced yet,
+// sorted ("widgets.v1.demo.listwatch.dev").
+func (c *Cache) Unsynced() []string {
+	now, cancel := context.WithCancel(context.Background())
+	cancel() // the current state, without waiting
+	var out []string
+	for res, ok := range c.factory.WaitForCacheSync(now) {
+		if !ok {
+			out = append(out, res.Resource+"."+res.Version+"."+res.Group)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Shutdown stops every informer and waits for their goroutines.
+func (c *Cache) Shutdown() {
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
+	c.factory.Shutdown()
+}
