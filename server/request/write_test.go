@@ -103,7 +103,7 @@ func TestBodyReadErrors(t *testing.T) {
 	} {
 		req := httptest.NewRequest(http.MethodPost, "/x", io.NopCloser(failingBody{tc.err}))
 		req.Header.Set("Content-Type", "application/json")
-		_, err := readBody(httptest.NewRecorder(), req, 1<<20, false, "application/json")
+		_, _, err := readBody(httptest.NewRecorder(), req, 1<<20, false, "application/json")
 		st := storage.StatusOf(err)
 		if st.Code != tc.code || strings.Contains(st.Message, "10.1.2.3") || strings.Contains(st.Message, "reset") {
 			t.Errorf("%v: %d %q, want %d naming no socket or network error", tc.err, st.Code, st.Message, tc.code)
