@@ -6,7 +6,7 @@ TIMEOUT ?= 30m
 BENCH   ?= .
 BENCHTIME ?= 1x
 
-.PHONY: all test vet build bench cover fmt demo demo-nodes bench-nodes demo-cluster bench-cluster
+.PHONY: all test vet build bench cover fmt demo demo-nodes bench-nodes demo-cluster bench-cluster robustness
 
 all: build test
 
@@ -64,13 +64,19 @@ bench-k8s:
 	set -o pipefail; cd k8scompat && $(GO) test -run '^$$' -bench 'WriteThroughput|StoreList' -benchtime $(K8SBENCHTIME) -timeout 60m ./bench | $(GO) run ./cmd/benchtable
 
 K8SBENCH_PEER_RUNS ?= 3
-## bench-peer: listwatch's cacher and Kubernetes' cacher on the same workload in one process (fan-out, slow watchers, memory, lists, idle watchers), K8SBENCH_PEER_RUNS runs of each (3 unless set; the caches' order alternating), side by side; then issue 25's goals with each run's ratio and verdict, and the CPU profile summary of listwatch's 1,000-watcher fan-out (K8SBENCH_PEER_CPUPROFILE=dir keeps the profiles there); knobs in k8scompat/bench/doc.go
+## bench-peer: listwatch's cacher and Kubernetes' cacher on the same workload in one process (fan-out capacity at 1,000 and 10,000 watchers with the harness's own CPU, unpaced fan-out watchers lost, slow watchers, memory, lists, idle watchers), K8SBENCH_PEER_RUNS runs of each (3 unless set; the caches' order alternating), side by side; then issue 25's goals with each run's ratio and verdict, and the CPU profile summary of listwatch's 1,000-watcher fan-out (K8SBENCH_PEER_CPUPROFILE=dir keeps the profiles there); knobs in k8scompat/bench/doc.go
 bench-peer:
-	set -o pipefail; cd k8scompat && K8SBENCH_PEER_RUNS=$(K8SBENCH_PEER_RUNS) $(GO) test -run '^$$' -bench Peer -benchtime 1x -timeout 60m ./bench | $(GO) run ./cmd/benchtable
+	set -o pipefail; cd k8scompat && K8SBENCH_PEER_RUNS=$(K8SBENCH_PEER_RUNS) $(GO) test -run '^$$' -bench Peer -benchtime 1x -timeout 120m ./bench | $(GO) run ./cmd/benchtable
 
 ## bench: the benchmark tables (see README); one table per benchmark, one column per metric
 bench:
 	set -o pipefail; $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -timeout 60m $(PKGS) | $(GO) run ./internal/benchtable
+
+DURATION ?= 5m
+SEED     ?= 0
+## robustness: the robustness suite as a soak (docs/robustness.md): DURATION of traffic (5m unless set) through three cacher replicas over a three-member embedded etcd, every fault kind cycling, then the checks; SEED replays a run (0: from the clock); prints the run's table, and on failure the seed and the directory holding the history and porcupine's visualisation
+robustness:
+	$(GO) test -race -count=1 -timeout 3h -run 'TestRobustness$$' -v ./robustness -args -robustness.duration=$(DURATION) -robustness.seed=$(SEED)
 
 ## cover: test coverage summary
 cover:

@@ -3,6 +3,7 @@ module github.com/listwatch/listwatch
 go 1.26.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/google/btree v1.1.3
 	github.com/google/gnostic-models v0.7.0

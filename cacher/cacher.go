@@ -93,7 +93,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 }
 
 // startWatcher starts w's goroutine, with a context that ends with Run's,
-// with reqCtx's, or when w is aborted. The watch counts in c.wg until it
+// with reqCtx's, or when w is aborted. The watch counts in the feed's wg until it
 // ends and releases it, whether or not it has a goroutine meanwhile (a
 // parked watcher has none). It fails when Run has not started or has
 // stopped.
@@ -108,7 +108,6 @@ func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher.Watcher) error 
 	stopReq := context.AfterFunc(reqCtx, func() { cancel(nil) })
 	stopWake := context.AfterFunc(ctx, w.WakeAsync)
 	f.wg.Add(1)
-	c.hub.Opened(w.Entry())
 	w.Start(ctx, cancel, func() {
 		stopWake()
 		stopReq()

@@ -61,11 +61,11 @@ const (
 	whyLate         = "the cache did not reach the storage's current revision in time"
 )
 
-var (
-	byCache = route{}
-	// byStorage are the decisions that send a read to the storage.
-	byStorage = func(why string) route { return route{storage: true, why: why} }
-)
+// byCache is the decision that the cache answers.
+var byCache = route{}
+
+// byStorage is the decision that the storage answers, for why.
+func byStorage(why string) route { return route{storage: true, why: why} }
 
 // routeGet decides who answers a Get of key at RV rv (as given: "" is a
 // linearizable read), waiting at most ReadyWaitTimeout for the first list.

@@ -43,6 +43,8 @@ type Member struct {
 	mu   sync.Mutex
 	cfg  *embed.Config
 	etcd *embed.Etcd
+	id   string     // the member's ID (hex), known once started
+	peer *peerProxy // in front of the peer port, with Options.PeerProxies
 }
 
 // StartCluster starts a three-member cluster for tb, stopped by tb.Cleanup.
@@ -108,7 +110,17 @@ func startCluster(o Options, attempt int) (*Cluster, error) {
 			PeerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])},
 		}
 		c.Members = append(c.Members, m)
-		initial = append(initial, m.Name+"="+m.PeerURL.String())
+		advertised := m.PeerURL
+		if o.PeerProxies {
+			p, err := startPeerProxy(m.PeerURL.Host)
+			if err != nil {
+				c.closeMembers()
+				return nil, err
+			}
+			m.peer = p
+			advertised.Host = p.addr()
+		}
+		initial = append(initial, m.Name+"="+advertised.String())
 	}
 	token := fmt.Sprintf("listwatch-%d-%d", time.Now().UnixNano(), attempt)
 	for _, m := range c.Members {
@@ -118,6 +130,9 @@ func startCluster(o Options, attempt int) (*Cluster, error) {
 		}
 		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{m.ClientURL}, []url.URL{m.ClientURL}
 		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{m.PeerURL}, []url.URL{m.PeerURL}
+		if m.peer != nil {
+			cfg.AdvertisePeerUrls = []url.URL{{Scheme: "http", Host: m.peer.addr()}}
+		}
 		cfg.InitialCluster = strings.Join(initial, ",")
 		cfg.InitialClusterToken = token
 		m.cfg = cfg
@@ -152,7 +167,7 @@ func (m *Member) start(o Options) error {
 		return fmt.Errorf("member %s: %w", m.Name, err)
 	}
 	m.mu.Lock()
-	m.etcd = e
+	m.etcd, m.id = e, e.Server.MemberID().String()
 	m.mu.Unlock()
 	return nil
 }
@@ -231,6 +246,36 @@ func (c *Cluster) WaitLeader(ctx context.Context) (int, error) {
 	}
 }
 
+// Partition cuts member i off its peers, as a network partition does:
+// nothing passes between it and them either way (bytes are held, no
+// connection is closed) until Heal, while its clients still reach it. The
+// cluster must have been started with Options.PeerProxies.
+func (c *Cluster) Partition(i int) error {
+	if c.Members[i].peer == nil {
+		return errors.New("embedtest: Partition needs Options.PeerProxies")
+	}
+	c.Members[i].mu.Lock()
+	id := c.Members[i].id
+	c.Members[i].mu.Unlock()
+	for j, m := range c.Members {
+		if j == i {
+			m.peer.setCut(func(string) bool { return true }) // everything to i
+			continue
+		}
+		m.peer.setCut(func(sender string) bool { return sender == id }) // i to m
+	}
+	return nil
+}
+
+// Heal ends a Partition.
+func (c *Cluster) Heal() {
+	for _, m := range c.Members {
+		if m.peer != nil {
+			m.peer.setCut(nil)
+		}
+	}
+}
+
 // Compact compacts the cluster's history up to rev.
 func (c *Cluster) Compact(ctx context.Context, rev int64) error {
 	return Compact(ctx, c.Client, rev)
@@ -259,6 +304,11 @@ func (c *Cluster) closeMembers() {
 		}()
 	}
 	wg.Wait()
+	for _, m := range c.Members {
+		if m.peer != nil {
+			m.peer.close()
+		}
+	}
 }
 
 // freePorts reserves n distinct loopback ports from the kernel and releases

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 func TestClusterLeaderStopRestart(t *testing.T) {
@@ -49,5 +51,68 @@ func TestClusterLeaderStopRestart(t *testing.T) {
 	}
 	if len(got.Kvs) != 2 {
 		t.Fatalf("got %d keys after restart, want 2", len(got.Kvs))
+	}
+}
+
+// TestClusterPartition: a leader cut off its peers loses its quorum: a
+// linearizable read through it fails, while the other two elect a leader
+// and take writes; after Heal the cut-off member catches up.
+func TestClusterPartition(t *testing.T) {
+	c := StartCluster(t, Options{PeerProxies: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	lead, err := c.WaitLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := (lead + 1) % 3
+	cut, err := NewClient([]string{c.Members[lead].ClientURL.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cut.Close()
+	kept, err := NewClient([]string{c.Members[other].ClientURL.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+
+	if err := c.Partition(lead); err != nil {
+		t.Fatal(err)
+	}
+	// A write proposed through the old leader before the majority elected
+	// another is lost with it (etcd answers "request timed out"): retry.
+	var r *clientv3.PutResponse
+	for {
+		short, cancelShort := context.WithTimeout(ctx, 3*time.Second)
+		r, err = kept.Put(short, Prefix(t)+"k", "after")
+		cancelShort()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no write through the majority: %v", err)
+		}
+	}
+	short, cancelShort := context.WithTimeout(ctx, time.Second)
+	_, err = cut.Get(short, Prefix(t)+"k")
+	cancelShort()
+	if err == nil {
+		t.Fatal("a linearizable read through the cut-off member succeeded")
+	}
+	c.Heal()
+	for {
+		got, err := cut.Get(ctx, Prefix(t)+"k", clientv3WithSerializable())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Header.Revision >= r.Header.Revision && len(got.Kvs) == 1 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the healed member did not catch up")
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }

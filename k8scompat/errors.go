@@ -128,9 +128,10 @@ func goneError(e *lwstorage.Error, o op) error {
 	case opWatch:
 		st = apierrors.NewResourceExpired(msgWatchExpired)
 	default:
-		st = apierrors.NewResourceExpired(e.Error())
+		st = apierrors.NewResourceExpired(e.ClientMessage())
 	}
-	st.ErrStatus.Message = fmt.Sprintf("%s (%s)", st.ErrStatus.Message, e.Error())
+	// What a client may see: no storage key, no etcd or gRPC text.
+	st.ErrStatus.Message = fmt.Sprintf("%s (%s)", st.ErrStatus.Message, e.ClientMessage())
 	return st
 }
 

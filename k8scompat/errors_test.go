@@ -44,6 +44,13 @@ func TestToK8sError(t *testing.T) {
 		{"watch gone message", lwstorage.NewGoneError(5, 0), opWatch, func(err error) bool {
 			return apierrors.IsResourceExpired(err) && strings.Contains(err.Error(), msgWatchExpired)
 		}},
+		{"watch gone names no key and no etcd text", goneWithInternals(), opWatch, func(err error) bool {
+			return apierrors.IsResourceExpired(err) && !strings.Contains(err.Error(), "/pods/") &&
+				!strings.Contains(err.Error(), "etcdserver") && strings.Contains(err.Error(), "too old resource version: 5 (7)")
+		}},
+		{"other gone names no key and no etcd text", goneWithInternals(), opOther, func(err error) bool {
+			return apierrors.IsResourceExpired(err) && !strings.Contains(err.Error(), "/pods/") && !strings.Contains(err.Error(), "etcdserver")
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,4 +97,13 @@ func TestFromK8sErrorRoundTrip(t *testing.T) {
 	if FromK8sError(plain) != plain {
 		t.Fatal("an unclassified error must come back unchanged")
 	}
+}
+
+// goneWithInternals is a 410 as the store makes it for a compacted watch:
+// it carries the storage key and etcd's own error, which stay in the log.
+func goneWithInternals() *lwstorage.Error {
+	e := lwstorage.NewGoneError(5, 7)
+	e.Key = "/pods/default"
+	e.Err = errors.New("etcdserver: mvcc: required revision has been compacted")
+	return e
 }

@@ -116,3 +116,10 @@ func TestDefaultLoggerLogsFailures(t *testing.T) {
 	require.NotNil(t, find(recs, "request failed", map[string]any{"code": 504.0}), recs)
 	require.Nil(t, find(recs, "HTTP", map[string]any{"verb": "POST"}), "2xx is not logged at Info")
 }
+
+// String returns what was written so far.
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/server/request"
 	"github.com/listwatch/listwatch/server/schema"
@@ -85,15 +84,15 @@ func (s *Server) serveApply(w http.ResponseWriter, req *http.Request, t target) 
 // and the types of the values it sets (required fields are checked on the
 // merged result).
 func (r *resource) decodeApplyPatch(w http.ResponseWriter, wr *request.Write, t target) (map[string]any, error) {
-	js, err := yaml.YAMLToJSON(wr.Body)
+	js, dups, err := wire.YAMLToJSON(wr.Body)
 	if err != nil {
-		return nil, badRequest(fmt.Sprintf("malformed apply patch: %v", err))
+		return nil, err
 	}
 	patch, err := wire.DecodeJSONObject(js)
 	if err != nil {
 		return nil, err
 	}
-	if err := schema.EnforceFieldValidation(w.Header(), wr.FieldValidation, schema.FieldProblems(r.Schema, js, patch)); err != nil {
+	if err := schema.EnforceFieldValidation(w.Header(), wr.FieldValidation, append(dups, schema.FieldProblems(r.Schema, js, patch)...)); err != nil {
 		return nil, err
 	}
 	if err := r.CheckTypeMeta(patch); err != nil {

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -43,7 +44,7 @@ type authEnv struct {
 
 func newAuthEnv(t *testing.T) *authEnv {
 	t.Helper()
-	serverCert, serverPEM, _, err := auth.SelfSignedCertificate("127.0.0.1")
+	serverCert, serverPEM, _, _, err := auth.SelfSignedCertificate("127.0.0.1")
 	require.NoError(t, err)
 	clientCA, clientCAPEM := testCA(t, "test client CA")
 	pool := x509.NewCertPool()
@@ -226,7 +227,9 @@ func TestRefuseInsecureNonLoopback(t *testing.T) {
 
 	ln, err = net.Listen("tcp", "0.0.0.0:0")
 	require.NoError(t, err)
-	srv, err = New(Config{Resources: []Resource{widgets(newStore(t, "/widgets"))}, AllowInsecureNonLoopback: true})
+	var logs syncBuffer
+	srv, err = New(Config{Resources: []Resource{widgets(newStore(t, "/widgets"))}, AllowInsecureNonLoopback: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -242,6 +245,8 @@ func TestRefuseInsecureNonLoopback(t *testing.T) {
 	}, 20*time.Second, 50*time.Millisecond)
 	cancel()
 	require.NoError(t, <-done)
+	require.Contains(t, logs.String(), "level=WARN msg=\"serving on an address that is not loopback without the exposure checks",
+		"serving exposed is said once, at Warn")
 }
 
 // TestRefuseAnonymousWritesNonLoopback: with TLS and authentication on a
@@ -249,7 +254,7 @@ func TestRefuseInsecureNonLoopback(t *testing.T) {
 // (or one that lets anonymous users write) is set, and served when the
 // Authorizer denies anonymous writes.
 func TestRefuseAnonymousWritesNonLoopback(t *testing.T) {
-	cert, _, _, err := auth.SelfSignedCertificate("127.0.0.1")
+	cert, _, _, _, err := auth.SelfSignedCertificate("127.0.0.1")
 	require.NoError(t, err)
 	tokens, err := auth.ParseTokens(strings.NewReader(testTokens))
 	require.NoError(t, err)

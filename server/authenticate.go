@@ -1,16 +1,20 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/filters"
 	"github.com/listwatch/listwatch/server/request"
+	"github.com/listwatch/listwatch/server/wire"
 )
 
 // authenticate identifies req's user with Config.Authenticator; a request
@@ -136,4 +140,167 @@ func kubeVerb(req *http.Request, t target) string {
 		return "delete"
 	}
 	return strings.ToLower(req.Method)
+}
+
+// selfSubjectAccessReview is authorization.k8s.io/v1 SelfSubjectAccessReview,
+// what kubectl auth can-i asks: may the requesting user do what spec says?
+type selfSubjectAccessReview struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		ResourceAttributes    *resourceAttributes    `json:"resourceAttributes,omitempty"`
+		NonResourceAttributes *nonResourceAttributes `json:"nonResourceAttributes,omitempty"`
+	} `json:"spec"`
+	Status struct {
+		Allowed         bool   `json:"allowed"`
+		Denied          bool   `json:"denied,omitempty"`
+		Reason          string `json:"reason,omitempty"`
+		EvaluationError string `json:"evaluationError,omitempty"`
+	} `json:"status"`
+}
+
+// resourceAttributes are what a SelfSubjectAccessReview asks about a
+// resource.
+type resourceAttributes struct {
+	Namespace   string `json:"namespace,omitempty"`
+	Verb        string `json:"verb,omitempty"`
+	Group       string `json:"group,omitempty"`
+	Version     string `json:"version,omitempty"`
+	Resource    string `json:"resource,omitempty"`
+	Subresource string `json:"subresource,omitempty"`
+	Name        string `json:"name,omitempty"`
+}
+
+// nonResourceAttributes are what a SelfSubjectAccessReview asks about
+// another path.
+type nonResourceAttributes struct {
+	Path string `json:"path,omitempty"`
+	Verb string `json:"verb,omitempty"`
+}
+
+// selfSubjectReview is authentication.k8s.io/v1 SelfSubjectReview, what
+// kubectl auth whoami asks: who is the requesting user?
+type selfSubjectReview struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Status            struct {
+		UserInfo struct {
+			Username string   `json:"username,omitempty"`
+			UID      string   `json:"uid,omitempty"`
+			Groups   []string `json:"groups,omitempty"`
+		} `json:"userInfo"`
+	} `json:"status"`
+}
+
+// selfReviewPath names the review a path creates ("" for none):
+// authorization.k8s.io/v1 selfsubjectaccessreviews or
+// authentication.k8s.io/v1 selfsubjectreviews.
+func selfReviewPath(parts []string) string {
+	if len(parts) != 4 || parts[0] != "apis" || parts[2] != "v1" {
+		return ""
+	}
+	switch g, r := parts[1], parts[3]; {
+	case g == "authorization.k8s.io" && r == "selfsubjectaccessreviews":
+		return "SelfSubjectAccessReview"
+	case g == "authentication.k8s.io" && r == "selfsubjectreviews":
+		return "SelfSubjectReview"
+	}
+	return ""
+}
+
+// serveSelfReview answers a POST creating a SelfSubjectAccessReview (may
+// the requesting user do this? the Authorizer's answer, everything
+// without one) or a SelfSubjectReview (the requesting user), as
+// kube-apiserver does for every authenticated user. Nothing is stored.
+func (s *Server) serveSelfReview(w http.ResponseWriter, req *http.Request, kind string) {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		s.writeError(w, req, methodNotAllowed(req.Method, strings.ToLower(kind)+"s"))
+		return
+	}
+	wr, err := request.ReadWrite(w, req, request.ReviewWrite, s.cfg.MaxRequestBodyBytes)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	u := auth.UserFrom(req.Context())
+	if kind == "SelfSubjectReview" {
+		var r selfSubjectReview
+		r.TypeMeta = metav1.TypeMeta{APIVersion: "authentication.k8s.io/v1", Kind: kind}
+		r.CreationTimestamp = metav1.Now()
+		r.Status.UserInfo.Username, r.Status.UserInfo.UID, r.Status.UserInfo.Groups = u.Name, u.UID, u.Groups
+		writeJSON(w, http.StatusCreated, &r)
+		return
+	}
+	r, err := decodeAccessReview(wr)
+	if err != nil {
+		s.writeError(w, req, badRequest(fmt.Sprintf("SelfSubjectAccessReview in version \"v1\" cannot be handled as a SelfSubjectAccessReview: %v", err)))
+		return
+	}
+	ra, nra := r.Spec.ResourceAttributes, r.Spec.NonResourceAttributes
+	if (ra == nil) == (nra == nil) {
+		s.writeError(w, req, apierrors.NewInvalid(k8sschema.GroupKind{Group: "authorization.k8s.io", Kind: kind}, "",
+			field.ErrorList{field.Invalid(field.NewPath("spec"), "", "exactly one of nonResourceAttributes or resourceAttributes must be specified")}))
+		return
+	}
+	a := auth.Attributes{User: u}
+	if ra != nil {
+		a.ResourceRequest, a.Verb, a.APIGroup, a.APIVersion, a.Resource, a.Subresource, a.Namespace, a.Name =
+			true, ra.Verb, ra.Group, ra.Version, ra.Resource, ra.Subresource, ra.Namespace, ra.Name
+	} else {
+		a.Verb, a.Path = nra.Verb, nra.Path
+	}
+	r.TypeMeta = metav1.TypeMeta{APIVersion: "authorization.k8s.io/v1", Kind: kind}
+	r.CreationTimestamp = metav1.Now()
+	if s.cfg.Authorizer == nil {
+		r.Status.Allowed, r.Status.Reason = true, "no authorizer: every request is allowed"
+	} else {
+		ok, reason, err := s.cfg.Authorizer.Authorize(req.Context(), a)
+		r.Status.Allowed, r.Status.Denied, r.Status.Reason = ok, !ok, reason
+		if err != nil {
+			r.Status.Denied = false
+			r.Status.EvaluationError = err.Error()
+			s.log.Warn("authorizing a SelfSubjectAccessReview", "user", u.Name, "err", err)
+		}
+	}
+	writeJSON(w, http.StatusCreated, &r)
+}
+
+// decodeAccessReview decodes a SelfSubjectAccessReview's spec from JSON or
+// from Kubernetes' protobuf (spec is field 2; resourceAttributes 1:
+// namespace 1, verb 2, group 3, version 4, resource 5, subresource 6, name
+// 7; nonResourceAttributes 2: path 1, verb 2).
+func decodeAccessReview(wr *request.Write) (*selfSubjectAccessReview, error) {
+	r := &selfSubjectAccessReview{}
+	if wr.MediaType != wire.MediaProtobuf {
+		return r, json.Unmarshal(wr.Body, r)
+	}
+	raw, err := wire.UnwrapProtobuf(wr.Body)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := wire.ProtobufFields(raw)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := wire.ProtobufFields(msg[2])
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := spec[1]; ok {
+		f, err := wire.ProtobufFields(b)
+		if err != nil {
+			return nil, err
+		}
+		r.Spec.ResourceAttributes = &resourceAttributes{Namespace: string(f[1]), Verb: string(f[2]), Group: string(f[3]),
+			Version: string(f[4]), Resource: string(f[5]), Subresource: string(f[6]), Name: string(f[7])}
+	}
+	if b, ok := spec[2]; ok {
+		f, err := wire.ProtobufFields(b)
+		if err != nil {
+			return nil, err
+		}
+		r.Spec.NonResourceAttributes = &nonResourceAttributes{Path: string(f[1]), Verb: string(f[2])}
+	}
+	return r, nil
 }

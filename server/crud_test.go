@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -239,6 +240,19 @@ func TestCorruptObjectIs500(t *testing.T) {
 	r := f.do(http.MethodGet, apiBase+"/namespaces/default/widgets/bad", "", nil)
 	require.Equal(t, http.StatusInternalServerError, r.code, string(r.body))
 	r.status(t, http.StatusInternalServerError, metav1.StatusReasonInternalError)
+}
+
+// TestRootPaths: GET / lists the paths served, as kube-apiserver does.
+func TestRootPaths(t *testing.T) {
+	f := newFixture(t)
+	r := f.do(http.MethodGet, "/", "", nil)
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	var root metav1.RootPaths
+	require.NoError(t, json.Unmarshal(r.body, &root))
+	for _, p := range []string{"/api", "/apis", "/apis/demo.listwatch.dev", "/apis/demo.listwatch.dev/v1", "/readyz", "/version", "/openapi/v2"} {
+		require.Contains(t, root.Paths, p)
+	}
+	require.True(t, slices.IsSorted(root.Paths))
 }
 
 func TestDiscovery(t *testing.T) {

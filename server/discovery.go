@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,6 +13,8 @@ import (
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/listwatch/listwatch/server/schema"
 )
 
 // verbs are the verbs every resource supports.
@@ -191,4 +194,21 @@ func majorMinor(v string) (string, string) {
 		return "", ""
 	}
 	return strconv.FormatUint(uint64(sv.Major()), 10), strconv.FormatUint(uint64(sv.Minor()), 10)
+}
+
+// rootPaths lists the paths the server serves, as kube-apiserver answers
+// GET /.
+func (s *Server) rootPaths() *metav1.RootPaths {
+	paths := []string{"/api", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"}
+	if s.metrics != nil {
+		paths = append(paths, "/metrics")
+	}
+	for _, r := range s.cfg.Resources {
+		paths = append(paths, schema.PathPrefix(r.Group, r.Version))
+		if r.Group != "" {
+			paths = append(paths, "/apis/"+r.Group)
+		}
+	}
+	slices.Sort(paths)
+	return &metav1.RootPaths{Paths: slices.Compact(paths)}
 }

@@ -22,7 +22,8 @@
 // # Writes
 //
 // Objects are unstructured JSON (or YAML, Content-Type:
-// application/yaml) with apiVersion, kind and metadata. Metadata is
+// application/yaml; a body without Content-Type is JSON, as
+// kube-apiserver reads it) with apiVersion, kind and metadata. Metadata is
 // checked with apimachinery's ObjectMeta validation, the rest against
 // Resource.Schema when one is given (an OpenAPI v3 structural schema, as a
 // CRD carries; fields it does not declare are pruned, fieldValidation
@@ -143,16 +144,19 @@
 // authentication unless AllowInsecureNonLoopback. Requests other than
 // watches are bounded by RequestTimeout (504) and by in-flight limits
 // (MaxRequestsInFlight, MaxMutatingRequestsInFlight: 429 with
-// Retry-After); bodies by MaxRequestBodyBytes (413) and BodyReadTimeout;
-// connections by MaxConnections.
+// Retry-After), counted after authentication (wrong credentials are 401);
+// watches by MaxWatches and MaxWatchesPerUser (429); bodies by
+// MaxRequestBodyBytes (413) and BodyReadTimeout; connections by
+// MaxConnections. SelfSubjectAccessReview and SelfSubjectReview are served
+// (kubectl auth can-i, kubectl auth whoami).
 //
 // # Errors
 //
 // Every error is a metav1.Status body with Kubernetes' code and reason:
 // 400 BadRequest, 401, 403, 404 NotFound, 405 MethodNotAllowed, 406, 409
 // Conflict or AlreadyExists, 410 Expired, 413 RequestEntityTooLarge, 415
-// UnsupportedMediaType, 422 Invalid, 429 TooManyRequests (in-flight
-// limits, storage not ready), 503 when etcd cannot be reached, 504 for
+// UnsupportedMediaType, 422 Invalid, 429 TooManyRequests (in-flight and
+// watch limits, storage not ready), 503 when etcd cannot be reached, 504 for
 // timeouts and too-large resource versions, 500 only for real faults.
 // Storage errors are mapped through their APIStatus; messages name no
 // storage keys and no etcd or gRPC internals, which are logged instead.

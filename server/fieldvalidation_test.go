@@ -77,3 +77,34 @@ func TestFieldValidation(t *testing.T) {
 	f.do(http.MethodPost, coll+"?fieldValidation=strict", "application/json", body("bad")).
 		status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
 }
+
+// TestFieldValidationYAMLDuplicates: a YAML body (create, update, apply)
+// that gives a key twice keeps the last value and warns by default, and
+// is 400 under fieldValidation=Strict, naming the line and key as
+// Kubernetes does.
+func TestFieldValidationYAMLDuplicates(t *testing.T) {
+	f := newFixture(t, func(cfg *Config) { cfg.Resources[0].Schema = widgetSchema() })
+	coll := apiBase + "/namespaces/ns/widgets"
+	doc := func(name string) string {
+		return "apiVersion: demo.listwatch.dev/v1\nkind: Widget\nmetadata:\n  name: " + name + "\nspec:\n  replicas: 1\n  replicas: 2\n"
+	}
+	const dup = `line 7: key \"replicas\" already set in map`
+
+	r := f.do(http.MethodPost, coll+"?fieldValidation=Strict", "application/yaml", doc("y1"))
+	st := r.status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
+	require.Contains(t, st.Message, `line 7: key "replicas" already set in map`)
+	f.do(http.MethodGet, coll+"/y1", "", nil).status(t, http.StatusNotFound, metav1.StatusReasonNotFound)
+
+	r = f.do(http.MethodPost, coll, "application/yaml", doc("y1"))
+	require.Equal(t, http.StatusCreated, r.code, string(r.body))
+	require.Contains(t, r.header.Values("Warning"), `299 - "`+dup+`"`)
+	require.EqualValues(t, 2, r.object(t).Object["spec"].(map[string]any)["replicas"], "the last value is kept")
+
+	r = f.do(http.MethodPut, coll+"/y1?fieldValidation=Strict", "application/yaml", doc("y1"))
+	r.status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
+	r = f.do(http.MethodPatch, coll+"/y1?fieldManager=m&fieldValidation=Strict", "application/apply-patch+yaml", doc("y1"))
+	r.status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
+	r = f.do(http.MethodPatch, coll+"/y1?fieldManager=m", "application/apply-patch+yaml", doc("y1"))
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	require.Contains(t, r.header.Values("Warning"), `299 - "`+dup+`"`)
+}

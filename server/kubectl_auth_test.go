@@ -100,3 +100,41 @@ current-context: c
 			strings.Contains(body, `apiserver_request_total{code="403",resource="widgets",subresource="",verb="POST"} 1`)
 	}, 20*time.Second, 100*time.Millisecond, "metrics: %s", e.do(t, c, "GET", "/metrics", "bob-token", "").body)
 }
+
+// TestKubectlAuthCanIAndWhoami: kubectl auth can-i asks the server's
+// Authorizer through a SelfSubjectAccessReview (a reader may list but not
+// create; a writer may create), and kubectl auth whoami shows the user
+// and groups the Authenticator found, through a SelfSubjectReview.
+func TestKubectlAuthCanIAndWhoami(t *testing.T) {
+	bin, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl not on PATH: the end-to-end steps need the real binary")
+	}
+	e := newAuthEnv(t)
+	run := func(token string, args ...string) (string, error) {
+		kc := filepath.Join(e.dir, token+".kubeconfig")
+		body := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: lw\n  cluster:\n    server: %s\n    certificate-authority: %s\n"+
+			"users:\n- name: u\n  user:\n    token: %s\ncontexts:\n- name: c\n  context: {cluster: lw, user: u, namespace: ns}\ncurrent-context: c\n",
+			e.url, filepath.Join(e.dir, "server-ca.crt"), token)
+		require.NoError(t, os.WriteFile(kc, []byte(body), 0o600))
+		cmd := exec.CommandContext(testCtx(t), bin, append([]string{"--kubeconfig", kc, "--cache-dir", filepath.Join(e.dir, "cache")}, args...)...)
+		out, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	out, err := run("alice-token", "auth", "can-i", "list", "widgets.demo.listwatch.dev")
+	require.NoError(t, err, out)
+	require.Equal(t, "yes", out)
+	out, err = run("alice-token", "auth", "can-i", "create", "widgets.demo.listwatch.dev")
+	require.Error(t, err, "can-i exits 1 for no")
+	require.Equal(t, "no - only members of writers may write", out, "no, with the Authorizer's reason")
+	out, err = run("bob-token", "auth", "can-i", "create", "widgets.demo.listwatch.dev", "-n", "ns")
+	require.NoError(t, err, out)
+	require.Equal(t, "yes", out)
+
+	out, err = run("bob-token", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username} {.status.userInfo.groups}")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "bob ")
+	require.Contains(t, out, "writers")
+	_, err = run("wrong-token", "auth", "whoami")
+	require.Error(t, err, "a wrong token is 401")
+}

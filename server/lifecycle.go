@@ -144,7 +144,17 @@ func (s *Server) serveTLSConfig() *tls.Config {
 // configuration says so explicitly (AllowInsecureNonLoopback).
 func (s *Server) checkExposure(ctx context.Context, l net.Listener) error {
 	addr, ok := l.Addr().(*net.TCPAddr)
-	if !ok || addr.IP.IsLoopback() || s.cfg.AllowInsecureNonLoopback {
+	if !ok || addr.IP.IsLoopback() {
+		return nil
+	}
+	if s.cfg.AllowInsecureNonLoopback {
+		if s.cfg.TLS == nil || s.cfg.Authenticator == nil || s.cfg.AllowAnonymous {
+			s.log.Warn("serving on an address that is not loopback without the exposure checks (AllowInsecureNonLoopback, "+
+				"cacher-demo serve --insecure-allow-unauthenticated-non-loopback): whoever reaches it may read and write "+
+				"what the Authorizer allows anonymous users, everything without one",
+				"address", addr.String(), "tls", s.cfg.TLS != nil, "authenticator", s.cfg.Authenticator != nil,
+				"anonymous", s.cfg.AllowAnonymous)
+		}
 		return nil
 	}
 	if s.cfg.TLS == nil || s.cfg.Authenticator == nil {

@@ -245,7 +245,7 @@ func decodeObject(w http.ResponseWriter, wr *request.Write, t target) (*unstruct
 	if err != nil {
 		return nil, err
 	}
-	problems := schema.FieldProblems(t.res.Schema, wr.Body, obj)
+	problems := append(wr.Duplicates, schema.FieldProblems(t.res.Schema, wr.Body, obj)...)
 	if err := schema.EnforceFieldValidation(w.Header(), wr.FieldValidation, problems); err != nil {
 		return nil, err
 	}

@@ -218,6 +218,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []stri
 		w = yw
 	}
 	switch {
+	case len(parts) == 0:
+		s.serveDiscovery(w, req, func() (any, error) { return s.rootPaths(), nil })
 	case len(parts) == 1 && parts[0] == "version":
 		s.serveDiscovery(w, req, s.versionInfo)
 	case len(parts) == 1 && parts[0] == "api":
@@ -228,6 +230,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []stri
 		s.serveDiscovery(w, req, func() (any, error) { return s.resourceList("", parts[1]) })
 	case len(parts) >= 1 && parts[0] == "apis" && len(parts) <= 3:
 		s.serveAPIs(w, req, parts[1:])
+	case selfReviewPath(parts) != "":
+		s.serveSelfReview(w, req, selfReviewPath(parts))
 	case isResourcePath(parts):
 		group, version, rest := "", parts[1], parts[2:]
 		if parts[0] == "apis" {

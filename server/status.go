@@ -69,7 +69,7 @@ func (r *resource) objectError(err error, name string) error {
 // to w before.
 func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error) {
 	st := statusFor(err)
-	if clientGone(req) {
+	if clientGone(req, err) {
 		// Not a failure of the server: no WARN, no 5xx in the metrics.
 		s.log.Debug("client went away", "method", req.Method, "path", req.URL.Path, "err", err)
 		st.Code = StatusClientClosedRequest
@@ -89,10 +89,12 @@ func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error)
 // 499): a cancellation, not a server failure.
 const StatusClientClosedRequest = 499
 
-// clientGone: req's client cancelled it (closed the connection or the
-// stream); the server's own deadlines are not cancellations.
-func clientGone(req *http.Request) bool {
-	return errors.Is(req.Context().Err(), context.Canceled)
+// clientGone: err is the cancellation of req by its client (it closed the
+// connection or the stream). The server's own deadlines are not
+// cancellations, nor is an error that merely came after one (net/http
+// cancels a request whose body read failed).
+func clientGone(req *http.Request, err error) bool {
+	return errors.Is(err, context.Canceled) && errors.Is(req.Context().Err(), context.Canceled)
 }
 
 // writeJSON encodes v and writes it with the given code. Encoding happens

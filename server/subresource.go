@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 
@@ -96,6 +97,9 @@ func (r *resource) hasSubresource(name string) bool {
 // serveSubresource answers requests on {object}/status and {object}/scale.
 func (s *Server) serveSubresource(w http.ResponseWriter, req *http.Request, t target) {
 	switch {
+	case req.Method == http.MethodGet && request.IsWatch(req):
+		// Subresources have no watch, as in Kubernetes: watch the object.
+		s.writeError(w, req, methodNotAllowed("watch", t.res.Plural+"/"+t.subresource))
 	case t.subresource == subStatus && req.Method == http.MethodGet:
 		s.serveGet(w, req, t)
 	case t.subresource == subStatus && req.Method == http.MethodPut:
@@ -227,6 +231,9 @@ func (s *Server) serveScaleWrite(w http.ResponseWriter, req *http.Request, t tar
 			return nil, err
 		}
 		scale := &unstructured.Unstructured{Object: sc}
+		if err := checkScaleType(sc); err != nil {
+			return nil, err
+		}
 		if n := scale.GetName(); n != "" && n != t.name {
 			return nil, badRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", n, t.name))
 		}
@@ -235,6 +242,9 @@ func (s *Server) serveScaleWrite(w http.ResponseWriter, req *http.Request, t tar
 		switch {
 		case err != nil || (found && !isInt):
 			return nil, apierrors.NewInvalid(gk, t.name, field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), replicas, "must be an integer")})
+		case n > math.MaxInt32:
+			// Scale's replicas is an int32: Kubernetes cannot decode more.
+			return nil, badRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: spec.replicas %d does not fit an int32", n))
 		case n < 0:
 			return nil, apierrors.NewInvalid(gk, t.name, field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), n, "must be greater than or equal to 0")})
 		}
@@ -258,6 +268,24 @@ func (s *Server) serveScaleWrite(w http.ResponseWriter, req *http.Request, t tar
 		return
 	}
 	writeJSON(w, http.StatusOK, t.res.scaleOf(out))
+}
+
+// checkScaleType refuses (400) a Scale body whose apiVersion or kind is
+// set to anything but autoscaling/v1 Scale, as Kubernetes refuses a body
+// of another type.
+func checkScaleType(sc map[string]any) error {
+	for _, f := range []struct{ key, want string }{{"apiVersion", "autoscaling/v1"}, {"kind", "Scale"}} {
+		switch v := sc[f.key].(type) {
+		case nil:
+		case string:
+			if v != "" && v != f.want {
+				return badRequest(fmt.Sprintf("the %s in the data (%s) does not match the expected %s (%s)", f.key, v, f.key, f.want))
+			}
+		default:
+			return badRequest(fmt.Sprintf("%s must be a string", f.key))
+		}
+	}
+	return nil
 }
 
 // subresourceDiscovery lists the subresources of r as discovery shows

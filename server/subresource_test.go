@@ -105,6 +105,45 @@ func TestScaleSubresource(t *testing.T) {
 	require.Equal(t, "Widget", names["widgets/status"].Kind)
 }
 
+// TestScaleIsKubernetesScale: /scale takes an autoscaling/v1 Scale only:
+// replicas beyond an int32 and a body of another kind are 400 and change
+// nothing; subresources have no watch (405).
+func TestScaleIsKubernetesScale(t *testing.T) {
+	f := newFixture(t, withSubresources)
+	coll := apiBase + "/namespaces/default/widgets"
+	w := f.do(http.MethodPost, coll, "application/json", `{"metadata":{"name":"w1"},"spec":{"replicas":1}}`).object(t)
+	for _, c := range []struct{ method, ctype, body string }{
+		{http.MethodPut, "application/json", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w1"},"spec":{"replicas":2147483648}}`},
+		{http.MethodPatch, wire.MediaMergePatch, `{"spec":{"replicas":2147483648}}`},
+		{http.MethodPut, "application/json", `{"apiVersion":"demo.listwatch.dev/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"replicas":2}}`},
+		{http.MethodPut, "application/json", `{"apiVersion":"autoscaling/v1","kind":"Deployment","metadata":{"name":"w1"},"spec":{"replicas":2}}`},
+		{http.MethodPatch, wire.MediaMergePatch, `{"kind":"Widget","spec":{"replicas":2}}`},
+	} {
+		f.do(c.method, coll+"/w1/scale", c.ctype, c.body).status(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
+	}
+	r := f.do(http.MethodPut, coll+"/w1/scale", "application/json", `{"metadata":{"name":"w1"},"spec":{"replicas":2147483647}}`)
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	require.NotEqual(t, w.GetResourceVersion(), r.object(t).GetResourceVersion())
+	for _, sub := range []string{"scale", "status"} {
+		f.do(http.MethodGet, coll+"/w1/"+sub+"?watch=true", "", nil).status(t, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed)
+	}
+}
+
+// TestKubectlScaleCurrentReplicas: kubectl scale --current-replicas sends
+// its Scale without a Content-Type; it is read as JSON, and the
+// precondition holds.
+func TestKubectlScaleCurrentReplicas(t *testing.T) {
+	f := newFixture(t, withSubresources)
+	k := newKubectl(t, f)
+	f.do(http.MethodPost, apiBase+"/namespaces/default/widgets", "application/json", `{"metadata":{"name":"w1"},"spec":{"replicas":1}}`)
+	require.Equal(t, "widget.demo.listwatch.dev/w1 scaled",
+		k.must("", "scale", "widget", "w1", "-n", "default", "--current-replicas=1", "--replicas=3"))
+	require.Equal(t, "3", k.must("", "get", "widget", "w1", "-n", "default", "-o", "jsonpath={.spec.replicas}"))
+	_, err := k.run("", "scale", "widget", "w1", "-n", "default", "--current-replicas=1", "--replicas=5")
+	require.Error(t, err, "a stale --current-replicas is refused")
+	require.Equal(t, "3", k.must("", "get", "widget", "w1", "-n", "default", "-o", "jsonpath={.spec.replicas}"))
+}
+
 // TestSubresourceAuthorization: the Authorizer is told the subresource.
 func TestSubresourceAuthorization(t *testing.T) {
 	f := newFixture(t, withSubresources, func(c *Config) {

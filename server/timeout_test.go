@@ -63,7 +63,7 @@ func TestRequestTimeout(t *testing.T) {
 }
 
 // TestBodyReadTimeout: a request body trickled slower than BodyReadTimeout
-// allows is cut off, not waited for.
+// allows is cut off, not waited for, with 408 and a plain message.
 func TestBodyReadTimeout(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.BodyReadTimeout = 500 * time.Millisecond })
 	conn, err := net.Dial("tcp", strings.TrimPrefix(f.ts.URL, "http://"))
@@ -73,18 +73,33 @@ func TestBodyReadTimeout(t *testing.T) {
 	_, err = io.WriteString(conn, "POST "+apiBase+"/namespaces/ns/widgets HTTP/1.1\r\nHost: x\r\n"+
 		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 	require.NoError(t, err)
-	answered := make(chan error, 1)
+	type answer struct {
+		code int
+		body string
+		err  error
+	}
+	answered := make(chan answer, 1)
 	go func() {
 		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		answered <- err
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		answered <- answer{resp.StatusCode, string(b), err}
 	}()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
-		case <-answered:
+		case a := <-answered:
 			require.Less(t, time.Since(start), 3*time.Second)
+			require.NoError(t, a.err)
+			// A timeout, not a bad request; no socket addresses.
+			require.Equal(t, http.StatusRequestTimeout, a.code, a.body)
+			require.NotContains(t, a.body, "127.0.0.1")
 			return
 		case <-tick.C:
 			if time.Since(start) > 5*time.Second {

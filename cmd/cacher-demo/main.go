@@ -44,7 +44,7 @@ var errUsage = errors.New("usage")
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return runWalkthrough(ctx, stdout)
+		return runWalkthrough(ctx, stdout, stderr)
 	}
 	switch args[0] {
 	case "serve":
@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "watch":
 		return runWatch(ctx, args[1:], stdout, stderr)
 	case "walkthrough":
-		return runWalkthrough(ctx, stdout)
+		return runWalkthrough(ctx, stdout, stderr)
 	case "leader":
 		return runLeader(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":

@@ -24,11 +24,14 @@ func TestMain(m *testing.M) {
 }
 
 func TestWalkthroughBehavesAsNarrated(t *testing.T) {
-	var out bytes.Buffer
+	var out, logs bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := run(ctx, nil, &out, io.Discard); err != nil {
+	if err := run(ctx, nil, &out, &logs); err != nil {
 		t.Fatalf("walkthrough failed: %v\n%s", err, out.String())
+	}
+	if strings.Contains(logs.String(), "INFO") {
+		t.Errorf("library logs below WARN interleave with the narration:\n%s", logs.String())
 	}
 	for _, want := range []string{
 		"requests that reached etcd for the resume: 0",

@@ -28,7 +28,7 @@ type secureFlags struct {
 func (f *secureFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tlsCert, "tls-cert-file", "", "serving certificate (PEM); with --tls-private-key-file serves HTTPS")
 	fs.StringVar(&f.tlsKey, "tls-private-key-file", "", "serving certificate's private key (PEM)")
-	fs.StringVar(&f.certDir, "cert-dir", "", "serve HTTPS with a self-signed certificate for 127.0.0.1 and localhost, written here as apiserver.crt/apiserver.key (when --tls-cert-file is not given)")
+	fs.StringVar(&f.certDir, "cert-dir", "", "serve HTTPS with a serving certificate for 127.0.0.1 and localhost under a new self-signed CA, written here as ca.crt (for clients to trust) and apiserver.crt/apiserver.key (when --tls-cert-file is not given)")
 	fs.StringVar(&f.tokenFile, "token-auth-file", "", "bearer tokens, one per line: token,user,uid,\"group1,group2\"")
 	fs.StringVar(&f.clientCA, "client-ca-file", "", "CA (PEM) that signs client certificates; the certificate's CN is the user, O the groups (needs HTTPS)")
 	fs.BoolVar(&f.anonymous, "anonymous-auth", false, "serve requests without credentials as system:anonymous (for --write-groups to decide) instead of 401")
@@ -58,15 +58,18 @@ func (f *secureFlags) serverOptions(listen string) (func(*server.Config), string
 		}
 		tlsCfg, caPath = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, f.tlsCert
 	case f.certDir != "":
-		cert, certPEM, keyPEM, err := auth.SelfSignedCertificate("127.0.0.1", "::1", "localhost")
+		cert, caPEM, certPEM, keyPEM, err := auth.SelfSignedCertificate("127.0.0.1", "::1", "localhost")
 		if err != nil {
 			return nil, "", err
 		}
 		if err := os.MkdirAll(f.certDir, 0o700); err != nil {
 			return nil, "", err
 		}
-		caPath = filepath.Join(f.certDir, "apiserver.crt")
-		if err := os.WriteFile(caPath, certPEM, 0o600); err != nil {
+		caPath = filepath.Join(f.certDir, "ca.crt")
+		if err := os.WriteFile(caPath, caPEM, 0o600); err != nil {
+			return nil, "", err
+		}
+		if err := os.WriteFile(filepath.Join(f.certDir, "apiserver.crt"), certPEM, 0o600); err != nil {
 			return nil, "", err
 		}
 		if err := os.WriteFile(filepath.Join(f.certDir, "apiserver.key"), keyPEM, 0o600); err != nil {

@@ -105,7 +105,7 @@ func TestServeTLSWithTokens(t *testing.T) {
 	if !strings.HasPrefix(baseURL, "https://") {
 		t.Fatalf("base URL %q, want https", baseURL)
 	}
-	pem, err := os.ReadFile(filepath.Join(dir, "certs", "apiserver.crt"))
+	pem, err := os.ReadFile(filepath.Join(dir, "certs", "ca.crt"))
 	if err != nil {
 		t.Fatal(err)
 	}

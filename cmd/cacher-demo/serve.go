@@ -112,7 +112,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"verbosity", logs.verbosity}, sec.describe()...)...)
 	fmt.Fprintf(stdout, "serving %s/%s %s on %s\n", group, version, plural, st.baseURL)
 	if caPath != "" {
-		fmt.Fprintf(stdout, "clients trust the serving certificate %s (kubectl --certificate-authority=%s)\n", caPath, caPath)
+		fmt.Fprintf(stdout, "clients trust %s (kubectl --certificate-authority=%s)\n", caPath, caPath)
 	}
 	fmt.Fprintf(stdout, "try: curl -N '%s/apis/%s/%s/namespaces/default/%s?watch=true&allowWatchBookmarks=true'\n",
 		st.baseURL, group, version, plural)

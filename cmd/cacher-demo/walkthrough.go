@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -34,7 +35,13 @@ type walkthrough struct {
 	lastSeen string
 }
 
-func runWalkthrough(ctx context.Context, out io.Writer) error {
+func runWalkthrough(ctx context.Context, out, stderr io.Writer) error {
+	// The narration is the output: the library's own log lines (the
+	// cacher's lists, ...) would interleave with it, so only warnings and
+	// errors are logged, to stderr.
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	defer slog.SetDefault(prev)
 	n := newNarrator(out)
 	fmt.Fprintln(out, "listwatch walkthrough: revisions, resume and 410 Gone on a real (embedded) etcd")
 	st, err := startStack(ctx, stackConfig{listen: "127.0.0.1:0", bookmarkInterval: time.Second})

@@ -27,7 +27,7 @@ func TestWatchOverTLSWithToken(t *testing.T) {
 	defer cancel()
 	baseURL, done := startServe(t, ctx, "--listen", "127.0.0.1:0", "--cert-dir", filepath.Join(dir, "certs"),
 		"--token-auth-file", tokens)
-	ca := filepath.Join(dir, "certs", "apiserver.crt")
+	ca := filepath.Join(dir, "certs", "ca.crt")
 
 	if err := run(ctx, []string{"watch", "--server", baseURL, "--certificate-authority", filepath.Join(dir, "missing.crt")},
 		io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "--certificate-authority") {

@@ -18,18 +18,24 @@
 //
 // # The peer benchmarks
 //
-// BenchmarkPeer* (peer_test.go, idle_watchers_test.go) run one workload on
-// the two caches only; `make bench-peer` runs them all and cmd/benchtable
-// prints the side-by-side table, issue 25's goals with every run's measure
-// and verdict, and the summary of the fan-out CPU profile. Their knobs, all
-// environment variables:
+// BenchmarkPeer* (peer_test.go, peer_capacity_test.go,
+// idle_watchers_test.go) run one workload on the two caches only; `make
+// bench-peer` runs them all and cmd/benchtable prints the side-by-side
+// table, the fan-out capacity table, issue 25's goals (goal 3 as issue 36
+// sets it: capacity) with every run's measure and verdict, and the summary
+// of the fan-out CPU profile. Their knobs, all environment variables:
 //
 //	K8SBENCH_PEER_OBJECTS        pods cached (10000); memory and lists also run at 5x
-//	K8SBENCH_PEER_UPDATES        updates per fan-out and slow-watcher run (2000)
-//	K8SBENCH_PEER_WATCHERS       fan-out watcher counts, comma-separated ("10,100,1000")
-//	K8SBENCH_PEER_WIDE_WATCHERS  watchers of the wide unpaced fan-out, goal 3's second row (10000; 0: none)
+//	K8SBENCH_PEER_UPDATES        updates per unpaced fan-out and slow-watcher run (2000)
+//	K8SBENCH_PEER_WATCHERS       unpaced fan-out watcher counts, comma-separated ("10,100,1000")
+//	K8SBENCH_PEER_WIDE_WATCHERS  watchers of the wide unpaced fan-out (10000; 0: none)
 //	K8SBENCH_PEER_WIDE_UPDATES   updates of the wide fan-out (500)
-//	K8SBENCH_PEER_DISTINCT=1     each pod gets a padding of its own (default: the same in all), except in memory, which measures both
+//	K8SBENCH_PEER_CAPACITY_WATCHERS  watcher counts of the capacity search, comma-separated ("1000,10000")
+//	K8SBENCH_PEER_WRITE_RATE     one paced write rate (puts/s) for the capacity search instead of a ladder
+//	K8SBENCH_PEER_WRITE_RATES    the capacity search's ladder of write rates (puts/s), comma-separated
+//	                             (default: 100k,200k,300k,400k,600k,800k,1.2M,1.6M,2.4M,3.2M delivered events/s, divided by the watchers)
+//	K8SBENCH_PEER_STEP_SECONDS   seconds of writing per capacity step (4; at least 50 puts)
+//	K8SBENCH_PEER_DISTINCT=0     every pod gets the same padding (default: each its own), except in memory, which measures both
 //	K8SBENCH_PEER_LISTMODES      list modes, comma-separated ("RV=0,RV=consistent,Paged=500")
 //	K8SBENCH_PEER_IDLE           idle watcher counts, comma-separated ("10000")
 //	K8SBENCH_PEER_RUNS           runs of each scenario (1; `make bench-peer` sets 3)
@@ -38,6 +44,21 @@
 //	K8SBENCH_LW_ENCODED=1        listwatch's cacher keeps objects encoded (cacher.Config.Codec)
 //	K8SBENCH_LW_NOPACK=1         listwatch's cacher keeps objects unpacked (cacher.Config.NoPacking)
 //	KUBE_TEST_API_TYPE           the codec: application/json (default) or application/vnd.kubernetes.protobuf
+//
+// Capacity: BenchmarkPeerCapacity climbs the ladder for each cache (the
+// same cache through the ladder, fresh watchers at each step) until a step
+// does not hold: a watcher lost (ended, or short of an update 15 s after
+// the last put), p99 from put to receipt above 100 ms, or the paced writer
+// (up to 32 puts in flight) short of 95% of the rate. A cache's capacity is
+// the delivered events/s of its last step that held. CPU per delivered
+// event is the process's CPU (user+system) over a step divided by the
+// events it delivered; the caches are compared at the highest rate both
+// held. The harness's own cost is measured at that rate too, by the same
+// writer, etcd and watchers over harnessSource (one etcd watch, one decode
+// per event, a channel send per watcher: Backend=harness), and
+// cmd/benchtable shows it beside the caches' and the ratio net of it. The
+// unpaced fan-outs (BenchmarkPeerFanout) report only how many watches each
+// cache ended.
 //
 // Memory: BenchmarkPeerMemory measures each cache twice, whatever
 // K8SBENCH_PEER_DISTINCT says, on pods whose ~760-byte padding annotation
@@ -56,6 +77,11 @@
 // Kubernetes' first in even ones. The sub-benchmarks are named
 // <scenario>/Backend=<cache>/Run=<r>[/<list mode>], so a -bench pattern
 // ending in Backend=<cache> selects every run.
+//
+// A smoke run of the capacity search (a harness check, not a measure):
+//
+//	K8SBENCH_PEER_OBJECTS=2000 K8SBENCH_PEER_CAPACITY_WATCHERS=100 K8SBENCH_PEER_WRITE_RATES=100,300,1000 \
+//	K8SBENCH_PEER_STEP_SECONDS=2 go test -run '^$' -bench PeerCapacity -benchtime 1x ./bench | go run ./cmd/benchtable
 //
 // CPU profile: the unpaced fan-out to 1,000 watchers writes the process's
 // CPU profile from its first put to its last delivery, for each cache and

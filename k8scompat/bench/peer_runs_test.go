@@ -43,9 +43,9 @@ var peerConfig = sync.OnceFunc(func() {
 	if apiType == "" {
 		apiType = "application/json"
 	}
-	padding := "shared"
+	padding := "shared (K8SBENCH_PEER_DISTINCT=0)"
 	if distinctPadding {
-		padding = "distinct (K8SBENCH_PEER_DISTINCT=1)"
+		padding = "distinct"
 	}
 	fmt.Printf("peer-runs: %d\npeer-listwatch-mode: %s\npeer-codec: %s\npeer-objects: %d\npeer-updates: %d\npeer-padding: %s\n",
 		peerRuns(), mode, apiType, peerObjects(), peerUpdates(), padding)

@@ -35,7 +35,8 @@ import (
 // puts of encoded pods (neither store's write path is involved). The codec
 // is JSON, or protobuf with KUBE_TEST_API_TYPE=application/vnd.kubernetes.protobuf.
 // Sizes: K8SBENCH_PEER_OBJECTS (10000), K8SBENCH_PEER_UPDATES (2000),
-// K8SBENCH_PEER_WATCHERS (comma list, "10,100,1000"); K8SBENCH_PEER_RUNS
+// K8SBENCH_PEER_WATCHERS (comma list, "10,100,1000"), and the capacity
+// search's knobs (peer_capacity_test.go); K8SBENCH_PEER_RUNS
 // repeats each scenario with the caches' order alternating (peer_runs_test.go).
 // The knobs are listed in doc.go.
 //
@@ -56,24 +57,20 @@ func peerObjects() int { return envInt("K8SBENCH_PEER_OBJECTS", 10000) }
 func peerUpdates() int { return envInt("K8SBENCH_PEER_UPDATES", 2000) }
 
 func peerWatcherCounts() []int {
-	var out []int
-	for _, f := range strings.Split(envString("K8SBENCH_PEER_WATCHERS", "10,100,1000"), ",") {
-		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
-			out = append(out, n)
-		}
-	}
-	return out
+	return positiveInts(envString("K8SBENCH_PEER_WATCHERS", "10,100,1000"))
 }
 
 // padding makes a pod's encoding about 1 KiB. It is the same in every pod
-// unless K8SBENCH_PEER_DISTINCT=1 (see podPadding).
+// unless distinctPadding (the default) gives each pod its own (podPadding).
 var padding = strings.Repeat("x", 760)
 
 // distinctPadding makes each pod's padding differ from every other's, as
 // most of the content of real objects differs: a cache that shares equal
 // strings between objects saves nothing on it. It applies to the workload
-// of every scenario but BenchmarkPeerMemory, which measures both paddings.
-var distinctPadding = envString("K8SBENCH_PEER_DISTINCT", "") == "1"
+// of every scenario but BenchmarkPeerMemory, which measures both paddings;
+// it is the default, and K8SBENCH_PEER_DISTINCT=0 gives every pod the same
+// padding.
+var distinctPadding = envString("K8SBENCH_PEER_DISTINCT", "1") != "0"
 
 // podPadding is pod i's padding: the shared one, or one of its own if
 // distinct.
@@ -182,9 +179,16 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 type fanoutRun struct {
 	watchers, slow int
 	slowDelay      time.Duration
-	// rate paces the writer (puts per second); 0 writes as fast as etcd
+	// rate paces the writer (puts per second, issued on schedule by up to
+	// pacedWriters puts in flight, so that one slow put does not lower the
+	// offered rate); 0 writes one put at a time as fast as etcd
 	// acknowledges.
 	rate int
+	// probe, if set, makes the run a capacity probe: it waits at most probe
+	// after the last put for the watchers, and a watcher that has not got
+	// every update by then counts as lost (fanoutResult.lost) instead of
+	// failing the benchmark.
+	probe time.Duration
 	// profile, if set, is the file the process's CPU profile is written to
 	// from the first put to the last delivery.
 	profile string
@@ -196,8 +200,16 @@ type fanoutResult struct {
 	cpu        time.Duration // process CPU time (user+system) over the run
 	fast, all  *latencies
 	terminated int
-	profiled   bool // the CPU profile at fanoutRun.profile is complete
+	// lost counts the watchers that did not get every update: those the
+	// cache ended (terminated) and, in a probe, those still short of it
+	// when the probe's wait ran out.
+	lost     int
+	writes   float64 // puts per second the writer achieved
+	profiled bool    // the CPU profile at fanoutRun.profile is complete
 }
+
+// pacedWriters bounds the puts a paced writer has in flight.
+const pacedWriters = 32
 
 // cpuTime is the process's user plus system CPU time so far.
 func cpuTime() time.Duration {
@@ -224,9 +236,14 @@ func (r fanoutRun) run(b *testing.B, srv *embedtest.Server, store k8sstorage.Int
 	// were copied over and over while the watchers finished, inside the
 	// measured window (runtime.memmove and latencies.add were 8% each of
 	// the CPU profile of the 1,000-watcher fan-out).
-	res := fanoutResult{fast: newLatencies((r.watchers - r.slow) * updates), all: newLatencies(r.watchers * updates)}
-	var delivered atomic.Int64
-	var terminated atomic.Int64
+	// With no slow watchers every watcher is fast: the two are one
+	// collection (at 10,000 watchers each is ~100 MB).
+	res := fanoutResult{all: newLatencies(r.watchers * updates)}
+	res.fast = res.all
+	if r.slow > 0 {
+		res.fast = newLatencies((r.watchers - r.slow) * updates)
+	}
+	var delivered, terminated, completed atomic.Int64
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	for i := range r.watchers {
@@ -269,7 +286,8 @@ func (r fanoutRun) run(b *testing.B, srv *embedtest.Server, store k8sstorage.Int
 					return
 				}
 			}
-			if !slow {
+			completed.Add(1)
+			if !slow && res.fast != res.all {
 				res.fast.add(lat)
 			}
 			res.all.add(lat)
@@ -283,41 +301,70 @@ func (r fanoutRun) run(b *testing.B, srv *embedtest.Server, store k8sstorage.Int
 		stopProfile = startCPUProfile(b, r.profile)
 	}
 	start, cpuStart := time.Now(), cpuTime()
+	var puts sync.WaitGroup
+	var putErr atomic.Pointer[error]
+	inFlight := make(chan struct{}, pacedWriters)
 	for i := range updates {
-		if r.rate > 0 {
-			time.Sleep(time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(r.rate))))
+		if r.rate == 0 {
+			p := peerPod(rng.IntN(objects), time.Now())
+			keys[i], payloads[i] = podKey(p), encodePod(b, p)
+			if _, err := srv.Client.Put(ctx, keys[i], string(payloads[i])); err != nil {
+				b.Fatal(err)
+			}
+			continue
 		}
-		p := peerPod(rng.IntN(objects), time.Now())
+		// The sent-at annotation is the scheduled time, so that a put the
+		// writer issues late (a full pool) counts its delay in the latency.
+		at := start.Add(time.Duration(i) * time.Second / time.Duration(r.rate))
+		time.Sleep(time.Until(at))
+		p := peerPod(rng.IntN(objects), at)
 		keys[i], payloads[i] = podKey(p), encodePod(b, p)
-		if _, err := srv.Client.Put(ctx, keys[i], string(payloads[i])); err != nil {
-			b.Fatal(err)
-		}
+		inFlight <- struct{}{}
+		puts.Go(func() {
+			defer func() { <-inFlight }()
+			if _, err := srv.Client.Put(ctx, keys[i], string(payloads[i])); err != nil {
+				putErr.CompareAndSwap(nil, &err)
+			}
+		})
 	}
+	puts.Wait()
+	if err := putErr.Load(); err != nil {
+		b.Fatal(*err)
+	}
+	res.writes = float64(updates) / time.Since(start).Seconds()
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
+	wait := 3 * time.Minute
+	if r.probe > 0 {
+		wait = r.probe
+	}
 	select {
 	case <-finished:
-	case <-time.After(3 * time.Minute):
+	case <-time.After(wait):
 		close(done)
 		<-finished
-		b.Errorf("watchers did not receive every update within 3 minutes (%d of %d delivered)",
-			delivered.Load(), int64(updates)*int64(r.watchers))
+		if r.probe == 0 {
+			b.Errorf("watchers did not receive every update within %v (%d of %d delivered)",
+				wait, delivered.Load(), int64(updates)*int64(r.watchers))
+		}
 	}
 	res.elapsed, res.cpu = time.Since(start), cpuTime()-cpuStart
 	res.profiled = stopProfile()
 	res.delivered = delivered.Load()
 	res.terminated = int(terminated.Load())
+	res.lost = r.watchers - int(completed.Load())
 	return res
 }
 
 // BenchmarkPeerFanout: W watchers of every pod; one writer updates
-// K8SBENCH_PEER_UPDATES pods, as fast as etcd acknowledges (Writer=max) or
-// paced at 200 puts/s (Writer=200/s), for each W of K8SBENCH_PEER_WATCHERS;
-// then the wide fan-out (fanoutScenarios). Reported: events delivered per
-// second over the run (first put to last delivery), the latency from put to
-// receipt, the process CPU time per delivered event, and how many watches
-// the cache ended. The unpaced runs with 1,000 watchers write a CPU profile
-// per cache and run (peer_profile_test.go).
+// K8SBENCH_PEER_UPDATES pods as fast as etcd acknowledges, for each W of
+// K8SBENCH_PEER_WATCHERS; then the wide fan-out (fanoutScenarios).
+// Unpaced, a cache's throughput says nothing once it ends watchers (as
+// Kubernetes' does past its capacity), so the only measure reported is how
+// many watches the cache ended (terminated); throughput, latency and CPU
+// per event are BenchmarkPeerCapacity's, at paced rates. The runs with
+// 1,000 watchers write a CPU profile per cache and run
+// (peer_profile_test.go).
 func BenchmarkPeerFanout(b *testing.B) {
 	klog.SetLogger(logr.Discard())
 	peerConfig()
@@ -331,8 +378,8 @@ func BenchmarkPeerFanout(b *testing.B) {
 					srv := embedtest.Start(b)
 					primePods(b, srv, objects)
 					store := be.new(b, srv)
-					fr := fanoutRun{watchers: sc.watchers, rate: sc.rate}
-					if sc.rate == 0 && sc.watchers == profiledWatchers {
+					fr := fanoutRun{watchers: sc.watchers}
+					if sc.watchers == profiledWatchers {
 						fr.profile = fanoutProfilePath(b, be.name, sc.watchers, run)
 					}
 					var res fanoutResult
@@ -341,12 +388,6 @@ func BenchmarkPeerFanout(b *testing.B) {
 					}
 					if res.profiled {
 						written.add(be.name, fr.profile)
-					}
-					b.ReportMetric(float64(res.delivered)/res.elapsed.Seconds(), "events/s")
-					b.ReportMetric(ms(res.all.quantile(0.5)), "p50-ms")
-					b.ReportMetric(ms(res.all.quantile(0.99)), "p99-ms")
-					if res.delivered > 0 {
-						b.ReportMetric(float64(res.cpu.Nanoseconds())/float64(res.delivered), "cpu-ns/event")
 					}
 					b.ReportMetric(float64(res.terminated), "terminated")
 				})
@@ -357,29 +398,23 @@ func BenchmarkPeerFanout(b *testing.B) {
 
 // fanoutScenario is one fan-out workload of BenchmarkPeerFanout.
 type fanoutScenario struct {
-	name                    string
-	rate, watchers, updates int
+	name              string
+	watchers, updates int
 }
 
 // fanoutScenarios are the fan-outs to run: each of K8SBENCH_PEER_WATCHERS
-// unpaced and at 200 puts/s with K8SBENCH_PEER_UPDATES updates, then the
-// wide fan-out that issue 25's goal 3 names, K8SBENCH_PEER_WIDE_WATCHERS
-// (10000; 0 leaves it out) unpaced with K8SBENCH_PEER_WIDE_UPDATES (500)
-// updates, named Wide/Writer=max/Watchers=W/Updates=U (so that patterns
-// such as 'PeerFanout/Writer=max/Watchers=1000' leave it out), unless
+// with K8SBENCH_PEER_UPDATES updates, then the wide fan-out,
+// K8SBENCH_PEER_WIDE_WATCHERS (10000; 0 leaves it out) with
+// K8SBENCH_PEER_WIDE_UPDATES (500) updates, named
+// Wide/Writer=max/Watchers=W/Updates=U (so that patterns such as
+// 'PeerFanout/Writer=max/Watchers=1000' leave it out), unless
 // K8SBENCH_PEER_WATCHERS already has that many watchers.
 func fanoutScenarios() []fanoutScenario {
 	var out []fanoutScenario
 	counts := peerWatcherCounts()
-	for _, rate := range []int{0, 200} {
-		writer := "max"
-		if rate > 0 {
-			writer = fmt.Sprintf("%d_per_s", rate)
-		}
-		for _, watchers := range counts {
-			out = append(out, fanoutScenario{name: fmt.Sprintf("Writer=%s/Watchers=%d", writer, watchers),
-				rate: rate, watchers: watchers, updates: peerUpdates()})
-		}
+	for _, watchers := range counts {
+		out = append(out, fanoutScenario{name: fmt.Sprintf("Writer=max/Watchers=%d", watchers),
+			watchers: watchers, updates: peerUpdates()})
 	}
 	wide, err := strconv.Atoi(envString("K8SBENCH_PEER_WIDE_WATCHERS", "10000"))
 	if err != nil || wide <= 0 || slices.Contains(counts, wide) {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"os"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,30 +35,47 @@ func mediaType(req *http.Request) (string, error) {
 // otherwise; none is JSON) and reads at most maxBytes of body (413
 // beyond). An empty body is returned as nil when allowEmpty, else it is
 // 400. A YAML body (when accepted) is returned converted to JSON.
-func readBody(w http.ResponseWriter, req *http.Request, maxBytes int64, allowEmpty bool, accepted ...string) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxBytes))
+//
+// duplicates are the keys a YAML body gives twice (see wire.YAMLToJSON).
+func readBody(w http.ResponseWriter, req *http.Request, maxBytes int64, allowEmpty bool, accepted ...string) (body []byte, duplicates []string, err error) {
+	body, err = io.ReadAll(http.MaxBytesReader(w, req.Body, maxBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, apierrors.NewRequestEntityTooLargeError(
+			return nil, nil, apierrors.NewRequestEntityTooLargeError(
 				fmt.Sprintf("limit is %d bytes", maxBytes))
 		}
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
+		return nil, nil, bodyReadError(err)
 	}
 	if len(body) == 0 {
 		if allowEmpty {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, apierrors.NewBadRequest("request body is empty")
+		return nil, nil, apierrors.NewBadRequest("request body is empty")
 	}
 	mt, perr := mediaType(req)
 	if perr != nil || !slices.Contains(accepted, mt) {
-		return nil, unsupportedMediaType(req.Header.Get("Content-Type"), accepted)
+		return nil, nil, unsupportedMediaType(req.Header.Get("Content-Type"), accepted)
 	}
 	if mt == wire.MediaYAML {
 		return wire.YAMLToJSON(body)
 	}
-	return body, nil
+	return body, nil, nil
+}
+
+// bodyReadError is the answer to a body that could not be read: 408 when
+// it did not arrive in time (the server's read deadline), else 400. The
+// cause (socket addresses, the network's words) is not the client's
+// business; the request log has the status.
+func bodyReadError(err error) error {
+	var ne net.Error
+	if errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusRequestTimeout, Reason: metav1.StatusReasonTimeout,
+			Message: "the request body did not arrive in time",
+		}}
+	}
+	return apierrors.NewBadRequest("the request body could not be read")
 }
 
 func unsupportedMediaType(got string, accepted []string) error {
@@ -108,6 +127,9 @@ var (
 	ScaleWrite = WriteSpec{media: []string{wire.MediaJSON, wire.MediaYAML}, manager: true}
 	// ScalePatchWrite is a patch of a Scale.
 	ScalePatchWrite = WriteSpec{media: []string{wire.MediaMergePatch, wire.MediaJSONPatch}, manager: true}
+	// ReviewWrite is the creation of a SelfSubjectAccessReview or
+	// SelfSubjectReview, in protobuf too (as kubectl sends them).
+	ReviewWrite = WriteSpec{media: []string{wire.MediaJSON, wire.MediaYAML, wire.MediaProtobuf}}
 	// DeleteWrite is a delete, whose options may come in the body.
 	DeleteWrite = WriteSpec{media: []string{wire.MediaJSON, wire.MediaYAML}, emptyBody: true}
 )
@@ -127,6 +149,9 @@ type Write struct {
 	FieldValidation string
 	// Force is the apply's force parameter.
 	Force bool
+	// Duplicates are the keys a YAML body gave twice (the last value
+	// kept), worded for fieldValidation (see wire.YAMLToJSON).
+	Duplicates []string
 }
 
 // ReadWrite checks what every write request shares, in this order:
@@ -141,11 +166,11 @@ func ReadWrite(w http.ResponseWriter, req *http.Request, spec WriteSpec, maxBody
 		return nil, apierrors.NewInvalid(k8sschema.GroupKind{Group: "meta.k8s.io", Kind: "PatchOptions"}, "",
 			field.ErrorList{field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch")})
 	}
-	body, err := readBody(w, req, maxBody, spec.emptyBody, spec.media...)
+	body, dups, err := readBody(w, req, maxBody, spec.emptyBody, spec.media...)
 	if err != nil {
 		return nil, err
 	}
-	wr := &Write{Body: body}
+	wr := &Write{Body: body, Duplicates: dups}
 	wr.MediaType, _ = mediaType(req)
 	if spec.manager {
 		if wr.Manager, err = FieldManager(req); err != nil {

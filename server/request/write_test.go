@@ -1,15 +1,20 @@
 package request
 
 import (
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/listwatch/listwatch/server/wire"
+	"github.com/listwatch/listwatch/storage"
 )
 
 // TestReadWrite: the one preamble of every write handler checks, per kind
@@ -76,5 +81,32 @@ func TestReadWrite(t *testing.T) {
 				c.check(t, wr)
 			}
 		})
+	}
+}
+
+// failingBody is a request body whose Read fails with err.
+type failingBody struct{ err error }
+
+func (f failingBody) Read([]byte) (int, error) { return 0, f.err }
+
+// TestBodyReadErrors: a body that did not arrive by the server's read
+// deadline is 408 Timeout, any other read failure 400; neither message
+// names the sockets or quotes the network error.
+func TestBodyReadErrors(t *testing.T) {
+	addr := &net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 6443}
+	for _, tc := range []struct {
+		err  error
+		code int32
+	}{
+		{&net.OpError{Op: "read", Net: "tcp", Source: addr, Addr: addr, Err: os.ErrDeadlineExceeded}, http.StatusRequestTimeout},
+		{&net.OpError{Op: "read", Net: "tcp", Source: addr, Addr: addr, Err: syscall.ECONNRESET}, http.StatusBadRequest},
+	} {
+		req := httptest.NewRequest(http.MethodPost, "/x", io.NopCloser(failingBody{tc.err}))
+		req.Header.Set("Content-Type", "application/json")
+		_, _, err := readBody(httptest.NewRecorder(), req, 1<<20, false, "application/json")
+		st := storage.StatusOf(err)
+		if st.Code != tc.code || strings.Contains(st.Message, "10.1.2.3") || strings.Contains(st.Message, "reset") {
+			t.Errorf("%v: %d %q, want %d naming no socket or network error", tc.err, st.Code, st.Message, tc.code)
+		}
 	}
 }

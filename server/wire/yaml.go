@@ -12,13 +12,24 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// YAMLToJSON converts a YAML request body to JSON (400 when it is not YAML).
-func YAMLToJSON(body []byte) ([]byte, error) {
-	js, err := yaml.YAMLToJSON(body)
+// YAMLToJSON converts a YAML request body to JSON (400 when it is not
+// YAML). A key given twice in one mapping keeps its last value, as
+// Kubernetes keeps it; duplicates lists each such key as Kubernetes words
+// it (`line 4: key "c" already set in map`), for fieldValidation to warn
+// about or refuse.
+func YAMLToJSON(body []byte) (js []byte, duplicates []string, err error) {
+	js, err = yaml.YAMLToJSON(body)
 	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("malformed YAML: %v", err))
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("malformed YAML: %v", err))
 	}
-	return js, nil
+	if _, serr := yaml.YAMLToJSONStrict(body); serr != nil {
+		for _, line := range strings.Split(serr.Error(), "\n") {
+			if line = strings.TrimSpace(line); strings.HasSuffix(line, "already set in map") {
+				duplicates = append(duplicates, line)
+			}
+		}
+	}
+	return js, duplicates, nil
 }
 
 // WantsYAML reports whether an Accept header asks for application/yaml

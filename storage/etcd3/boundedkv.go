@@ -23,13 +23,13 @@ func (b *boundedKV) call(ctx context.Context, timeout time.Duration, write bool,
 	if err := b.health.failFast(); err != nil {
 		return err
 	}
-	disconnected := write && b.health.disconnected()
+	notReady := write && !b.health.ready()
 	rctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
 		rctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
-	return b.health.observe(ctx, rctx, timeout, write, disconnected, fn(rctx))
+	return b.health.observe(ctx, rctx, timeout, write, notReady, fn(rctx))
 }
 
 // Get is clientv3.KV's Get, bounded.

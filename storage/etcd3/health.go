@@ -290,6 +290,12 @@ func (h *Health) disconnected() bool {
 	return st == connectivity.TransientFailure || st == connectivity.Shutdown
 }
 
+// ready: the client's connection is up (READY).
+func (h *Health) ready() bool {
+	conn := h.client.ActiveConnection()
+	return conn != nil && conn.GetState() == connectivity.Ready
+}
+
 // resetDue: backoffResetInterval has passed since it last said so.
 func (h *Health) resetDue() bool {
 	h.mu.Lock()
@@ -307,11 +313,12 @@ func (h *Health) resetDue() bool {
 // give the caller. When etcd did not answer: a write that was, or may have
 // been, sent gets a storage.NewOutcomeUnknownError (504 without
 // Retry-After: a retry could apply it twice); a read, or a write that
-// provably never left (etcd refused it, or the client had no connection
-// before and after), an ErrUnavailable error (503 with Retry-After). Any
-// other err is returned unchanged. sentDisconnected is whether the client
-// had no connection up when the request was made.
-func (h *Health) observe(ctx, rctx context.Context, timeout time.Duration, write, sentDisconnected bool, err error) error {
+// provably never left, an ErrUnavailable error (503 with Retry-After). A
+// write provably never left when etcd refused it (no leader, stopped), or
+// when the client had no connection up when it was made (sentNotReady) and
+// still has none, its last dial having failed. Any other err is returned
+// unchanged.
+func (h *Health) observe(ctx, rctx context.Context, timeout time.Duration, write, sentNotReady bool, err error) error {
 	switch {
 	case err == nil:
 		h.answered()
@@ -320,17 +327,18 @@ func (h *Health) observe(ctx, rctx context.Context, timeout time.Duration, write
 		return err // the caller's deadline or cancellation: no news of etcd
 	case rctx.Err() != nil:
 		cause := fmt.Errorf("no answer within %v", timeout)
-		if dial := dialError(h.client); dial != nil {
+		dial := dialError(h.client)
+		if dial != nil {
 			cause = fmt.Errorf("%w; last dial error: %w", cause, dial)
 		}
 		uerr := h.lost(cause)
-		if write && !(sentDisconnected && h.disconnected()) {
+		if write && !(sentNotReady && dial != nil) {
 			return storage.NewOutcomeUnknownError(h.client.Endpoints(), cause)
 		}
 		return uerr
 	case unreachableErr(err):
 		uerr := h.lost(err)
-		if write && !neverSent(err, sentDisconnected && h.disconnected()) {
+		if write && !neverSent(err, sentNotReady && h.disconnected()) {
 			return storage.NewOutcomeUnknownError(h.client.Endpoints(), err)
 		}
 		return uerr

@@ -58,7 +58,7 @@ func (r *guaranteeRun) run() {
 	recCtx, stopRecord := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	var recDone <-chan struct{}
 	r.recordCtx = recCtx
-	r.hist, recDone = recordHistory(recCtx, r.env.Client, prefix, int64(r.startRev+1), truthDecoder(r.env))
+	r.hist, recDone = recordHistory(recCtx, r.env.Client, prefix, int64(r.startRev+1), truthDecoder(r.env), false)
 	defer func() { stopRecord(); <-recDone }()
 
 	progCtx, stopProgress := context.WithCancel(ctx)

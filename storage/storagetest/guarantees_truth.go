@@ -2,10 +2,13 @@ package storagetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
@@ -54,37 +57,65 @@ type history struct {
 }
 
 // recordHistory watches etcdPrefix from fromRev and records every change
-// until ctx is done. decode turns a stored value into a truthObject.
+// until ctx is done. decode turns a stored value into a truthObject. With
+// resume, a watch that fails (no leader, etcd down) is opened again from
+// the revision after the last one recorded, until ctx is done; only a
+// compaction of a revision not yet recorded fails the history.
 func recordHistory(ctx context.Context, cli *clientv3.Client, etcdPrefix string, fromRev int64,
-	decode func([]byte) (*truthObject, error)) (*history, <-chan struct{}) {
+	decode func([]byte) (*truthObject, error), resume bool) (*history, <-chan struct{}) {
 	h := &history{changed: make(chan struct{})}
 	done := make(chan struct{})
-	wch := cli.Watch(clientv3.WithRequireLeader(ctx), etcdPrefix,
-		clientv3.WithPrefix(), clientv3.WithPrevKV(), clientv3.WithRev(fromRev))
 	go func() {
 		defer close(done)
-		for resp := range wch {
-			if err := resp.Err(); err != nil {
-				h.fail(fmt.Errorf("ground-truth watch failed: %w", err))
+		next := fromRev
+		for {
+			err := h.follow(ctx, cli, etcdPrefix, next, decode)
+			if ctx.Err() != nil {
 				return
 			}
-			if resp.IsProgressNotify() {
-				h.advance(uint64(resp.Header.Revision))
-				continue
-			}
-			if len(resp.Events) == 0 {
-				continue
-			}
-			if err := h.add(resp.Events, decode); err != nil {
+			if !resume || errors.Is(err, rpctypes.ErrCompacted) || errors.Is(err, errDecode) {
 				h.fail(err)
 				return
 			}
-		}
-		if ctx.Err() == nil {
-			h.fail(fmt.Errorf("ground-truth watch closed early"))
+			h.mu.Lock()
+			next = max(next, int64(h.last)+1)
+			h.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
 	}()
 	return h, done
+}
+
+// errDecode marks a ground-truth value that could not be decoded.
+var errDecode = errors.New("ground truth")
+
+// follow records one etcd watch from rev until it fails or closes.
+func (h *history) follow(ctx context.Context, cli *clientv3.Client, etcdPrefix string, rev int64,
+	decode func([]byte) (*truthObject, error)) error {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	wch := cli.Watch(wctx, etcdPrefix, clientv3.WithPrefix(), clientv3.WithPrevKV(), clientv3.WithRev(rev),
+		clientv3.WithProgressNotify())
+	for resp := range wch {
+		if err := resp.Err(); err != nil {
+			return fmt.Errorf("ground-truth watch failed: %w", err)
+		}
+		if resp.IsProgressNotify() {
+			h.advance(uint64(resp.Header.Revision))
+			continue
+		}
+		if len(resp.Events) == 0 {
+			continue
+		}
+		if err := h.add(resp.Events, decode); err != nil {
+			return fmt.Errorf("%w: %w", errDecode, err)
+		}
+	}
+	return fmt.Errorf("ground-truth watch closed early")
 }
 
 func (h *history) add(evs []*clientv3.Event, decode func([]byte) (*truthObject, error)) error {

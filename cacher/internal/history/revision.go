@@ -20,8 +20,8 @@ import (
 // the middle of one (etcd compacted it while the stream replayed it)
 // leaves nothing of it behind.
 type Revision struct {
-	// RV is the revision gathered; Events its events so far, with Keys
-	// their keys when the reader keeps them (same length, or nil).
+	// RV is the revision gathered; Events its events so far, and Keys
+	// their keys (as the reader gave them, "" when it keeps none).
 	RV     uint64
 	Events []watch.Event
 	Keys   []string
@@ -52,9 +52,7 @@ func (r *Revision) Ends(rv uint64, bookmark bool) bool {
 func (r *Revision) Add(ev watch.Event, rv uint64, key string) {
 	r.RV = rv
 	r.Events = append(r.Events, ev)
-	if key != "" {
-		r.Keys = append(r.Keys, key)
-	}
+	r.Keys = append(r.Keys, key)
 }
 
 // Reset drops what is gathered, keeping the memory.

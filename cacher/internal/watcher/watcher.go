@@ -67,16 +67,16 @@ type Watcher struct {
 	release func()
 }
 
-// Start starts the watch's goroutine with ctx, which abort ends with a
-// cause; finish calls release once the watch has ended. The hub has been
-// told of the watch (Hub.Opened) before.
+// Start opens the watch in the hub and starts its goroutine with ctx,
+// which abort ends with a cause; finish calls release once the watch has
+// ended.
 func (w *Watcher) Start(ctx context.Context, abort context.CancelCauseFunc, release func()) {
+	// Set before the hub knows the watch: from then on it may abort it
+	// (Hub's AbortOpen) or deliver to it.
 	w.ctx, w.abort, w.release = ctx, abort, release
+	w.env.Hub.Opened(w.e)
 	go w.run(ctx)
 }
-
-// Entry is the watch's entry in the hub.
-func (w *Watcher) Entry() *hub.Entry { return w.e }
 
 // Abort implements hub.Member: it ends the watch with cause.
 func (w *Watcher) Abort(cause error) { w.abort(cause) }

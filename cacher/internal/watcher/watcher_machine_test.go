@@ -75,7 +75,6 @@ func newMachineRig(t *testing.T) *machineRig {
 		defer close(r.loopsEnded)
 		r.hub.ParkLoop(loopsCtx, r.sched, machineParkDelay)
 	}()
-	r.hub.Opened(r.w.e)
 	r.w.Start(ctx, cancel, func() {
 		stopWake()
 		cancel(nil)

@@ -80,6 +80,9 @@ spec:
 func TestKubectl(t *testing.T) {
 	ctx := testCtx(t)
 	k := newKubectl(t, startServer(t, server.StorageListwatch), "kubectl")
+	if out := k.run(ctx, "", "version", "-o", "json"); !strings.Contains(out, `"gitVersion": "v1.`) {
+		t.Fatalf("kubectl version: %s", out)
+	}
 
 	if out := k.run(ctx, fmt.Sprintf(widgetYAML, 3), "apply", "-f", "-"); !strings.Contains(out, "created") {
 		t.Fatalf("apply: %s", out)

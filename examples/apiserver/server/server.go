@@ -6,15 +6,21 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
@@ -92,6 +98,13 @@ func New(o Options) (s *Server, err error) {
 
 	cfg := genericapiserver.NewConfig(Codecs)
 	cfg.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
+	// /version answers a semantic version kubectl version can parse (an
+	// unstamped build says v0.0.0-master+$Format:%H$, and kubectl version
+	// exits 1 on it).
+	info := versionInfo(cfg.EffectiveVersion.Info())
+	cfg.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+		return withVersion(genericapiserver.DefaultBuildHandlerChain(h, c), info)
+	}
 	if err := applyServing(o, cfg); err != nil {
 		return nil, err
 	}
@@ -173,4 +186,42 @@ func (s *Server) closeEtcd() {
 	if s.etcd != nil {
 		s.etcd.Close()
 	}
+}
+
+// versionInfo is info with the Kubernetes version of the k8s.io/apiserver
+// this binary is built with (v0.37.2 is Kubernetes v1.37.2) when info's
+// own GitVersion is an unstamped build's.
+func versionInfo(info *apimachineryversion.Info) apimachineryversion.Info {
+	out := *info
+	if _, err := utilversion.ParseSemantic(out.GitVersion); err == nil && !strings.HasPrefix(out.GitVersion, "v0.0.0") {
+		return out
+	}
+	out.GitVersion = "v1.37.0"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path != "k8s.io/apiserver" {
+				continue
+			}
+			if v, err := utilversion.ParseSemantic(m.Version); err == nil && v.Major() == 0 {
+				out.GitVersion = fmt.Sprintf("v1.%d.%d", v.Minor(), v.Patch())
+			}
+		}
+	}
+	v := utilversion.MustParseSemantic(out.GitVersion)
+	out.Major, out.Minor = "1", strconv.Itoa(int(v.Minor()))
+	out.GitCommit, out.GitTreeState = "", ""
+	return out
+}
+
+// withVersion answers GET /version with info, the rest with h.
+func withVersion(h http.Handler, info apimachineryversion.Info) http.Handler {
+	body, _ := json.Marshal(info)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/version" || req.Method != http.MethodGet {
+			h.ServeHTTP(w, req)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})
 }

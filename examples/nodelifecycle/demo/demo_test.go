@@ -3,6 +3,7 @@ package demo
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -49,6 +50,21 @@ func TestDemoShort(t *testing.T) {
 		"tolerated it for 2s", "lease kube-node-lease/node-a0 rv=", "2 pending evictions cancelled",
 		"zone-a FullDisruption rate=4/s", "AllZonesDisrupted", "no eviction and no NoExecute taint", "all 6 steps held"} {
 		require.True(t, strings.Contains(s, want), "missing %q in:\n%s", want, s)
+	}
+	// Every line's stamp is at or after the one before.
+	var prev time.Time
+	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+		var secs float64
+		var clock string
+		if _, err := fmt.Sscanf(line, "[%fs %s", &secs, &clock); err != nil {
+			continue
+		}
+		at, err := time.Parse("15:04:05.000]", clock)
+		require.NoError(t, err, line)
+		if at.Before(prev) && prev.Sub(at) < time.Hour { // not midnight
+			t.Fatalf("a stamp goes backwards at %q", line)
+		}
+		prev = at
 	}
 }
 

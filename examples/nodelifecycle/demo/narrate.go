@@ -17,6 +17,9 @@ type recorder struct {
 	start     time.Time
 	events    []controller.Event
 	evictions []taint.Eviction
+	// last is the stamp of the last line: lines are stamped when they are
+	// written, never earlier than the line before.
+	last time.Time
 }
 
 func newRecorder(w io.Writer) *recorder { return &recorder{w: w, start: time.Now()} }
@@ -25,10 +28,19 @@ func newRecorder(w io.Writer) *recorder { return &recorder{w: w, start: time.Now
 func (r *recorder) printf(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.printfLocked(time.Now(), format, args...)
+	r.printfLocked(format, args...)
 }
 
-func (r *recorder) printfLocked(at time.Time, format string, args ...any) {
+// printfLocked writes one line stamped with the time it is written: the
+// controllers report events from their own goroutines, and stamping each
+// with the time it happened printed them out of order (a later line with
+// an earlier time).
+func (r *recorder) printfLocked(format string, args ...any) {
+	at := time.Now()
+	if at.Before(r.last) {
+		at = r.last
+	}
+	r.last = at
 	fmt.Fprintf(r.w, "[%6.2fs %s] %s\n", at.Sub(r.start).Seconds(), at.Format("15:04:05.000"), fmt.Sprintf(format, args...))
 }
 
@@ -37,7 +49,7 @@ func (r *recorder) onEvent(e controller.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)
-	r.printfLocked(e.Time, "controller: %s", e)
+	r.printfLocked("controller: %s", e)
 }
 
 // onEvict records and narrates an eviction.
@@ -49,7 +61,7 @@ func (r *recorder) onEvict(e taint.Eviction) {
 	if e.Waited > 0 {
 		why = fmt.Sprintf("tolerated it for %s", e.Waited)
 	}
-	r.printfLocked(e.Time, "taint manager: evicted pod %s/%s from %s (%s)", e.Namespace, e.Pod, e.Node, why)
+	r.printfLocked("taint manager: evicted pod %s/%s from %s (%s)", e.Namespace, e.Pod, e.Node, why)
 }
 
 // eventsSince returns the events of kind recorded from index from on.

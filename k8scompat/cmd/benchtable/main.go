@@ -7,8 +7,11 @@
 // is faster. A benchmark measured in several runs (a /Run=N element in its
 // name, as the peer benchmarks have) gets the mean of its runs in that table.
 //
-// After it come issue 25's goals: for the peer benchmarks (make bench-peer)
-// a table of each goal with every run's measure and whether it is met
+// Then the fan-out capacity of each cache, its ratio and the CPU per
+// delivered event at equal offered load, with the harness's own
+// (capacity.go). After it come issue 25's goals: for the peer benchmarks
+// (make bench-peer) a table of each goal with every run's measure and
+// whether it is met
 // (goals.go), then the CPU profile summary of listwatch's fan-out
 // (profile.go); for Kubernetes' own benchmarks (make bench-k8s) the verdict
 // of goal 5 (storelist_goal.go).
@@ -132,11 +135,17 @@ func (t *table) parseLine(line string) {
 			continue
 		}
 		unit := f[i+1]
+		key := sampleKey{bench: name, run: run, backend: m[1], metric: unit}
+		if isCapacity(name) {
+			// The capacity steps go to their own table (capacity.go).
+			t.samples[key] = v
+			continue
+		}
 		if _, ok := tabled[unit]; !ok {
 			continue
 		}
 		t.add(name, unit, m[1], v)
-		t.samples[sampleKey{bench: name, run: run, backend: m[1], metric: unit}] = v
+		t.samples[key] = v
 	}
 }
 
@@ -227,12 +236,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
-	if len(t.order) == 0 {
+	if len(t.order) == 0 && !t.hasCapacity() {
 		fmt.Fprintln(os.Stderr, "benchtable: no benchmark results with a Backend= name on stdin")
 		os.Exit(1)
 	}
 	fmt.Println()
 	_, cacheMean := t.print(os.Stdout)
+	if t.hasCapacity() {
+		fmt.Println()
+		t.printCapacity(os.Stdout)
+	}
 	if t.hasPeer() {
 		fmt.Println()
 		t.printGoals(os.Stdout)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -31,6 +32,10 @@ func main() {
 	fs.StringVar(&o.Listen, "listen", "", "API server address (default: a free loopback port)")
 	serve := fs.Bool("serve", false, "keep the cluster running for kubectl; read commands (stop|resume <node|zone|all>, status) on stdin")
 	_ = fs.Parse(os.Args[1:])
+	// The narration is the output: the library's own log lines (the
+	// cachers' lists, ...) would interleave with it, so only warnings and
+	// errors are logged.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
