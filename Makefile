@@ -101,7 +101,7 @@ demo-cluster:
 
 CLUSTER_NODES    ?= 100
 CLUSTER_REPLICAS ?= 3000
-## bench-cluster: the cluster example at scale (CLUSTER_NODES simulated nodes, a Deployment of CLUSTER_REPLICAS): time to all available, pod startup p50/p99 as a watcher sees it, a rolling update of every pod, API requests and etcd reads per pod, process CPU, the controller managers' heap
+## bench-cluster: the cluster example at scale (CLUSTER_NODES simulated nodes, a Deployment of CLUSTER_REPLICAS): time to all available, pod startup p50/p99 as a watcher sees it, a rolling update of every pod, API requests and etcd reads per pod, the controller manager's CPU and heap (in a process of its own)
 bench-cluster:
 	$(GO) test -run '^$$' -bench Cluster -benchtime 1x -timeout 60m ./examples/cluster/bench -args -cluster.nodes=$(CLUSTER_NODES) -cluster.replicas=$(CLUSTER_REPLICAS)
 
