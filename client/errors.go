@@ -39,6 +39,13 @@ func IsBadRequest(err error) bool {
 	return storage.IsCode(err, storage.CodeInvalidArgument) || apierrors.IsBadRequest(err)
 }
 
+// IsTooManyRequests reports whether err says the server shed the request
+// (429), as NewHTTP returns it once its retries are spent.
+func IsTooManyRequests(err error) bool {
+	return storage.IsCode(err, storage.CodeTooManyRequests) || storage.IsCode(err, storage.CodeNotReady) ||
+		apierrors.IsTooManyRequests(err)
+}
+
 // IgnoreNotFound returns nil for a not-found error and err otherwise: the
 // usual first line after a Reconcile's Get.
 func IgnoreNotFound(err error) error {

@@ -27,8 +27,10 @@ type HTTPConfig struct {
 	BaseURL string
 	// Kinds resolves objects to kinds and their resources. Required.
 	Kinds *Kinds
-	// HTTPClient sends the requests; nil means http.DefaultClient. Give
-	// every call a ctx with a deadline.
+	// HTTPClient sends the requests; nil means http.DefaultClient. Its
+	// transport is wrapped with RetryTooManyRequests (unless it is
+	// already), so a 429 is sent again after its Retry-After. Give every
+	// call a ctx with a deadline.
 	HTTPClient *http.Client
 }
 
@@ -36,7 +38,9 @@ type HTTPConfig struct {
 // serve`, or a Kubernetes API server): JSON over
 // /apis/{group}/{version}[/namespaces/{ns}]/{resource}[/{name}[/status]].
 // Error answers become the same errors the in-process client returns
-// (storage.FromStatus), so IsNotFound, IsConflict, ... hold alike.
+// (storage.FromStatus), so IsNotFound, IsConflict, ... hold alike. A 429
+// Too Many Requests is sent again after its Retry-After, a bounded number
+// of times (RetryTooManyRequests), before it becomes an error.
 func NewHTTP(cfg HTTPConfig) (Client, error) {
 	if cfg.Kinds == nil {
 		return nil, errors.New("client: HTTPConfig.Kinds is required")
@@ -48,6 +52,9 @@ func NewHTTP(cfg HTTPConfig) (Client, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = http.DefaultClient
 	}
+	hc := *cfg.HTTPClient
+	hc.Transport = RetryTooManyRequests(hc.Transport)
+	cfg.HTTPClient = &hc
 	return &httpClient{cfg: cfg, base: strings.TrimSuffix(base.String(), "/")}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/etcdrun"
 	"github.com/listwatch/listwatch/examples/cluster/controllers"
 	"github.com/listwatch/listwatch/examples/cluster/demo"
@@ -82,7 +83,7 @@ func runChild(cfgJSON string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	defer etcd.Close()
-	hc := &http.Client{Transport: api.RetryTooManyRequests(&http.Transport{MaxIdleConnsPerHost: 64})}
+	hc := &http.Client{Transport: client.RetryTooManyRequests(&http.Transport{MaxIdleConnsPerHost: 64})}
 	defer hc.CloseIdleConnections()
 	mc := demo.ManagerConfig(cfg.options(), api.NewClient(cfg.URL, hc), etcd, "bench-controller-manager")
 	mc.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))

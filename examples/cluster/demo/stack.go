@@ -18,6 +18,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/cacher"
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/etcdrun"
 	"github.com/listwatch/listwatch/examples/cluster/controllers"
 	"github.com/listwatch/listwatch/examples/cluster/kubelet"
@@ -167,7 +168,7 @@ type Stack struct {
 // Start starts a cluster; Close stops it.
 func Start(ctx context.Context, o Options) (*Stack, error) {
 	o = o.withDefaults()
-	s := &Stack{Options: o, hc: &http.Client{Transport: api.RetryTooManyRequests(&http.Transport{MaxIdleConnsPerHost: 64})}}
+	s := &Stack{Options: o, hc: &http.Client{Transport: client.RetryTooManyRequests(&http.Transport{MaxIdleConnsPerHost: 64})}}
 	if err := s.start(ctx); err != nil {
 		_ = s.Close()
 		return nil, err

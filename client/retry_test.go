@@ -1,0 +1,118 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/examples/widget"
+)
+
+// sheddingServer answers the first busy requests 429 with retryAfter and
+// the others by echoing the request body back as 201; it records each
+// body it received.
+type sheddingServer struct {
+	busy       int32
+	retryAfter string
+	calls      atomic.Int32
+	mu         sync.Mutex
+	bodies     []string
+}
+
+func (s *sheddingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.bodies = append(s.bodies, string(b))
+	s.mu.Unlock()
+	if s.calls.Add(1) <= s.busy {
+		w.Header().Set("Retry-After", s.retryAfter)
+		w.WriteHeader(http.StatusTooManyRequests)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_, _ = w.Write(b)
+}
+
+func newSheddingClient(t *testing.T, s *sheddingServer) client.Client {
+	t.Helper()
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	c, err := client.NewHTTP(client.HTTPConfig{BaseURL: hs.URL, Kinds: newKinds(t),
+		HTTPClient: &http.Client{Transport: &http.Transport{}}})
+	require.NoError(t, err)
+	return c
+}
+
+// TestHTTPRetriesTooManyRequests: a Create answered 429 twice is sent
+// again, with its body, after Retry-After, and succeeds.
+func TestHTTPRetriesTooManyRequests(t *testing.T) {
+	s := &sheddingServer{busy: 2, retryAfter: "0"}
+	c := newSheddingClient(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w := widget.NewWidget("default", "w1")
+	w.Spec.Color = "red"
+	require.NoError(t, c.Create(ctx, w))
+	assert.Equal(t, "red", w.Spec.Color)
+	require.EqualValues(t, 3, s.calls.Load())
+	var first map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s.bodies[0]), &first))
+	assert.Equal(t, []string{s.bodies[0], s.bodies[0], s.bodies[0]}, s.bodies, "the body is sent each time")
+}
+
+// TestHTTPTooManyRequestsGivesUp: a server that always answers 429 gets
+// the request DefaultTooManyRequestsRetries+1 times, then the client
+// returns a typed 429 error.
+func TestHTTPTooManyRequestsGivesUp(t *testing.T) {
+	s := &sheddingServer{busy: 1 << 30, retryAfter: "0"}
+	c := newSheddingClient(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := c.Get(ctx, client.Key("default", "w1"), &widget.Widget{})
+	require.Error(t, err)
+	assert.True(t, client.IsTooManyRequests(err), "%v", err)
+	assert.False(t, client.IsNotFound(err))
+	assert.EqualValues(t, client.DefaultTooManyRequestsRetries+1, s.calls.Load())
+}
+
+// TestHTTPTooManyRequestsHonoursContext: a wait for Retry-After ends with
+// the request's context.
+func TestHTTPTooManyRequestsHonoursContext(t *testing.T) {
+	s := &sheddingServer{busy: 1 << 30, retryAfter: "5"}
+	c := newSheddingClient(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := c.Get(ctx, client.Key("default", "w1"), &widget.Widget{})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 4*time.Second, "the 5 s Retry-After was not waited out")
+	assert.EqualValues(t, 1, s.calls.Load())
+}
+
+// TestRetryTooManyRequestsWrapsOnce: wrapping a wrapped transport keeps
+// it, so NewHTTP over a client that already retries does not multiply
+// the retries.
+func TestRetryTooManyRequestsWrapsOnce(t *testing.T) {
+	s := &sheddingServer{busy: 1 << 30, retryAfter: "0"}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	hc := &http.Client{Transport: client.RetryTooManyRequests(&http.Transport{})}
+	defer hc.CloseIdleConnections()
+	c, err := client.NewHTTP(client.HTTPConfig{BaseURL: hs.URL, Kinds: newKinds(t), HTTPClient: hc})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.True(t, client.IsTooManyRequests(c.Get(ctx, client.Key("default", "w1"), &widget.Widget{})))
+	assert.EqualValues(t, client.DefaultTooManyRequestsRetries+1, s.calls.Load())
+}
