@@ -50,6 +50,9 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object
 	if err != nil {
 		return err
 	}
+	if err := kind.CheckNamespace(key.Namespace); err != nil {
+		return err
+	}
 	storeKey := key.Name
 	if key.Namespace != "" {
 		storeKey = key.Namespace + "/" + key.Name
@@ -75,6 +78,9 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 	var o client.ListOptions
 	for _, f := range opts {
 		f.ApplyToList(&o)
+	}
+	if err := kind.CheckNamespace(o.Namespace); err != nil {
+		return err
 	}
 	objs, fieldSel, indexed, err := fromFieldIndex(inf, o.Namespace, o.FieldSelector)
 	switch {

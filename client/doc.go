@@ -2,6 +2,11 @@
 // kind and resource of an object come from a registry of kinds (Kinds),
 // not from the caller.
 //
+// NewKinds registers a scheme's kinds as namespaced; SetClusterScoped marks
+// the others (Node, Namespace, ...), whose keys and URLs then have no
+// namespace, and for which a namespace given is a Bad Request
+// (ErrNamespaceOfClusterScoped).
+//
 // One interface, Client, has two implementations:
 //
 //   - NewLocal: in process, over the library's storage (an etcd3 store or

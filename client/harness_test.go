@@ -49,9 +49,12 @@ func newStore(t *testing.T, prefix string, kind client.Kind, unstructured bool) 
 }
 
 // newLocal returns an in-process client over fresh stores.
-func newLocal(t *testing.T) client.Client {
+func newLocal(t *testing.T) client.Client { return newLocalOf(t, newKinds(t)) }
+
+// newLocalOf returns an in-process client of kinds over fresh stores.
+func newLocalOf(t *testing.T, kinds *client.Kinds) client.Client {
 	t.Helper()
-	kinds, prefix := newKinds(t), testPrefix(t)
+	prefix := testPrefix(t)
 	regs := map[string]*registry.Store{}
 	for _, k := range kinds.All() {
 		reg, err := registry.New(registry.Config{Storage: newStore(t, prefix, k, false),
@@ -68,13 +71,17 @@ func newLocal(t *testing.T) client.Client {
 
 // newHTTP returns an HTTP client of a server over fresh stores, with
 // Widget's status subresource.
-func newHTTP(t *testing.T) client.Client {
+func newHTTP(t *testing.T) client.Client { return newHTTPOf(t, newKinds(t)) }
+
+// newHTTPOf returns an HTTP client of a server of kinds over fresh
+// stores.
+func newHTTPOf(t *testing.T, kinds *client.Kinds) client.Client {
 	t.Helper()
-	kinds, prefix := newKinds(t), testPrefix(t)
+	prefix := testPrefix(t)
 	var resources []server.Resource
 	for _, k := range kinds.All() {
 		r := server.Resource{Group: k.GroupVersionKind.Group, Version: k.GroupVersionKind.Version,
-			Plural: k.Resource, Kind: k.GroupVersionKind.Kind, Namespaced: true,
+			Plural: k.Resource, Kind: k.GroupVersionKind.Kind, Namespaced: k.Namespaced,
 			Storage: newStore(t, prefix, k, true), KeyRoot: k.KeyRoot, GetAttrs: k.GetAttrs,
 			Subresources: &server.Subresources{Status: true}}
 		if k.GroupVersionKind.Kind == widget.Kind {
@@ -95,7 +102,8 @@ func newHTTP(t *testing.T) client.Client {
 var implementations = []struct {
 	name string
 	new  func(t *testing.T) client.Client
+	of   func(t *testing.T, kinds *client.Kinds) client.Client
 }{
-	{"local", newLocal},
-	{"http", newHTTP},
+	{"local", newLocal, newLocalOf},
+	{"http", newHTTP, newHTTPOf},
 }

@@ -68,8 +68,12 @@ func (c *httpClient) Kinds() *Kinds { return c.cfg.Kinds }
 func (c *httpClient) Status() StatusWriter { return httpStatus{c} }
 
 // path returns the URL path of kind's collection in namespace, or of the
-// object name (and subresource) when name is set.
-func (c *httpClient) path(kind Kind, namespace, name, sub string) string {
+// object name (and subresource) when name is set; a namespace for a
+// cluster-scoped kind is an error (Kind.CheckNamespace).
+func (c *httpClient) path(kind Kind, namespace, name, sub string) (string, error) {
+	if err := kind.CheckNamespace(namespace); err != nil {
+		return "", err
+	}
 	gv := kind.GroupVersionKind.GroupVersion()
 	p := c.base + "/apis/" + url.PathEscape(gv.Group) + "/" + url.PathEscape(gv.Version)
 	if gv.Group == "" {
@@ -85,7 +89,7 @@ func (c *httpClient) path(kind Kind, namespace, name, sub string) string {
 	if sub != "" {
 		p += "/" + sub
 	}
-	return p
+	return p, nil
 }
 
 // do sends one request and decodes a 2xx answer into out (when not nil);
@@ -165,7 +169,11 @@ func (c *httpClient) Get(ctx context.Context, key ObjectKey, obj Object, _ ...Ge
 	if err != nil {
 		return err
 	}
-	return c.do(ctx, kind, http.MethodGet, c.path(kind, key.Namespace, key.Name, ""), nil, "", nil, obj)
+	u, err := c.path(kind, key.Namespace, key.Name, "")
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, kind, http.MethodGet, u, nil, "", nil, obj)
 }
 
 func (c *httpClient) List(ctx context.Context, list ObjectList, opts ...ListOption) error {
@@ -174,7 +182,11 @@ func (c *httpClient) List(ctx context.Context, list ObjectList, opts ...ListOpti
 		return err
 	}
 	o := listOptions(opts)
-	return c.do(ctx, kind, http.MethodGet, c.path(kind, o.Namespace, "", ""), httplw.EncodeListOptions(o.asMeta()), "", nil, list)
+	u, err := c.path(kind, o.Namespace, "", "")
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, kind, http.MethodGet, u, httplw.EncodeListOptions(o.asMeta()), "", nil, list)
 }
 
 func (c *httpClient) Create(ctx context.Context, obj Object, opts ...CreateOption) error {
@@ -183,7 +195,11 @@ func (c *httpClient) Create(ctx context.Context, obj Object, opts ...CreateOptio
 		return err
 	}
 	setTypeMeta(kind, obj)
-	return c.do(ctx, kind, http.MethodPost, c.path(kind, obj.GetNamespace(), "", ""),
+	u, err := c.path(kind, obj.GetNamespace(), "", "")
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, kind, http.MethodPost, u,
 		dryRunQuery(createOptions(opts).DryRun), runtime.ContentTypeJSON, obj, obj)
 }
 
@@ -197,7 +213,11 @@ func (c *httpClient) put(ctx context.Context, obj Object, sub string, o UpdateOp
 		return err
 	}
 	setTypeMeta(kind, obj)
-	return c.do(ctx, kind, http.MethodPut, c.path(kind, obj.GetNamespace(), obj.GetName(), sub),
+	u, err := c.path(kind, obj.GetNamespace(), obj.GetName(), sub)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, kind, http.MethodPut, u,
 		dryRunQuery(o.DryRun), runtime.ContentTypeJSON, obj, obj)
 }
 
@@ -214,7 +234,11 @@ func (c *httpClient) patch(ctx context.Context, obj Object, sub string, patch Pa
 	if err != nil {
 		return err
 	}
-	return c.do(ctx, kind, http.MethodPatch, c.path(kind, obj.GetNamespace(), obj.GetName(), sub),
+	u, err := c.path(kind, obj.GetNamespace(), obj.GetName(), sub)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, kind, http.MethodPatch, u,
 		dryRunQuery(o.DryRun), string(patch.Type()), data, obj)
 }
 
@@ -236,7 +260,11 @@ func (c *httpClient) Delete(ctx context.Context, obj Object, opts ...DeleteOptio
 	if err != nil {
 		return err
 	}
-	return c.do(ctx, kind, http.MethodDelete, c.path(kind, obj.GetNamespace(), obj.GetName(), ""),
+	u, err := c.path(kind, obj.GetNamespace(), obj.GetName(), "")
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, kind, http.MethodDelete, u,
 		nil, runtime.ContentTypeJSON, deleteBody(deleteOptions(opts)), nil)
 }
 
@@ -246,7 +274,11 @@ func (c *httpClient) DeleteAllOf(ctx context.Context, obj Object, opts ...Delete
 		return err
 	}
 	o := deleteAllOfOptions(opts)
-	return c.do(ctx, kind, http.MethodDelete, c.path(kind, o.Namespace, "", ""),
+	u, err := c.path(kind, o.Namespace, "", "")
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, kind, http.MethodDelete, u,
 		httplw.EncodeListOptions(o.ListOptions.asMeta()), runtime.ContentTypeJSON, deleteBody(o.DeleteOptions), nil)
 }
 

@@ -21,6 +21,12 @@ import (
 // do not know.
 var ErrUnknownKind = errors.New("client: unknown kind")
 
+// ErrNamespaceOfClusterScoped is the cause (errors.Is) of the 400 Bad
+// Request error (IsBadRequest) returned for a namespace given with a
+// cluster-scoped kind: in a Get's key, an InNamespace of List or
+// DeleteAllOf, or an object's metadata.namespace.
+var ErrNamespaceOfClusterScoped = errors.New("client: a cluster-scoped kind has no namespace")
+
 // Kind describes one kind of object: what the client, the caches and the
 // manager need to store, serve and name it.
 type Kind struct {
@@ -61,6 +67,18 @@ func (k Kind) StorageKey(namespace, name string) string {
 		return k.KeyRoot + "/" + namespace + "/" + name
 	}
 	return k.KeyRoot + "/" + name
+}
+
+// CheckNamespace returns nil when namespace may be used with the kind:
+// any namespace ("" included) for a namespaced kind, only "" for a
+// cluster-scoped one (an error wrapping ErrNamespaceOfClusterScoped, for
+// which IsBadRequest holds, otherwise).
+func (k Kind) CheckNamespace(namespace string) error {
+	if k.Namespaced || namespace == "" {
+		return nil
+	}
+	return storage.NewInvalidArgumentError(fmt.Sprintf("%s is cluster-scoped, namespace %q was given", k.GroupVersionKind.Kind, namespace),
+		ErrNamespaceOfClusterScoped)
 }
 
 // ListKey returns the storage prefix of the objects in namespace (every
@@ -122,8 +140,9 @@ type Kinds struct {
 
 // NewKinds returns Kinds holding every kind of schemes that has metadata
 // and a list type (KindList), as namespaced kinds with the default
-// resource, key root and attributes and the scheme's JSON codec. Change a
-// kind (cluster-scoped, another plural, selectable fields) with Get and
+// resource, key root and attributes and the scheme's JSON codec. Mark the
+// cluster-scoped ones (Node, Namespace, ...) with SetClusterScoped; change
+// anything else of a kind (another plural, selectable fields) with Get and
 // Add.
 func NewKinds(schemes ...*runtime.Scheme) (*Kinds, error) {
 	k := &Kinds{byGVK: map[schema.GroupVersionKind]Kind{}, byType: map[reflect.Type]schema.GroupVersionKind{}}
@@ -185,13 +204,39 @@ func schemeKind(s *runtime.Scheme, gvk schema.GroupVersionKind, types map[schema
 	}, true
 }
 
+// SetClusterScoped marks the kinds of objs (objects or lists, as KindFor
+// resolves them) cluster-scoped: their storage keys have no namespace
+// segment, their URLs no /namespaces/{ns}, and a namespace given for them
+// is an error (CheckNamespace). A kind Kinds does not know is
+// ErrUnknownKind, and then no kind is changed.
+//
+//	kinds, err := client.NewKinds(scheme)
+//	err = kinds.SetClusterScoped(&corev1.Node{}, &corev1.Namespace{})
+func (k *Kinds) SetClusterScoped(objs ...runtime.Object) error {
+	kinds := make([]Kind, 0, len(objs))
+	for _, obj := range objs {
+		kind, err := k.KindFor(obj)
+		if err != nil {
+			return err
+		}
+		kinds = append(kinds, kind)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, kind := range kinds {
+		kind.Namespaced = false
+		k.byGVK[kind.GroupVersionKind] = kind
+	}
+	return nil
+}
+
 // Add registers kind, replacing a kind of the same GroupVersionKind. To
-// change a kind NewKinds registered (cluster-scoped, selectable fields),
+// change a kind NewKinds registered (selectable fields, another plural),
 // Get it, change the fields and Add it back:
 //
-//	node, _ := kinds.Get(corev1.SchemeGroupVersion.WithKind("Node"))
-//	node.Namespaced = false
-//	err := kinds.Add(node)
+//	w, _ := kinds.Get(widget.GroupVersion.WithKind(widget.Kind))
+//	w.GetAttrs = widget.GetAttrs
+//	err := kinds.Add(w)
 func (k *Kinds) Add(kind Kind) error {
 	kind, err := kind.withDefaults()
 	if err != nil {

@@ -71,12 +71,18 @@ func keyOf(kind Kind, obj Object) (string, error) {
 	if kind.Namespaced && obj.GetNamespace() == "" {
 		return "", storage.NewInvalidObjError("", fmt.Sprintf("%s %q: metadata.namespace is required", kind.GroupVersionKind.Kind, obj.GetName()))
 	}
+	if err := kind.CheckNamespace(obj.GetNamespace()); err != nil {
+		return "", err
+	}
 	return kind.StorageKey(obj.GetNamespace(), obj.GetName()), nil
 }
 
 func (c *local) Get(ctx context.Context, key ObjectKey, obj Object, _ ...GetOption) error {
 	kind, s, err := c.resolve(obj)
 	if err != nil {
+		return err
+	}
+	if err := kind.CheckNamespace(key.Namespace); err != nil {
 		return err
 	}
 	return s.Storage().Get(ctx, kind.StorageKey(key.Namespace, key.Name), storage.GetOptions{}, obj)
@@ -88,6 +94,9 @@ func (c *local) List(ctx context.Context, list ObjectList, opts ...ListOption) e
 		return err
 	}
 	o := listOptions(opts)
+	if err := kind.CheckNamespace(o.Namespace); err != nil {
+		return err
+	}
 	sopts, err := storage.ListOptionsFrom(o.asMeta(), kind.GetAttrs, nil)
 	if err != nil {
 		return err
@@ -283,6 +292,9 @@ func (c *local) DeleteAllOf(ctx context.Context, obj Object, opts ...DeleteAllOf
 		return err
 	}
 	o := deleteAllOfOptions(opts)
+	if err := kind.CheckNamespace(o.Namespace); err != nil {
+		return err
+	}
 	sopts, err := storage.ListOptionsFrom(o.ListOptions.asMeta(), kind.GetAttrs, nil)
 	if err != nil {
 		return err
