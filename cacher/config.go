@@ -101,11 +101,12 @@ type Config struct {
 	// one until something is queued to it (see package internal/hub). 0 means
 	// DefaultIdleWatcherParkDelay; negative, never.
 	IdleWatcherParkDelay time.Duration
-	// MaxCatchUpStreams bounds concurrent storage watches used to catch
-	// watchers up from etcd's history (0: 16).
+	// MaxCatchUpStreams bounds the new watches that start from etcd's
+	// history (older than the cache's) at a time, and the shared reads
+	// of etcd's history with readers, each one storage watch (0: 16).
 	MaxCatchUpStreams int
-	// CatchUpWaitTimeout is how long a new watch waits for a catch-up
-	// stream before failing with ErrTooManyRequests (0: 5 s).
+	// CatchUpWaitTimeout is how long a new watch from etcd's history waits
+	// for its turn before failing with ErrTooManyRequests (0: 5 s).
 	CatchUpWaitTimeout time.Duration
 	// CatchUpBatch is how many events a catching-up watcher copies from the cache at a time (0: 256).
 	CatchUpBatch int

@@ -82,8 +82,9 @@ func TestConsistencyCheckReportsPersistentMismatchOnce(t *testing.T) {
 	}
 }
 
-// listGatedStore holds the cacher's own lists (recognised by their page size)
-// while gate is set, and counts them.
+// listGatedStore holds the cacher's own lists (recognised by their page
+// size and their key, the whole resource: a shared read of a narrower
+// scope lists that scope) while gate is set, and counts them.
 type listGatedStore struct {
 	storage.Interface
 	pageSize int64
@@ -97,7 +98,7 @@ func (s *listGatedStore) KeyVersions(ctx context.Context, prefix string, rev int
 }
 
 func (s *listGatedStore) GetList(ctx context.Context, key string, opts storage.ListOptions, list runtime.Object) error {
-	if opts.Predicate.Limit == s.pageSize && opts.Predicate.Continue == "" {
+	if opts.Predicate.Limit == s.pageSize && opts.Predicate.Continue == "" && strings.TrimSuffix(key, "/") == "/widgets" {
 		s.lists.Add(1)
 		if g := s.gate.Load(); g != nil {
 			select {

@@ -8,10 +8,13 @@
 //   - Run(ctx) lists the resource (in pages of ListPageSize keys at one
 //     revision), watches it from the list RV with progress notifications,
 //     resumes a broken watch from the last RV and relists only when that RV
-//     was compacted (or a repair asks for it). After a relist, the watchers
-//     it left behind catch up through one shared read of etcd's history,
-//     not one storage watch each; so do watchers that fell out of the
-//     cache's history on their own (feed_history.go). It owns every
+//     was compacted (or a repair asks for it). A watcher replays one
+//     history (internal/history): the cache's ring, or, where the ring
+//     cannot serve it (a relist left it behind, it fell out of the ring,
+//     it starts from an older RV, the cache is being re-initialised), a
+//     shared read of etcd's history, one storage stream for the watchers
+//     that need the same revisions of the same scope, reference-counted
+//     (feed_history.go). It owns every
 //     goroutine the cacher starts (reflector, progress requester, bookmark
 //     timer, shared reads, one per watcher) and
 //     returns after all of them have exited; every watch's result channel is
@@ -25,7 +28,7 @@
 //
 //   - Watch: from any RV the cache's history holds; older RVs are caught up
 //     from the storage's (etcd's) history through a bounded number of
-//     concurrent streams, then continue from the cache with no gap and no
+//     shared reads, then continue from the cache with no gap and no
 //     duplicate. A watch ends with a 410 error event only when etcd has
 //     compacted what it still needs. A slow watcher is never blocked on and
 //     never killed: when its buffer is full it leaves live dispatch, catches
@@ -83,8 +86,8 @@
 // Hub.Commit; a watcher (package internal/watcher) is a delivery state
 // machine that reads history through a watcher.Source and joins live
 // dispatch through the hub, knowing nothing else of the Cacher; package
-// internal/history holds what they share of the storage's history (a
-// shared read, the one revision type). Cacher (cacher.go, route.go,
+// internal/history holds the history a watcher replays (History: the ring
+// or a shared read of the storage's) and the one revision type. Cacher (cacher.go, route.go,
 // reads.go, watch.go) wires them and serves storage.Interface; route.go
 // alone decides who answers a read. Every timer and time read goes through
 // the clocks of clock.go.

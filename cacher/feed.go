@@ -31,8 +31,8 @@ import (
 // corruptKeys (the latter inside Hub.Commit); any goroutine bumps
 // distrustGen (the storage's transformer callback, the consistency loop,
 // the reflector's recovery) and reads the atomics. writtenRV is raised by
-// the writers (noteWrite). shared.mu guards the shared reads offered to
-// watchers (see sharedHistories). runMu guards the run state and every
+// the writers (noteWrite). shared.mu guards the shared reads of the
+// storage's history (see sharedHistories). runMu guards the run state and every
 // wg.Add, so that no goroutine starts after Run began waiting for them.
 // Lock order: runMu, then the hub's lock, then the cache's internal lock;
 // shared.mu is taken last.
@@ -73,8 +73,8 @@ type feed struct {
 	// skip an event: the cache then diverges from the storage.
 	dropEvent atomic.Pointer[func(watch.EventType, runtime.Object) bool]
 
-	// shared are the shared reads of the storage's history offered to
-	// watchers (see feed_history.go).
+	// shared are the shared reads of the storage's history (see
+	// feed_history.go).
 	shared sharedHistories
 	// catchUpSlots is a semaphore of MaxCatchUpStreams storage watches.
 	catchUpSlots chan struct{}
@@ -92,18 +92,16 @@ type feed struct {
 	wg            sync.WaitGroup // watches and shared reads (see Cacher.startWatcher)
 }
 
-// sharedHistories are the shared reads of the storage's history offered
-// to watchers (see feed_history.go), guarded by mu: the reflector offers a
-// relist's (gap) inside the commit that replaces the cache, watchers'
-// goroutines start fall-behind reads (behind, reading), and each read's
-// goroutine withdraws its own.
+// sharedHistories are the shared reads of the storage's history (see
+// feed_history.go), guarded by mu: watchers' goroutines take and give back
+// references (Read, Release).
 type sharedHistories struct {
 	mu sync.Mutex
-	// gap is the last relist's shared read, behind the newest fall-behind
-	// one; nil when none is offered.
-	gap, behind *history.Shared
-	// reading counts the fall-behind reads in flight.
-	reading int
+	// reads are the reads with readers; idle the one kept without.
+	reads []*history.Shared
+	idle  *history.Shared
+	// freed is closed (and replaced) when a read loses its last reader.
+	freed chan struct{}
 }
 
 func newFeed(cfg Config, cache *watchcache.Cache, h *hub.Hub, clk clocks) *feed {
@@ -112,6 +110,7 @@ func newFeed(cfg Config, cache *watchcache.Cache, h *hub.Hub, clk clocks) *feed 
 		catchUpSlots:   make(chan struct{}, cfg.MaxCatchUpStreams),
 		progressWanted: make(chan struct{}, 1),
 		relist:         make(chan error, 1),
+		shared:         sharedHistories{freed: make(chan struct{})},
 	}
 }
 

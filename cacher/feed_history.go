@@ -10,232 +10,256 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/cacher/internal/history"
-	"github.com/listwatch/listwatch/cacher/internal/hub"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
 
-// Shared reads of the storage's history. A watcher whose position is in no
-// cache's history replays a history.Shared: the state at a revision (from)
-// and the storage's history after it up to a later one (until), read once
-// through one storage stream, gathered into whole revisions (see
-// history.Revision) and applied to a cache of its own; each watcher replays
-// it filtered by its own predicate, as live events are, and then moves on
-// to the cache. Two things start one, and nothing else:
+// Shared reads of the storage's history (history.Shared). A watcher replays
+// the cache's history (the ring) when it can; when the ring no longer
+// holds its position (a relist left it behind, it fell behind as a slow
+// client, its watch starts from an RV older than the ring or etcd
+// compacted) or the cache cannot serve (not ready, not trusted), it
+// replays a shared read instead: the state of a scope at a revision
+// (From), listed in pages at that exact revision, and the storage's
+// history after it, read through one storage stream. Watchers that need
+// the same part of the history share one read (Read):
 //
-//   - a relist (replace) leaves every watcher in live dispatch at the
-//     revision the cache held before; its shared read starts from a fork of
-//     the state it replaces (watchcache.Cache.Fork, O(1)) and reads up to
-//     the list's revision;
-//   - a watcher that lagged (a slow client) until its position left the
-//     cache's history asks for one (Shared); it starts from the oldest
-//     position among the watchers out of live dispatch (they lag at
-//     different positions, and the first to ask is not always the furthest
-//     behind), with the state listed at that exact revision in pages, and
-//     reads up to the cache's revision. At most maxBehindReads are in flight.
+//   - a watcher that fell out of live dispatch (lagged, or left behind by a
+//     relist) gets a read of the whole resource from the oldest position
+//     at which a watcher left live dispatch (they lag at different
+//     positions, and the first to ask is not always the furthest behind),
+//     so that every watcher behind shares it;
+//   - a new watch from an old RV gets a read of its own scope from its RV,
+//     shared with the watches from the same RV and scope;
+//   - an RV etcd compacted, and an initial state, get a read started at
+//     exactly that revision for exactly that scope (Want.Exact), whose
+//     failure is the storage's answer to the watch (410 for a compacted
+//     RV). A watcher whose shared read failed asks for an exact one.
 //
-// Both are offered to watchers until gapRetention after their read ended;
-// a watcher they cannot serve (further behind, a failed read, too many
-// reads) catches up through its own storage stream.
+// A read is reference-counted: Read takes a reference, Release gives it
+// back. Its storage stream ends when its last reader leaves, when the
+// cache's history holds what it read last (the ring takes over: each
+// reader moves to it once it holds the reader's position), after
+// readTimeout, or with the storage's answer (an error event). Bounds: at
+// most MaxCatchUpStreams reads with readers (a watcher that needs one more
+// waits); each holds its scope's state and at most maxReadEvents events
+// (a reader that falls out of them asks for a read from its position). A
+// read without readers is dropped, except the newest one while a watcher
+// out of live dispatch sits at a position it holds (the next one behind
+// is coming to it): that idle read has no stream, and goes at the next
+// Read or Release that finds no such watcher.
 
-// gapTimeout bounds how long a shared read may take.
-const gapTimeout = time.Minute
+// readTimeout bounds how long a shared read's list and stream may take.
+const readTimeout = time.Minute
 
-// gapIdleTimeout is how long a shared read may receive nothing (no event,
-// no progress notification) before it is given up: a storage that does not
-// answer progress requests would otherwise keep its watchers waiting until
-// gapTimeout.
-const gapIdleTimeout = 5 * time.Second
+// readIdleTimeout is how long a shared read may receive nothing (no event,
+// no progress notification) before its stream is given up: a storage that
+// does not answer progress requests would otherwise keep its readers
+// waiting until readTimeout.
+const readIdleTimeout = 5 * time.Second
 
-// gapRetention is how long a shared history stays offered to watchers
-// after its read ended; then it is dropped (watchers already replaying it
-// keep it), so that the state it holds is not kept until the next one.
-const gapRetention = 10 * time.Second
+// maxReadEvents bounds the history a shared read keeps.
+const maxReadEvents = 100_000
 
-// maxBehindReads bounds the shared reads for fallen-behind watchers in
-// flight: beyond it, watchers catch up one by one.
-const maxBehindReads = 2
+// resource is the scope of the whole resource.
+func (f *feed) resource() history.Scope { return history.Scope{Key: f.prefix, Recursive: true} }
 
-// maxBehindEvents bounds the history a shared read for fallen-behind
-// watchers keeps: a watcher whose part of it was dropped catches up
-// through its own storage stream.
-const maxBehindEvents = 100_000
-
-// forkGap prepares the shared read of a replace from the cache's current
-// state to until, when live watchers will need it (inside the hub's
-// commit, before the cache is replaced); nil when none will. It is offered
-// at once; startShared starts its read after the commit.
-func (f *feed) forkGap(tx hub.Tx, until uint64) *history.Shared {
-	from, _ := f.cache.RV()
-	if !tx.Live() || from >= until {
-		return nil
+// Read implements watcher.Source: a shared read that holds want.Pos for
+// want.Scope, with a reference the caller gives back (Release), started if
+// none does. It waits while MaxCatchUpStreams reads have readers; an
+// error only when ctx ends first (or a read cannot be made).
+func (f *feed) Read(ctx context.Context, want history.Want) (*history.Shared, error) {
+	compacted := f.cache.Compacted()
+	exact := want.Exact || want.Pos < compacted // etcd's answer for a compacted RV
+	if g := f.join(want, exact); g != nil {
+		return g, nil
 	}
-	fork, ok := f.cache.Fork()
-	if !ok {
-		return nil
+	// A new read. The hub's lock is not taken under shared.mu: read the
+	// positions first.
+	f.sweepIdle()
+	from, scope := want.Pos, want.Scope
+	if want.Behind && !exact {
+		floor, cur := max(compacted, 1), f.CacheRV()
+		if cur > maxReadEvents {
+			floor = max(floor, cur-maxReadEvents)
+		}
+		if oldest, ok := f.hub.OldestLagging(floor); ok {
+			from = min(from, oldest)
+		}
+		from, scope = max(from, compacted), f.resource()
 	}
-	g := &history.Shared{Cache: fork, From: from, Until: until}
-	f.shared.mu.Lock()
-	f.shared.gap = g
-	f.shared.mu.Unlock()
-	return g
+	for {
+		f.shared.mu.Lock()
+		if g := f.sharedFor(want.Pos, want.Scope, exact); g != nil {
+			g.Refs++
+			f.shared.mu.Unlock()
+			return g, nil
+		}
+		if len(f.shared.reads) < f.cfg.MaxCatchUpStreams {
+			g, err := f.newRead(from, scope)
+			if err != nil {
+				f.shared.mu.Unlock()
+				return nil, err
+			}
+			g.Refs = 1
+			f.shared.reads = append(f.shared.reads, g)
+			f.shared.mu.Unlock()
+			f.startRead(g)
+			return g, nil
+		}
+		freed := f.shared.freed
+		f.shared.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
-// Shared implements watcher.Source: the shared history that can replay
-// the events after pos, other than skip (one that failed that watcher
-// already): the last relist's, else one for watchers that fell out of the
-// cache's history, started if need be; nil when none can.
-func (f *feed) Shared(pos uint64, skip *history.Shared) *history.Shared {
-	if g, ok := f.offered(pos, skip); ok {
-		return g
-	}
-	// The hub's lock is not taken under shared.mu: read the positions first.
-	until := f.CacheRV()
-	floor := max(f.cache.Compacted(), 1)
-	if until > maxBehindEvents {
-		floor = max(floor, until-maxBehindEvents)
-	}
-	from := pos
-	if oldest, ok := f.hub.OldestLagging(floor); ok {
-		from = min(from, oldest)
-	}
-	f.shared.mu.Lock()
-	if g, ok := f.offeredLocked(pos, skip); ok {
-		f.shared.mu.Unlock()
-		return g
-	}
-	until = f.CacheRV()
-	if f.shared.reading >= maxBehindReads || !f.CacheHolds(until) || pos == 0 || pos >= until || pos < f.cache.Compacted() {
-		f.shared.mu.Unlock()
-		return nil
-	}
-	from = max(from, f.cache.Compacted())
-	cfg := f.cfg.cacheConfig()
-	cfg.MinCapacity = int(min(until-from+1, maxBehindEvents))
-	cfg.MaxCapacity, cfg.MaxSnapshots, cfg.Window = maxBehindEvents, 1, gapTimeout+gapRetention
-	cache, err := watchcache.New(cfg)
-	if err != nil {
-		f.shared.mu.Unlock()
-		f.log.Warn("cacher: no shared catch-up for watchers that fell behind", "prefix", f.prefix, "err", err)
-		return nil
-	}
-	g := &history.Shared{Cache: cache, From: from, Until: until}
-	f.shared.behind = g
-	f.shared.reading++
-	f.shared.mu.Unlock()
-	if !f.startShared(g, f.listAt, true) {
-		return nil
-	}
-	return g
-}
-
-// offered returns an offered shared history that can serve pos (ok, g),
-// or nil with ok when the fall-behind read failed recently (do not hammer
-// the storage); !ok when a read must be started.
-func (f *feed) offered(pos uint64, skip *history.Shared) (*history.Shared, bool) {
+// join takes a reference on a read that serves want, if one does.
+func (f *feed) join(want history.Want, exact bool) *history.Shared {
 	f.shared.mu.Lock()
 	defer f.shared.mu.Unlock()
-	return f.offeredLocked(pos, skip)
+	g := f.sharedFor(want.Pos, want.Scope, exact)
+	if g != nil {
+		g.Refs++
+	}
+	return g
 }
 
-// offeredLocked is offered with shared.mu held.
-func (f *feed) offeredLocked(pos uint64, skip *history.Shared) (*history.Shared, bool) {
-	if g := f.shared.gap; g != nil && g != skip && g.Covers(pos) {
-		return g, true
+// sharedFor is a read (one with readers, or the idle one, which then has
+// readers again) that can serve pos for scope; started at exactly pos for
+// exactly scope when exact. Called with shared.mu held.
+func (f *feed) sharedFor(pos uint64, scope history.Scope, exact bool) *history.Shared {
+	fits := func(g *history.Shared) bool {
+		return g != nil && g.Holds(pos, scope) && (!exact || (g.From == pos && g.Scope == scope))
 	}
-	g := f.shared.behind
-	switch {
-	case g == nil:
-		return nil, false
-	case g == skip:
-		return nil, true // it could not serve this watcher: its own stream does
-	case g.Failed():
-		return nil, true
-	case g.Covers(pos):
-		return g, true
+	for _, g := range f.shared.reads {
+		if fits(g) {
+			return g
+		}
 	}
-	return nil, false
+	if g := f.shared.idle; fits(g) && len(f.shared.reads) < f.cfg.MaxCatchUpStreams {
+		f.shared.idle = nil
+		f.shared.reads = append(f.shared.reads, g)
+		return g
+	}
+	return nil
 }
 
-// startShared starts g's read: fill (when not nil) puts the state at
-// g.From in g.Cache, then readHistory the history after it. When the read
-// ends, a fall-behind read (behind) stops counting against maxBehindReads;
-// after gapRetention g is no longer offered. False (g failed) when the
-// cacher is stopping. Called without the hub's lock: it takes runMu.
-func (f *feed) startShared(g *history.Shared, fill func(context.Context, *history.Shared) error, behind bool) bool {
-	f.runMu.Lock()
-	defer f.runMu.Unlock()
-	if g.Failed() || f.stopped || f.runCtx == nil || f.runCtx.Err() != nil {
-		g.Fail()
-		f.readEnded(behind)
-		f.unoffer(g)
-		return false
+// newRead returns the read of scope from revision from, not started.
+func (f *feed) newRead(from uint64, scope history.Scope) (*history.Shared, error) {
+	cfg := f.cfg.cacheConfig()
+	cfg.MinCapacity = int(min(max(f.CacheRV(), from)-from+1, maxReadEvents))
+	cfg.MaxCapacity, cfg.MaxSnapshots, cfg.Window = maxReadEvents, 1, readTimeout
+	cache, err := watchcache.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cacher: a shared read of the storage's history: %w", err)
 	}
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		var err error
-		if fill != nil {
-			ctx, cancel := context.WithTimeout(f.runCtx, gapTimeout)
-			err = fill(ctx, g)
-			cancel()
-		}
-		if err == nil {
-			err = f.readHistory(f.runCtx, g)
-		}
-		if err != nil {
-			g.Fail()
-			if f.runCtx.Err() == nil {
-				f.log.Warn("cacher: a shared catch-up read failed; its watchers catch up one by one",
-					"prefix", f.prefix, "from", g.From, "until", g.Until, "err", err)
-			}
-		}
-		f.readEnded(behind)
-		t := f.clk.sched.NewTimer(gapRetention)
-		defer t.Stop()
-		select {
-		case <-f.runCtx.Done():
-		case <-t.C():
-		}
-		f.unoffer(g)
-	}()
-	return true
+	return history.NewShared(cache, from, scope), nil
 }
 
-// readEnded records that a read ended; a fall-behind read (behind) no
-// longer counts against maxBehindReads.
-func (f *feed) readEnded(behind bool) {
-	if !behind {
+// Release implements watcher.Source: the caller no longer replays g. The
+// last reader to leave ends g's stream; g is then kept as the idle read
+// when a watcher out of live dispatch may come to it.
+func (f *feed) Release(g *history.Shared) {
+	f.shared.mu.Lock()
+	g.Refs--
+	if g.Refs > 0 {
+		f.shared.mu.Unlock()
+		return
+	}
+	for i, r := range f.shared.reads {
+		if r == g {
+			f.shared.reads = append(f.shared.reads[:i], f.shared.reads[i+1:]...)
+			break
+		}
+	}
+	g.Stop()
+	f.shared.idle = g
+	close(f.shared.freed)
+	f.shared.freed = make(chan struct{})
+	f.shared.mu.Unlock()
+	f.sweepIdle()
+}
+
+// sweepIdle drops the idle read when no watcher out of live dispatch sits
+// at a position it holds.
+func (f *feed) sweepIdle() {
+	f.shared.mu.Lock()
+	g := f.shared.idle
+	f.shared.mu.Unlock()
+	if g == nil {
+		return
+	}
+	rv, _ := g.Cache.RV()
+	if oldest, ok := f.hub.OldestLagging(g.From); ok && oldest < rv && g.Err() == nil {
 		return
 	}
 	f.shared.mu.Lock()
-	defer f.shared.mu.Unlock()
-	f.shared.reading--
-}
-
-// unoffer stops offering g.
-func (f *feed) unoffer(g *history.Shared) {
-	f.shared.mu.Lock()
-	defer f.shared.mu.Unlock()
-	switch g {
-	case f.shared.gap:
-		f.shared.gap = nil
-	case f.shared.behind:
-		f.shared.behind = nil
+	if f.shared.idle == g {
+		f.shared.idle = nil
 	}
+	f.shared.mu.Unlock()
 }
 
-// listAt fills g's cache with the state at g.From, read in pages.
+// startRead starts g's goroutine: the state at g.From, then the history
+// after it, until g.Stop, the ring takes over, readTimeout or an error.
+// It takes runMu: called without the hub's lock.
+func (f *feed) startRead(g *history.Shared) {
+	f.runMu.Lock()
+	defer f.runMu.Unlock()
+	if f.stopped || f.runCtx == nil || f.runCtx.Err() != nil {
+		g.End(errStopping)
+		return
+	}
+	ctx, cancel := context.WithTimeout(f.runCtx, readTimeout)
+	f.shared.mu.Lock()
+	g.Stop = cancel
+	if g.Refs == 0 { // released before it started
+		cancel()
+	}
+	f.shared.mu.Unlock()
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		defer cancel()
+		err := f.listAt(ctx, g)
+		if err == nil {
+			err = f.readHistory(ctx, g)
+		}
+		var broken *brokenRead
+		if errors.As(err, &broken) || (err != nil && ctx.Err() != nil) {
+			// Not the storage's answer to its readers: they ask again.
+			if ctx.Err() != context.Canceled { // not Release, not Run ending
+				f.log.Warn("cacher: a shared read of the storage's history ended early; its readers read again",
+					"prefix", f.prefix, "scope", g.Scope.Key, "from", g.From, "err", err)
+			}
+			err = nil
+		}
+		g.End(err)
+	}()
+}
+
+// errStopping ends the reads asked for while the cacher stops.
+var errStopping = &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "the cacher is stopping"}
+
+// brokenRead is a shared read's stream that ended without the storage's
+// answer (closed, silent for readIdleTimeout).
+type brokenRead struct{ error }
+
+// listAt fills g's cache with the state of g.Scope at g.From, read in pages.
 func (f *feed) listAt(ctx context.Context, g *history.Shared) error {
 	var objs []runtime.Object
-	start := f.prefix
+	start := g.Scope.Key
 	for {
-		items, next, rv, err := f.listPage(ctx, start, g.From, int64(f.cfg.ListPageSize))
+		items, next, rv, err := f.listPage(ctx, g.Scope, start, g.From, int64(f.cfg.ListPageSize))
 		if err != nil {
 			return err
 		}
 		if rv != g.From {
-			return errors.New("the list did not answer at the revision asked")
+			return &brokenRead{errors.New("the list did not answer at the revision asked")}
 		}
 		objs = append(objs, items...)
 		if next == "" {
@@ -245,24 +269,24 @@ func (f *feed) listAt(ctx context.Context, g *history.Shared) error {
 	}
 }
 
-// readHistory applies the storage's events after g.From, up to g.Until,
-// to g's cache, through one storage stream, a whole revision at a time.
+// readHistory applies the storage's events of g.Scope after g.From to g's
+// cache, through one storage stream, a whole revision at a time, until
+// the cache's history holds what it read (nil), ctx ends, or the storage
+// fails it.
 func (f *feed) readHistory(ctx context.Context, g *history.Shared) error {
-	ctx, cancel := context.WithTimeout(ctx, gapTimeout)
-	defer cancel()
-	opts := storage.ListOptions{Revision: g.From, Recursive: true, ProgressNotify: true,
+	opts := storage.ListOptions{Revision: g.From, Recursive: g.Scope.Recursive, ProgressNotify: true,
 		RevisionEndBookmarks: true, Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
-	sw, err := f.store.Watch(ctx, f.prefix, opts)
+	sw, err := f.store.Watch(ctx, g.Scope.Key, opts)
 	if err != nil {
 		return err
 	}
 	defer sw.Stop()
 	poke := f.clk.sched.NewTicker(50 * time.Millisecond)
 	defer poke.Stop()
-	idle := f.clk.sched.NewTimer(gapIdleTimeout)
+	idle := f.clk.sched.NewTimer(readIdleTimeout)
 	defer idle.Stop()
-	// A pause after a gathered event completes its revision, as for a
-	// watcher's own stream: etcd delivers a revision's events together.
+	// A pause after a gathered event completes its revision, as for the
+	// feed's own watch: etcd delivers a revision's events together.
 	paused := f.clk.wall.NewTimer(time.Hour)
 	defer paused.Stop()
 	f.WantProgress()
@@ -274,20 +298,20 @@ func (f *feed) readHistory(ctx context.Context, g *history.Shared) error {
 		case <-poke.C():
 			f.WantProgress()
 		case <-idle.C():
-			return fmt.Errorf("no event or progress notification for %v", gapIdleTimeout)
+			return &brokenRead{fmt.Errorf("no event or progress notification for %v", readIdleTimeout)}
 		case <-paused.C():
 			if rev.Empty() {
 				continue
 			}
 			last := rev.RV
-			if err := applyShared(g, &rev); err != nil || last >= g.Until {
+			if err := applyShared(g, &rev); err != nil || f.CacheHolds(last) {
 				return err
 			}
 		case ev, ok := <-sw.ResultChan():
 			if !ok {
-				return errors.New("storage watch closed")
+				return &brokenRead{errors.New("storage watch closed")}
 			}
-			idle.Reset(gapIdleTimeout)
+			idle.Reset(readIdleTimeout)
 			done, err := f.readEvent(g, ev, &rev)
 			if done || err != nil {
 				return err
@@ -300,7 +324,7 @@ func (f *feed) readHistory(ctx context.Context, g *history.Shared) error {
 }
 
 // readEvent takes one event of g's stream into rev, applying rev to g's
-// cache once complete; done once g holds everything up to g.Until.
+// cache once complete; done once the cache's history holds what g read.
 func (f *feed) readEvent(g *history.Shared, ev watch.Event, rev *history.Revision) (done bool, err error) {
 	switch ev.Type {
 	case watch.Error:
@@ -312,18 +336,15 @@ func (f *feed) readEvent(g *history.Shared, ev watch.Event, rev *history.Revisio
 				return true, err
 			}
 		}
-		g.Cache.UpdateRV(min(b, g.Until))
-		return b >= g.Until, nil
+		g.Cache.UpdateRV(b)
+		return f.CacheHolds(b), nil
 	}
 	r := f.objectRV(ev.Object)
 	if rev.Ends(r, false) {
-		if err := applyShared(g, rev); err != nil {
+		last := rev.RV
+		if err := applyShared(g, rev); err != nil || f.CacheHolds(last) {
 			return true, err
 		}
-	}
-	if r > g.Until {
-		g.Cache.UpdateRV(g.Until)
-		return true, nil
 	}
 	rev.Add(ev, r, "")
 	return false, nil
@@ -332,6 +353,7 @@ func (f *feed) readEvent(g *history.Shared, ev watch.Event, rev *history.Revisio
 // applyShared applies the whole revision rev to g's cache.
 func applyShared(g *history.Shared, rev *history.Revision) error {
 	defer rev.Reset()
+	defer g.Applying()()
 	for _, e := range rev.Events {
 		if _, err := g.Cache.Apply(e.Type, e.Object, rev.RV); err != nil {
 			return err

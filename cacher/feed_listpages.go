@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/listwatch/listwatch/cacher/internal/history"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -37,7 +38,7 @@ func (f *feed) list(ctx context.Context) (*listing, error) {
 	l := &listing{distrustGen: f.distrustGen.Load()}
 	start := f.prefix
 	for {
-		items, next, rv, err := f.listPage(ctx, start, l.rv, int64(f.cfg.ListPageSize))
+		items, next, rv, err := f.listPage(ctx, f.resource(), start, l.rv, int64(f.cfg.ListPageSize))
 		var corrupt *storage.Error
 		if errors.As(err, &corrupt) && len(corrupt.CorruptKeys) > 0 {
 			if l.rv == 0 {
@@ -68,16 +69,16 @@ func (f *feed) list(ctx context.Context) (*listing, error) {
 	}
 }
 
-// listPage lists at most limit objects from key start (f.prefix: the
-// beginning) at revision rv (0: the latest, for the first page). It
-// returns the key the next page starts at ("" at the end) and the list's
-// revision.
-func (f *feed) listPage(ctx context.Context, start string, rv uint64, limit int64) ([]runtime.Object, string, uint64, error) {
-	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
+// listPage lists at most limit objects of scope (the whole resource for
+// the cache) from key start (scope.Key: the beginning) at revision rv (0:
+// the latest, for the first page). It returns the key the next page
+// starts at ("" at the end) and the list's revision.
+func (f *feed) listPage(ctx context.Context, scope history.Scope, start string, rv uint64, limit int64) ([]runtime.Object, string, uint64, error) {
+	opts := storage.ListOptions{Recursive: scope.Recursive, Predicate: storage.Everything}
 	opts.Predicate.Limit = limit
 	switch {
-	case start != f.prefix:
-		token, err := storage.EncodeContinue(start, f.prefix, int64(rv))
+	case start != scope.Key:
+		token, err := storage.EncodeContinue(start, scope.Key, int64(rv))
 		if err != nil {
 			return nil, "", 0, err
 		}
@@ -86,7 +87,7 @@ func (f *feed) listPage(ctx context.Context, start string, rv uint64, limit int6
 		opts.Revision, opts.ResourceVersionMatch = rv, metav1.ResourceVersionMatchExact
 	}
 	listObj := f.cfg.NewListFunc()
-	if err := f.store.GetList(ctx, f.prefix, opts, listObj); err != nil {
+	if err := f.store.GetList(ctx, scope.Key, opts, listObj); err != nil {
 		return nil, "", 0, err
 	}
 	items, err := meta.ExtractList(listObj)
@@ -103,7 +104,7 @@ func (f *feed) listPage(ctx context.Context, start string, rv uint64, limit int6
 	}
 	next := ""
 	if token := la.GetContinue(); token != "" {
-		if next, _, err = storage.DecodeContinue(token, f.prefix); err != nil {
+		if next, _, err = storage.DecodeContinue(token, scope.Key); err != nil {
 			return nil, "", 0, fmt.Errorf("cacher: the storage's continue token: %w", err)
 		}
 	}
@@ -154,7 +155,7 @@ func (f *feed) listAround(ctx context.Context, start string, l *listing, corrupt
 		for j < len(keys) && !bad[keys[j]] {
 			j++
 		}
-		run, _, _, err := f.listPage(ctx, keys[i], l.rv, int64(j-i))
+		run, _, _, err := f.listPage(ctx, f.resource(), keys[i], l.rv, int64(j-i))
 		var more *storage.Error
 		if errors.As(err, &more) && len(more.CorruptKeys) > 0 {
 			added := false

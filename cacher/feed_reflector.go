@@ -98,25 +98,17 @@ func (f *feed) reflect(ctx context.Context) {
 	}
 }
 
-// replace makes l the cache's content; live watchers catch up from their
-// position through one shared read of etcd's history up to l.rv (see
-// feed_history.go), as the cache's history restarts at l.rv.
+// replace makes l the cache's content; live watchers leave live dispatch
+// at their position and catch up through one shared read of etcd's
+// history (see feed_history.go), as the cache's history restarts at l.rv.
 func (f *feed) replace(l *listing) error {
-	var gap *history.Shared
-	defer func() { // after the commit: it takes runMu
-		if gap != nil {
-			f.startShared(gap, nil, false)
-		}
-	}()
 	return f.hub.Commit(func(tx hub.Tx) error {
 		before, _ := f.cache.RV()
 		lost := f.lostToCorruption(l.corrupt)
-		gap = f.forkGap(tx, l.rv)
 		// Before the new content becomes visible: reads must find its corrupt
 		// keys with it.
 		f.setCorrupt(l.corrupt)
 		if err := f.cache.Replace(l.items, l.rv); err != nil {
-			gap.Fail()
 			return err
 		}
 		tx.LagAll(before)

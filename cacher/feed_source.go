@@ -5,16 +5,14 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/cacher/internal/watcher"
-	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
 
 // The feed's side of the watchers: *feed is their watcher.Source,
-// reading the cache the feed writes, the shared gap of its last relist,
-// and the storage through the catch-up slots.
+// reading the cache the feed writes and the shared reads of the storage's
+// history (feed_history.go), and keeping the catch-up slots.
 
 var _ watcher.Source = (*feed)(nil)
 
@@ -28,17 +26,18 @@ func (f *feed) CacheRV() uint64 {
 }
 
 // CacheHolds reports whether the cache can replay every event after rv
-// (it is ready, its content can be trusted, and its history reaches rv).
+// (it is ready, its content can be trusted, its history reaches rv, and
+// etcd has not compacted rv: then etcd's answer, 410, is the watch's).
 func (f *feed) CacheHolds(rv uint64) bool {
 	_, ready := f.cache.RV()
-	return ready && f.trusted() && f.cache.Oldest() <= rv
+	return ready && f.trusted() && f.cache.Oldest() <= rv && rv >= f.cache.Compacted()
 }
 
-func (f *feed) StorageWatch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
-	return f.store.Watch(ctx, key, opts)
-}
+// StorageRV is the storage's current revision, shared with the reads that
+// ask at the same time.
+func (f *feed) StorageRV(ctx context.Context) (uint64, error) { return f.currentRV(ctx) }
 
-// AcquireSlot takes a catch-up stream slot, waiting at most timeout (0:
+// AcquireSlot takes a catch-up slot, waiting at most timeout (0:
 // until ctx ends).
 func (f *feed) AcquireSlot(ctx context.Context, timeout time.Duration) bool {
 	select {

@@ -367,24 +367,3 @@ func (c *Cache) WaitUntilFresh(ctx context.Context, rv uint64) error {
 		}
 	}
 }
-
-// Fork returns a new ready cache holding this cache's current state at its
-// RV, with no history and no snapshots: from then on the two are
-// independent (the state is shared copy-on-write, so forking costs O(1)).
-// A cacher forks the state it is about to replace so that its watchers can
-// catch up through one shared copy of the storage's history applied to it.
-// It reports false when the cache is not ready or holds part of a revision.
-func (c *Cache) Fork() (*Cache, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if !c.ready || c.latest > c.rv {
-		return nil, false
-	}
-	f := &Cache{cfg: c.cfg, defs: c.defs, packer: c.packer, dec: c.dec, changed: make(chan struct{})}
-	f.live = c.live.clone()
-	f.live.remaining = nil // the fork writes its copy: no memo of a frozen state
-	f.snaps.max, f.snaps.spaced = c.cfg.MaxSnapshots, c.cfg.SpacedSnapshots
-	f.ring = newRing(c.cfg.MinCapacity, c.cfg.MaxCapacity, c.cfg.Window)
-	f.rv, f.latest, f.liveFrom, f.oldest, f.compacted, f.ready = c.rv, c.rv, c.rv, c.rv, c.compacted, true
-	return f, true
-}

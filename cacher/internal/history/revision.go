@@ -15,7 +15,7 @@ import (
 // bookmark at or after it arrives (the storage marks revision ends with
 // one, see storage.RevisionEndAnnotationKey), or the stream pauses. Every
 // reader of a storage stream gathers revisions with it (the feed's own
-// watch, the shared reads of history, a watcher's own catch-up stream), so
+// watch, the shared reads of history), so
 // that a revision is applied or delivered whole, never half: an error in
 // the middle of one (etcd compacted it while the stream replayed it)
 // leaves nothing of it behind.

@@ -5,53 +5,68 @@ import (
 	"errors"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/utils/clock"
-
 	"github.com/listwatch/listwatch/cacher/internal/history"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
 
-// catchUp is the watcher's one catch-up loop: it replays history after
-// pos until the watcher has joined live dispatch (true) or ended (false).
-// Each round asks where the events after pos are: in the cache's history
-// (the ring), else in a shared read of the storage's history (Source.Shared,
-// replayed by replayShared up to its end), else only in the storage, which
-// the watcher's own stream replays (catchUpFromStorage: the cache is being
-// re-initialised, or no shared read can serve it); then it asks again.
+// catchUp is the watcher's one catch-up loop: it replays a history.History
+// after pos until the watcher has joined live dispatch (true) or ended
+// (false). The history is the cache's ring when it holds pos, else a
+// shared read of the storage's history (Source.Read: the ring no longer
+// holds pos, the cache is being re-initialised, or the watch asked for
+// the storage's history first), until the ring holds pos again.
 func (w *Watcher) catchUp(ctx context.Context) bool {
+	r := reading{exact: w.Plan.StorageFirst}
+	defer w.leaveRead(&r)
 	for ctx.Err() == nil {
-		evs, _, err := w.env.Source.EventsSince(w.pos, w.env.CatchUpBatch)
+		if r.g != nil && w.env.Source.CacheHolds(w.pos) {
+			w.leaveRead(&r) // the ring takes over
+		}
+		if r.g == nil && w.Plan.StorageFirst {
+			w.Plan.StorageFirst = false
+			if !w.takeRead(ctx, &r) {
+				return false
+			}
+		}
+		var h history.History = w.env.Source
+		if r.g != nil {
+			h = r.g
+		}
+		evs, rv, err := h.EventsSince(w.pos, w.env.CatchUpBatch)
 		switch {
-		case errors.Is(err, storage.ErrGone) && w.shared() != nil:
-			// Left behind by a relist, or fell behind the cache's
-			// history (see the cacher's feed_history.go): a read of the
-			// storage's history shared with the others serves.
-			g := w.sharedRead
-			w.sharedRead = nil // not kept beyond this catch-up
-			if !w.replayShared(ctx, g) {
+		case r.g == nil && (errors.Is(err, storage.ErrGone) || errors.Is(err, storage.ErrNotReady)):
+			// Older than the ring, or the cache is being re-initialised:
+			// a shared read of etcd's history serves meanwhile.
+			if !w.takeRead(ctx, &r) {
 				return false
 			}
 			continue
-		case errors.Is(err, storage.ErrGone), errors.Is(err, storage.ErrNotReady):
-			// Older than the cache's history, or the cache is being
-			// re-initialised: etcd's history serves meanwhile.
-			if !w.catchUpFromStorage(ctx) {
+		case r.g == nil && err != nil:
+			w.fail(ctx, err, "cache")
+			return false
+		case errors.Is(err, storage.ErrNotReady):
+			// The read is still listing its first state, or failed to.
+			if !w.readOn(ctx, &r) {
 				return false
 			}
 			continue
 		case err != nil:
-			w.fail(ctx, err, "cache")
-			return false
-		case w.allHandled(evs):
+			// Fell out of the shared read's history: another one serves.
+			w.leaveRead(&r)
+			continue
+		case r.g == nil && w.allHandled(evs):
 			if w.tryJoin() {
-				// Live: the catch-up slot Watch may have taken for it
-				// (it caught up from a shared read or the cache) is free.
+				// Live: the catch-up slot Watch may have taken for it is free.
 				w.env.Source.ReleaseSlot(w.Plan.SlotHeld)
 				w.Plan.SlotHeld = false
 				return true
+			}
+			continue
+		case r.g != nil && len(evs) == 0:
+			w.pos = max(w.pos, rv)
+			if !w.readOn(ctx, &r) {
+				return false
 			}
 			continue
 		}
@@ -60,21 +75,120 @@ func (w *Watcher) catchUp(ctx context.Context) bool {
 				return false
 			}
 		}
+		if last := evs[len(evs)-1].RV; r.g != nil && last > rv && !w.waitRead(ctx, r.g, last) {
+			// The read's newest revision is still arriving: it is
+			// delivered completely once the read holds it.
+			return false
+		} else if last <= rv {
+			w.pos = max(w.pos, last)
+		}
 	}
 	return false
 }
 
-// shared chooses (in sharedRead) the shared read of history that can
-// replay the events after pos (see Source.Shared).
-func (w *Watcher) shared() *history.Shared {
-	if w.Plan.StorageInitial {
-		// Its initial events come from the storage's state, which only
-		// its own storage watch sends.
-		w.sharedRead = nil
-		return nil
+// reading is the shared read a catch-up replays (g, nil: the ring), and
+// whether it was started for the watcher exactly (mine: its failure is
+// the watch's answer) or the next one must be (exact).
+type reading struct {
+	g           *history.Shared
+	mine, exact bool
+}
+
+// takeRead takes a shared read that holds pos; false when the watch ended.
+func (w *Watcher) takeRead(ctx context.Context, r *reading) bool {
+	key, recursive := w.Scope()
+	want := history.Want{Pos: w.pos, Scope: history.Scope{Key: key, Recursive: recursive},
+		Behind: !w.Plan.SlotHeld, Exact: r.exact}
+	g, err := w.env.Source.Read(ctx, want)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.fail(ctx, err, "cache")
+		}
+		return false
 	}
-	w.sharedRead = w.env.Source.Shared(w.pos, w.noShared)
-	return w.sharedRead
+	r.g, r.mine = g, g.From == want.Pos && g.Scope == want.Scope
+	return true
+}
+
+// leaveRead gives back the shared read, if any.
+func (w *Watcher) leaveRead(r *reading) {
+	if r.g != nil {
+		w.env.Source.Release(r.g)
+		r.g = nil
+	}
+}
+
+// readOn waits, with every event of the read up to pos handled, for more
+// of it; when its stream has ended, it gives the read back (its failure
+// ends the watch if it was started for the watcher, else the next read
+// is one of the watcher's own). False when the watch ended.
+func (w *Watcher) readOn(ctx context.Context, r *reading) bool {
+	if w.env.Source.CacheHolds(w.pos) {
+		return true
+	}
+	if r.g.Reading() {
+		return w.waitRead(ctx, r.g, w.pos+1)
+	}
+	err, mine := r.g.Err(), r.mine
+	w.leaveRead(r)
+	if err != nil && mine {
+		w.fail(ctx, err, "storage")
+		return false
+	}
+	r.exact = err != nil
+	return w.pause(ctx)
+}
+
+// waitRead waits until g holds every revision up to rv, its stream ends
+// or the watch ends (false).
+func (w *Watcher) waitRead(ctx context.Context, g *history.Shared, rv uint64) bool {
+	_ = g.WaitUntilFresh(ctx, rv)
+	return ctx.Err() == nil
+}
+
+// initialFromStorage sends the initial state of a watch the cache could
+// not serve (late, not trusted, or a corrupt key in its scope), from a
+// read of the storage started at its current revision for the watch's
+// scope, then the initial-events-end bookmark when asked for.
+func (w *Watcher) initialFromStorage(ctx context.Context) bool {
+	w.Plan.StorageInitial = false
+	cur, err := w.env.Source.StorageRV(ctx)
+	if err == nil && w.pos > cur {
+		err = storage.NewTooLargeResourceVersionError(int64(w.pos), int64(cur), 1)
+	}
+	if err != nil {
+		w.fail(ctx, err, "storage")
+		return false
+	}
+	w.pos = cur
+	r := reading{exact: true}
+	defer w.leaveRead(&r)
+	for {
+		if !w.takeRead(ctx, &r) || !w.waitRead(ctx, r.g, cur) {
+			return false
+		}
+		if rv, ready := r.g.Cache.RV(); ready && rv >= cur {
+			break
+		}
+		// The read ended first: with the storage's answer, or to be read again.
+		err := r.g.Err()
+		w.leaveRead(&r)
+		if err != nil {
+			w.fail(ctx, err, "storage")
+			return false
+		}
+		if !w.pause(ctx) {
+			return false
+		}
+	}
+	var res watchcache.ListResult
+	r.g.Whole(func() { res, err = r.g.Cache.List(0, watchcache.NotOlderThan, w.ListOptions(nil)) })
+	if err != nil {
+		w.fail(ctx, err, "storage")
+		return false
+	}
+	w.Plan.Initial = &InitialState{Items: res.Items, RV: res.RV, Annotate: w.Plan.StorageAnnotate}
+	return w.sendInitial(ctx)
 }
 
 func (w *Watcher) allHandled(evs []*watchcache.Event) bool {
@@ -96,154 +210,8 @@ func (w *Watcher) tryJoin() bool {
 	})
 }
 
-// catchUpFromStorage replays etcd's history after pos through a storage
-// watch until the cache can take over (true), or the watch ends with an
-// error event, such as 410 when etcd compacted pos (false). A storage watch
-// that just closes returns true: the caller resumes from pos.
-func (w *Watcher) catchUpFromStorage(ctx context.Context) bool {
-	if !w.Plan.SlotHeld {
-		if !w.env.Source.AcquireSlot(ctx, 0) {
-			return false
-		}
-		w.Plan.SlotHeld = true
-	}
-	defer func() {
-		w.env.Source.ReleaseSlot(w.Plan.SlotHeld)
-		w.Plan.SlotHeld = false
-	}()
-	pred := w.e.Pred
-	pred.AllowWatchBookmarks = true
-	opts := storage.ListOptions{Revision: w.pos, Recursive: w.e.Recursive, Predicate: pred, ProgressNotify: true}
-	if w.pos == 0 {
-		opts.ResourceVersion = "0" // any state: Revision 0 would ask for the current one
-	}
-	initial := w.Plan.StorageInitial
-	if initial {
-		t := true
-		opts.SendInitialEvents = &t
-		w.Plan.StorageInitial = false
-	}
-	sw, err := w.env.Source.StorageWatch(ctx, w.e.Key, opts)
-	if err != nil {
-		w.fail(ctx, err, "storage")
-		return false
-	}
-	defer sw.Stop()
-	// A filtered stream may deliver nothing: progress notifications tell it
-	// how far etcd is, so ask for them while catching up. (etcd answers only
-	// when every watch of the stream has caught up.)
-	poke := w.env.Wall.NewTicker(200 * time.Millisecond)
-	defer poke.Stop()
-	h := &held{idle: w.env.Wall.NewTimer(time.Hour)}
-	defer h.idle.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-poke.C():
-			w.env.Source.WantProgress()
-		case <-h.idle.C():
-			if !w.flush(ctx, h) {
-				return false
-			}
-		case ev, ok := <-sw.ResultChan():
-			if !ok {
-				return w.pauseBeforeResume(ctx)
-			}
-			done, keep := w.handleStorageEvent(ctx, ev, &initial, h)
-			if done || !keep {
-				return keep
-			}
-		}
-	}
-}
-
-// held is the newest revision of a catch-up stream, gathered until it is
-// known complete (a newer event, a bookmark, or a pause in the stream: see
-// history.Revision).
-type held struct {
-	history.Revision
-	idle clock.Timer // fires when the stream paused after a held event
-}
-
-// flush delivers the held events.
-func (w *Watcher) flush(ctx context.Context, h *held) bool {
-	defer h.Reset()
-	for i, ev := range h.Events {
-		w.markHandled(h.RV, h.Keys[i])
-		if !w.send(ctx, ev, h.RV) {
-			return false
-		}
-	}
-	return true
-}
-
-// handleStorageEvent processes one event of a catch-up stream. done means
-// the cache can take over (keep) or the watch ended (!keep).
-func (w *Watcher) handleStorageEvent(ctx context.Context, ev watch.Event, initial *bool, h *held) (done, keep bool) {
-	rv := w.env.objectRV(ev.Object)
-	switch ev.Type {
-	case watch.Error:
-		h.Reset()
-		w.env.Metrics.WatcherTerminated("storage")
-		w.send(ctx, ev, w.lastSent)
-		return true, false
-	case watch.Bookmark:
-		if !w.flush(ctx, h) {
-			return true, false
-		}
-		return w.storageBookmark(ctx, ev, rv, initial)
-	}
-	if *initial {
-		return false, w.send(ctx, ev, 0)
-	}
-	key, err := w.env.KeyFunc(ev.Object)
-	if err != nil {
-		w.fail(ctx, err, "storage")
-		return true, false
-	}
-	if w.handled(rv, key) {
-		return false, true
-	}
-	if h.Ends(rv, false) && !w.flush(ctx, h) {
-		return true, false
-	}
-	if w.env.Source.CacheHolds(rv - 1) {
-		h.Reset() // not handled yet: the cache replays them
-		w.pos = max(w.pos, rv-1)
-		return true, true
-	}
-	h.Add(ev, rv, key)
-	h.idle.Reset(history.Pause)
-	return false, true
-}
-
-// storageBookmark processes a bookmark of a catch-up stream: the end of
-// its initial events, or progress that may let the cache take over.
-func (w *Watcher) storageBookmark(ctx context.Context, ev watch.Event, rv uint64, initial *bool) (done, keep bool) {
-	if *initial {
-		if !isInitialEnd(ev) {
-			return false, true
-		}
-		*initial = false
-		w.pos = rv
-		if w.e.Bookmarks && w.Plan.StorageAnnotate {
-			return false, w.send(ctx, ev, rv)
-		}
-		return false, true
-	}
-	if rv < w.pos {
-		return false, true
-	}
-	w.pos = rv
-	if w.e.Bookmarks && rv >= w.lastSent && !w.send(ctx, ev, rv) {
-		return true, false
-	}
-	return w.env.Source.CacheHolds(rv), true
-}
-
-// pauseBeforeResume waits briefly before a closed storage watch is resumed.
-func (w *Watcher) pauseBeforeResume(ctx context.Context) bool {
+// pause waits briefly before a read is asked for again.
+func (w *Watcher) pause(ctx context.Context) bool {
 	t := w.env.Wall.NewTimer(100 * time.Millisecond)
 	defer t.Stop()
 	select {
@@ -252,9 +220,4 @@ func (w *Watcher) pauseBeforeResume(ctx context.Context) bool {
 	case <-t.C():
 		return true
 	}
-}
-
-func isInitialEnd(ev watch.Event) bool {
-	a, err := meta.Accessor(ev.Object)
-	return err == nil && a.GetAnnotations()[storage.InitialEventsAnnotationKey] == "true"
 }

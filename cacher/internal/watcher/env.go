@@ -15,31 +15,30 @@ import (
 	"github.com/listwatch/listwatch/watchcache"
 )
 
-// Source is all a watcher reads history from: the cache's events, the
-// shared reads of the storage's history, and the storage's own history
-// through a limited number of catch-up streams. The cacher's feed
-// implements it; the state machine's tests fake it.
+// Source is all a watcher reads history from: the cache's ring (its
+// History), and shared reads of the storage's history; and the catch-up
+// slots that bound the watches starting from the storage's history. The
+// cacher's feed implements it; the state machine's tests fake it.
 type Source interface {
-	// EventsSince returns up to limit events after pos, and the RV up to
-	// which the result is complete (see watchcache.Cache.EventsSince).
-	EventsSince(pos uint64, limit int) ([]*watchcache.Event, uint64, error)
+	// EventsSince (the ring) returns up to limit events after pos, and
+	// the RV up to which the result is complete (see
+	// watchcache.Cache.EventsSince).
+	history.History
 	// CacheRV is the cache's current RV.
 	CacheRV() uint64
 	// CacheHolds reports whether the cache can replay every event after rv.
 	CacheHolds(rv uint64) bool
-	// Shared is a shared read of the storage's history that can replay
-	// the events after pos, other than skip (one that could not serve the
-	// watcher): the last relist's, or one for watchers that fell out of the
-	// cache's history, started if need be; nil if none can.
-	Shared(pos uint64, skip *history.Shared) *history.Shared
-	// StorageWatch opens a watch of the storage's history.
-	StorageWatch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error)
-	// AcquireSlot takes a catch-up stream slot, waiting at most timeout
-	// (0: until ctx ends); ReleaseSlot gives it back if held.
+	// Read returns a shared read of the storage's history that holds
+	// want.Pos for want.Scope, started if none does, with a reference the
+	// caller gives back (Release); an error only when ctx ends first.
+	Read(ctx context.Context, want history.Want) (*history.Shared, error)
+	Release(g *history.Shared)
+	// StorageRV is the storage's current revision.
+	StorageRV(ctx context.Context) (uint64, error)
+	// AcquireSlot takes a catch-up slot, waiting at most timeout (0: until
+	// ctx ends); ReleaseSlot gives it back if held.
 	AcquireSlot(ctx context.Context, timeout time.Duration) bool
 	ReleaseSlot(held bool)
-	// WantProgress asks the storage for a progress notification soon.
-	WantProgress()
 }
 
 // Metrics is what watchers measure.
@@ -72,9 +71,9 @@ type Env struct {
 type Plan struct {
 	Pos             uint64        // deliver events after Pos
 	Initial         *InitialState // initial events from the cache, if any
-	StorageInitial  bool          // initial events from the storage (the cache lagged)
+	StorageInitial  bool          // initial events from the storage's state (the cache lagged), not older than Pos
 	StorageAnnotate bool          // ... ending with the initial-events-end bookmark
-	StorageFirst    bool          // start from the storage: the RV is compacted there (it answers 410)
+	StorageFirst    bool          // the events after Pos from the storage's history first (its answer, e.g. 410, is the watch's)
 	SlotHeld        bool          // a catch-up slot was taken for this watch
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/cacher/internal/history"
 	"github.com/listwatch/listwatch/cacher/internal/hub"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -54,12 +53,6 @@ type Watcher struct {
 	// sources in the middle of one; replays skip what it already handled.
 	revRV   uint64
 	revSeen []string
-	// noShared is a shared history that could not serve the watcher: it does
-	// not try it again.
-	noShared *history.Shared
-	// sharedRead is the shared history chosen by shared, for the catch-up
-	// that chose it.
-	sharedRead *history.Shared
 
 	// ctx is the watch's context; release frees what the cacher set up
 	// (called once, by finish).
@@ -142,7 +135,7 @@ func (w *Watcher) trySend(ev watch.Event, rv uint64) bool {
 // run is the watcher's first goroutine: initial events, then follow.
 func (w *Watcher) run(ctx context.Context) {
 	w.pos = w.Plan.Pos
-	if (w.Plan.Initial != nil && !w.sendInitial(ctx)) || (w.Plan.StorageFirst && !w.catchUpFromStorage(ctx)) {
+	if (w.Plan.Initial != nil && !w.sendInitial(ctx)) || (w.Plan.StorageInitial && !w.initialFromStorage(ctx)) {
 		w.finish(ctx)
 		return
 	}

@@ -24,15 +24,15 @@ type memHistory struct{ cache *watchcache.Cache }
 func (m memHistory) EventsSince(pos uint64, limit int) ([]*watchcache.Event, uint64, error) {
 	return m.cache.EventsSince(pos, limit)
 }
-func (m memHistory) CacheRV() uint64                                { rv, _ := m.cache.RV(); return rv }
-func (m memHistory) CacheHolds(rv uint64) bool                      { return m.cache.Oldest() <= rv }
-func (m memHistory) Shared(uint64, *history.Shared) *history.Shared { return nil }
-func (m memHistory) StorageWatch(context.Context, string, storage.ListOptions) (watch.Interface, error) {
+func (m memHistory) CacheRV() uint64           { rv, _ := m.cache.RV(); return rv }
+func (m memHistory) CacheHolds(rv uint64) bool { return m.cache.Oldest() <= rv }
+func (m memHistory) Read(context.Context, history.Want) (*history.Shared, error) {
 	return nil, errors.New("memHistory: no storage")
 }
+func (m memHistory) Release(*history.Shared)                         {}
+func (m memHistory) StorageRV(context.Context) (uint64, error)       { return m.CacheRV(), nil }
 func (m memHistory) AcquireSlot(context.Context, time.Duration) bool { return true }
 func (m memHistory) ReleaseSlot(bool)                                {}
-func (m memHistory) WantProgress()                                   {}
 
 // machineRig is one watcher on a hub fed from a memHistory, with fake
 // clocks for the schedule (parking) and the wall (deadline bookmarks).
