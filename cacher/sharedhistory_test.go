@@ -234,3 +234,39 @@ func readTyped(w watch.Interface, want []typedRV, timeout time.Duration) error {
 	}
 	return nil
 }
+
+// A watch that catches up through a shared read (here the cache is not
+// ready, so it stays there) still gets the bookmark that precedes its
+// deadline, at the last revision it handled.
+func TestSharedReadSendsTheDeadlineBookmark(t *testing.T) {
+	store := &heldCacheStore{Interface: newStore(t, embedtest.Prefix(t), false), release: make(chan struct{})}
+	t.Cleanup(func() { store.releaseOnce.Do(func() { close(store.release) }) })
+	from := create(t, store, "ns", "a", nil)
+	last := bump(t, store, "ns", "a")
+	c, err := cacher.New(cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: widget.New,
+		NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs, ReadyWaitTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(runCacher(t, c))
+	ctx, cancel := context.WithTimeout(testCtx(t), 3*time.Second)
+	defer cancel()
+	pred := storage.Everything
+	pred.AllowWatchBookmarks = true
+	w, err := c.Watch(ctx, "/widgets/ns", storage.ListOptions{ResourceVersion: rvString(from), Recursive: true, Predicate: pred})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := readTyped(w, []typedRV{{watch.Modified, last}}, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		if ev.Type != watch.Bookmark || rvOf(t, ev.Object) != last {
+			t.Fatalf("after the events: %s at %d, want the deadline BOOKMARK at %d", ev.Type, rvOf(t, ev.Object), last)
+		}
+	case <-ctx.Done():
+		t.Fatal("no bookmark before the watch's deadline")
+	}
+}

@@ -125,9 +125,6 @@ func (tx Tx) bookmark(step int, rv uint64) { tx.h.reg.flush(); tx.h.reg.bookmark
 // LagAll takes every live watcher out of live dispatch at from.
 func (tx Tx) LagAll(from uint64) { tx.h.reg.flush(); tx.h.reg.lagAll(from) }
 
-// Live reports whether any watcher is in live dispatch.
-func (tx Tx) Live() bool { return len(tx.h.reg.all) > 0 }
-
 // AbortOpen ends every open watch, live or not, for which cause returns
 // an error, with that error as its context's cause.
 func (tx Tx) AbortOpen(cause func(s *Spec) error) {

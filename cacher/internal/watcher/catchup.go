@@ -140,10 +140,23 @@ func (w *Watcher) readOn(ctx context.Context, r *reading) bool {
 }
 
 // waitRead waits until g holds every revision up to rv, its stream ends
-// or the watch ends (false).
+// or the watch ends (false). The bookmark that precedes the watch's
+// deadline (BookmarkAt) is sent meanwhile when it falls due, at pos.
 func (w *Watcher) waitRead(ctx context.Context, g *history.Shared, rv uint64) bool {
-	_ = g.WaitUntilFresh(ctx, rv)
-	return ctx.Err() == nil
+	if w.BookmarkAt.IsZero() {
+		_ = g.WaitUntilFresh(ctx, rv)
+		return ctx.Err() == nil
+	}
+	wait, cancel := context.WithDeadline(ctx, w.BookmarkAt)
+	defer cancel()
+	if g.WaitUntilFresh(wait, rv) == nil || ctx.Err() != nil || wait.Err() == nil {
+		return ctx.Err() == nil
+	}
+	w.BookmarkAt = time.Time{}
+	if w.pos >= w.lastSent && !w.sendBookmark(ctx, w.pos, false) {
+		return false
+	}
+	return w.waitRead(ctx, g, rv)
 }
 
 // initialFromStorage sends the initial state of a watch the cache could
