@@ -32,10 +32,12 @@ import (
 // distrustGen (the storage's transformer callback, the consistency loop,
 // the reflector's recovery) and reads the atomics. writtenRV is raised by
 // the writers (noteWrite). shared.mu guards the shared reads of the
-// storage's history (see sharedHistories). runMu guards the run state and every
-// wg.Add, so that no goroutine starts after Run began waiting for them.
+// storage's history and their reference counts (see sharedHistories); each
+// read's own goroutine (startRead) is the only writer of its cache. runMu
+// guards the run state and every wg.Add, so that no goroutine starts after
+// Run began waiting for them.
 // Lock order: runMu, then the hub's lock, then the cache's internal lock;
-// shared.mu is taken last.
+// shared.mu is taken last (under it, only the shared reads' own caches' locks).
 type feed struct {
 	cfg    Config
 	store  storage.Interface

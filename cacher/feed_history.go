@@ -71,44 +71,39 @@ func (f *feed) resource() history.Scope { return history.Scope{Key: f.prefix, Re
 func (f *feed) Read(ctx context.Context, want history.Want) (*history.Shared, error) {
 	compacted := f.cache.Compacted()
 	exact := want.Exact || want.Pos < compacted // etcd's answer for a compacted RV
-	if g := f.join(want, exact); g != nil {
-		return g, nil
-	}
-	// A new read. The hub's lock is not taken under shared.mu: read the
-	// positions first.
-	f.sweepIdle()
-	from, scope := want.Pos, want.Scope
-	if want.Behind && !exact {
-		floor, cur := max(compacted, 1), f.CacheRV()
-		if cur > maxReadEvents {
-			floor = max(floor, cur-maxReadEvents)
-		}
-		if oldest, ok := f.hub.OldestLagging(floor); ok {
-			from = min(from, oldest)
-		}
-		from, scope = max(from, compacted), f.resource()
-	}
+	from, scope, planned := want.Pos, want.Scope, false
 	for {
 		f.shared.mu.Lock()
-		if g := f.sharedFor(want.Pos, want.Scope, exact); g != nil {
-			g.Refs++
-			f.shared.mu.Unlock()
-			return g, nil
-		}
-		if len(f.shared.reads) < f.cfg.MaxCatchUpStreams {
-			g, err := f.newRead(from, scope)
-			if err != nil {
+		g := f.sharedFor(want.Pos, want.Scope, exact)
+		fresh := g == nil && planned && len(f.shared.reads) < f.cfg.MaxCatchUpStreams
+		if fresh {
+			var err error
+			if g, err = f.newRead(from, scope); err != nil {
 				f.shared.mu.Unlock()
 				return nil, err
 			}
-			g.Refs = 1
 			f.shared.reads = append(f.shared.reads, g)
+		}
+		if g != nil {
+			g.Refs++
 			f.shared.mu.Unlock()
-			f.startRead(g)
+			if fresh {
+				f.startRead(g)
+			}
 			return g, nil
 		}
 		freed := f.shared.freed
 		f.shared.mu.Unlock()
+		if !planned {
+			// The hub's lock is not taken under shared.mu: plan the new
+			// read without it, then look again.
+			planned = true
+			f.sweepIdle()
+			if want.Behind && !exact {
+				from, scope = f.behindFrom(want.Pos, compacted), f.resource()
+			}
+			continue
+		}
 		select {
 		case <-freed:
 		case <-ctx.Done():
@@ -117,15 +112,18 @@ func (f *feed) Read(ctx context.Context, want history.Want) (*history.Shared, er
 	}
 }
 
-// join takes a reference on a read that serves want, if one does.
-func (f *feed) join(want history.Want, exact bool) *history.Shared {
-	f.shared.mu.Lock()
-	defer f.shared.mu.Unlock()
-	g := f.sharedFor(want.Pos, want.Scope, exact)
-	if g != nil {
-		g.Refs++
+// behindFrom is where a read for a watcher out of live dispatch at pos
+// starts: the oldest position at which a watcher left live dispatch, not
+// before etcd's compaction nor maxReadEvents before the cache's revision.
+func (f *feed) behindFrom(pos, compacted uint64) uint64 {
+	floor, cur := max(compacted, 1), f.CacheRV()
+	if cur > maxReadEvents {
+		floor = max(floor, cur-maxReadEvents)
 	}
-	return g
+	if oldest, ok := f.hub.OldestLagging(floor); ok {
+		pos = min(pos, oldest)
+	}
+	return max(pos, compacted)
 }
 
 // sharedFor is a read (one with readers, or the idle one, which then has

@@ -37,19 +37,11 @@ func (f *feed) CacheHolds(rv uint64) bool {
 // ask at the same time.
 func (f *feed) StorageRV(ctx context.Context) (uint64, error) { return f.currentRV(ctx) }
 
-// AcquireSlot takes a catch-up slot, waiting at most timeout (0:
-// until ctx ends).
+// AcquireSlot takes a catch-up slot for a new watch from etcd's history,
+// waiting at most timeout.
 func (f *feed) AcquireSlot(ctx context.Context, timeout time.Duration) bool {
-	select {
-	case f.catchUpSlots <- struct{}{}:
-		return true
-	default:
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	select {
 	case f.catchUpSlots <- struct{}{}:
 		return true
@@ -58,6 +50,7 @@ func (f *feed) AcquireSlot(ctx context.Context, timeout time.Duration) bool {
 	}
 }
 
+// ReleaseSlot gives back a catch-up slot if held.
 func (f *feed) ReleaseSlot(held bool) {
 	if held {
 		<-f.catchUpSlots

@@ -3,7 +3,6 @@ package watcher
 import (
 	"context"
 	"math/rand/v2"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -17,7 +16,7 @@ import (
 
 // Source is all a watcher reads history from: the cache's ring (its
 // History), and shared reads of the storage's history; and the catch-up
-// slots that bound the watches starting from the storage's history. The
+// slot of a watch that started from the storage's history. The
 // cacher's feed implements it; the state machine's tests fake it.
 type Source interface {
 	// EventsSince (the ring) returns up to limit events after pos, and
@@ -35,9 +34,8 @@ type Source interface {
 	Release(g *history.Shared)
 	// StorageRV is the storage's current revision.
 	StorageRV(ctx context.Context) (uint64, error)
-	// AcquireSlot takes a catch-up slot, waiting at most timeout (0: until
-	// ctx ends); ReleaseSlot gives it back if held.
-	AcquireSlot(ctx context.Context, timeout time.Duration) bool
+	// ReleaseSlot gives back the catch-up slot the cacher took for a new
+	// watch from etcd's history (Plan.SlotHeld), if held.
 	ReleaseSlot(held bool)
 }
 

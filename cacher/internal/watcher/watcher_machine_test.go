@@ -29,10 +29,9 @@ func (m memHistory) CacheHolds(rv uint64) bool { return m.cache.Oldest() <= rv }
 func (m memHistory) Read(context.Context, history.Want) (*history.Shared, error) {
 	return nil, errors.New("memHistory: no storage")
 }
-func (m memHistory) Release(*history.Shared)                         {}
-func (m memHistory) StorageRV(context.Context) (uint64, error)       { return m.CacheRV(), nil }
-func (m memHistory) AcquireSlot(context.Context, time.Duration) bool { return true }
-func (m memHistory) ReleaseSlot(bool)                                {}
+func (m memHistory) Release(*history.Shared)                   {}
+func (m memHistory) StorageRV(context.Context) (uint64, error) { return m.CacheRV(), nil }
+func (m memHistory) ReleaseSlot(bool)                          {}
 
 // machineRig is one watcher on a hub fed from a memHistory, with fake
 // clocks for the schedule (parking) and the wall (deadline bookmarks).
