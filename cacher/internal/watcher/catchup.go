@@ -95,6 +95,9 @@ type reading struct {
 }
 
 // takeRead takes a shared read that holds pos; false when the watch ended.
+// A watcher without a catch-up slot is behind (it left live dispatch, or
+// the ring moved past its start); one with a slot starts from an older RV
+// and reads its own scope from there.
 func (w *Watcher) takeRead(ctx context.Context, r *reading) bool {
 	key, recursive := w.Scope()
 	want := history.Want{Pos: w.pos, Scope: history.Scope{Key: key, Recursive: recursive},
