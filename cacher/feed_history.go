@@ -47,7 +47,11 @@ import (
 // read without readers is dropped, except the newest one while a watcher
 // out of live dispatch sits at a position it holds (the next one behind
 // is coming to it): that idle read has no stream, and goes at the next
-// Read or Release that finds no such watcher.
+// new read or Release that finds no such watcher. So no reader holds a
+// storage stream longer than readTimeout; a reader blocked on its client
+// keeps the history of the read it replays (and its place among the
+// MaxCatchUpStreams) until it moves on or its watch ends, as the storage
+// watch of its own that this replaces kept its etcd watch and slot.
 
 // readTimeout bounds how long a shared read's list and stream may take.
 const readTimeout = time.Minute
