@@ -276,7 +276,7 @@ func (f *feed) listAt(ctx context.Context, g *history.Shared) error {
 // the cache's history holds what it read (nil), ctx ends, or the storage
 // fails it.
 func (f *feed) readHistory(ctx context.Context, g *history.Shared) error {
-	opts := storage.ListOptions{Revision: g.From, Recursive: g.Scope.Recursive, ProgressNotify: true,
+	opts := storage.ListOptions{ResourceVersion: storage.RVAt(g.From), Recursive: g.Scope.Recursive, ProgressNotify: true,
 		RevisionEndBookmarks: true, Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
 	sw, err := f.store.Watch(ctx, g.Scope.Key, opts)
 	if err != nil {

@@ -84,7 +84,7 @@ func (f *feed) listPage(ctx context.Context, scope history.Scope, start string, 
 		}
 		opts.Predicate.Continue = token
 	case rv > 0:
-		opts.Revision, opts.ResourceVersionMatch = rv, metav1.ResourceVersionMatchExact
+		opts.ResourceVersion, opts.ResourceVersionMatch = storage.RVAt(rv), metav1.ResourceVersionMatchExact
 	}
 	listObj := f.cfg.NewListFunc()
 	if err := f.store.GetList(ctx, scope.Key, opts, listObj); err != nil {

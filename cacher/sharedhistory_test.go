@@ -126,7 +126,7 @@ func TestWatchersFromOneRVShareOneStorageWatch(t *testing.T) {
 				Field: fields.Everything(), GetAttrs: widget.GetAttrs}
 			want = appA
 		}
-		w, err := c.Watch(testCtx(t), "/widgets/ns", storage.ListOptions{ResourceVersion: rvString(from),
+		w, err := c.Watch(testCtx(t), "/widgets/ns", storage.ListOptions{ResourceVersion: rvAt(from),
 			Recursive: true, Predicate: pred})
 		if err != nil {
 			t.Fatalf("watch %d from %d: %v", i, from, err)
@@ -174,7 +174,7 @@ func TestWatchersOfDifferentScopesReadApart(t *testing.T) {
 	t.Cleanup(runCacher(t, c))
 	for ns, want := range map[string][]typedRV{"ns1": want1, "ns2": want2} {
 		for range 2 {
-			w, err := c.Watch(testCtx(t), "/widgets/"+ns, storage.ListOptions{ResourceVersion: rvString(from),
+			w, err := c.Watch(testCtx(t), "/widgets/"+ns, storage.ListOptions{ResourceVersion: rvAt(from),
 				Recursive: true, Predicate: storage.Everything})
 			if err != nil {
 				t.Fatal(err)
@@ -253,7 +253,7 @@ func TestSharedReadSendsTheDeadlineBookmark(t *testing.T) {
 	defer cancel()
 	pred := storage.Everything
 	pred.AllowWatchBookmarks = true
-	w, err := c.Watch(ctx, "/widgets/ns", storage.ListOptions{ResourceVersion: rvString(from), Recursive: true, Predicate: pred})
+	w, err := c.Watch(ctx, "/widgets/ns", storage.ListOptions{ResourceVersion: rvAt(from), Recursive: true, Predicate: pred})
 	if err != nil {
 		t.Fatal(err)
 	}
