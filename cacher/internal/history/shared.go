@@ -49,7 +49,7 @@ func (s Scope) Covers(o Scope) bool {
 type Shared struct {
 	// Cache holds the state at From and the history after it, as far as
 	// it has been read (its RV). Written only by the goroutine that reads
-	// the storage, a revision at a time under Apply's lock.
+	// the storage, a revision at a time (Applying).
 	Cache *watchcache.Cache
 	From  uint64
 	Scope Scope
@@ -114,12 +114,10 @@ func (g *Shared) WaitUntilFresh(ctx context.Context, rv uint64) error {
 // Err is the storage's answer that ended the read (nil when it ended
 // because it was no longer needed, or it has not ended).
 func (g *Shared) Err() error {
-	select {
-	case <-g.ended.Done():
-		return g.err
-	default:
+	if g.Reading() {
 		return nil
 	}
+	return g.err
 }
 
 // Reading reports whether the storage stream is still running.
