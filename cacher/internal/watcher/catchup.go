@@ -170,7 +170,7 @@ func (w *Watcher) initialFromStorage(ctx context.Context) bool {
 	w.Plan.StorageInitial = false
 	cur, err := w.env.Source.StorageRV(ctx)
 	if err == nil && w.pos > cur {
-		err = storage.NewTooLargeResourceVersionError(int64(w.pos), int64(cur), 1)
+		err = storage.NewTooLargeResourceVersionError(w.pos, cur, 1)
 	}
 	if err != nil {
 		w.fail(ctx, err, "storage")
