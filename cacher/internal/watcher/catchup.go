@@ -17,7 +17,8 @@ import (
 // holds pos, the cache is being re-initialised, or the watch asked for
 // the storage's history first), until the ring holds pos again.
 func (w *Watcher) catchUp(ctx context.Context) bool {
-	r := reading{exact: w.Plan.StorageFirst}
+	r := reading{g: w.initialRead, mine: w.initialRead != nil, exact: w.Plan.StorageFirst}
+	w.initialRead = nil
 	defer w.leaveRead(&r)
 	for ctx.Err() == nil {
 		if r.g != nil && w.env.Source.CacheHolds(w.pos) {
@@ -204,7 +205,11 @@ func (w *Watcher) initialFromStorage(ctx context.Context) bool {
 		return false
 	}
 	w.Plan.Initial = &InitialState{Items: res.Items, RV: res.RV, Annotate: w.Plan.StorageAnnotate}
-	return w.sendInitial(ctx)
+	if !w.sendInitial(ctx) {
+		return false
+	}
+	w.initialRead, r.g = r.g, nil // the first catch-up reads on from it
+	return true
 }
 
 func (w *Watcher) allHandled(evs []*watchcache.Event) bool {

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/listwatch/listwatch/cacher/internal/history"
 	"github.com/listwatch/listwatch/cacher/internal/hub"
 	"github.com/listwatch/listwatch/watchcache"
 )
@@ -53,6 +54,9 @@ type Watcher struct {
 	// sources in the middle of one; replays skip what it already handled.
 	revRV   uint64
 	revSeen []string
+	// initialRead is the shared read the initial state came from, which the
+	// first catch-up reads on from (see initialFromStorage).
+	initialRead *history.Shared
 
 	// ctx is the watch's context; release frees what the cacher set up
 	// (called once, by finish).
