@@ -104,7 +104,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 // its lock, which waking takes): end, for the request's context and
 // aborts, and a callback on the watchers context, shared by all the
 // watches. A callback on each watch's own context cost a children map and
-// a callback context more per watch (about 380 bytes).
+// a callback context more per watch (about 260 bytes).
 func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher.Watcher) error {
 	f := c.f
 	f.runMu.Lock()
