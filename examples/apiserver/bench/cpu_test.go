@@ -27,10 +27,10 @@ func processCPU(b *testing.B) time.Duration {
 }
 
 // startProfile starts a CPU profile of the process into the
-// -apiserver.cpuprofile directory, named after the storage and the watcher
-// count, and returns the function that stops it; without the flag it does
+// -apiserver.cpuprofile directory, named after the storage, the protocol,
+// the watcher count and the pace, and returns the function that stops it; without the flag it does
 // nothing.
-func startProfile(b *testing.B, kind server.Storage, watchers int) (stop func()) {
+func startProfile(b *testing.B, kind server.Storage, proto protocol, watchers int, pace time.Duration) (stop func()) {
 	b.Helper()
 	if *flagProfile == "" {
 		return func() {}
@@ -38,7 +38,11 @@ func startProfile(b *testing.B, kind server.Storage, watchers int) (stop func())
 	if err := os.MkdirAll(*flagProfile, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	f, err := os.Create(filepath.Join(*flagProfile, fmt.Sprintf("%s-%d.pprof", kind, watchers)))
+	name := fmt.Sprintf("%s-%s-%d", kind, proto, watchers)
+	if pace > 0 {
+		name += "-pace" + pace.String()
+	}
+	f, err := os.Create(filepath.Join(*flagProfile, name+".pprof"))
 	if err != nil {
 		b.Fatal(err)
 	}
