@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -237,6 +238,13 @@ func openWatchers(b *testing.B, ctx context.Context, srv *running, ns, rv string
 func fanOut(b *testing.B, srv *running, w int, proto protocol, pace time.Duration) fanResult {
 	b.Helper()
 	res := fanResult{Watchers: w, Protocol: proto, Pace: pace}
+	// The clients' goroutines (the writer, the watchers and their
+	// connections' loops, all started from here) carry the label
+	// bench=client, so that a CPU profile (-apiserver.cpuprofile) splits
+	// the process's CPU into the clients' and the rest (server and etcd):
+	// go tool pprof -tags, or -tagignore bench=client for the server side.
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("bench", "client")))
+	defer pprof.SetGoroutineLabels(context.Background())
 	lat := &latencies{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
