@@ -73,6 +73,11 @@ type fanResult struct {
 	// a pace, summed over each write's span from its sending until every
 	// watcher received it.
 	CPU time.Duration
+	// ClientShare is the share of the process's CPU profile spent in the
+	// clients' goroutines (the writer, the watchers and their connections),
+	// -1 if unknown; the rest is the server's and etcd's (and the garbage
+	// collector's).
+	ClientShare float64
 	// Elapsed is the wall time of the same spans.
 	Elapsed time.Duration
 	// Others is the CPU time other processes on the machine used in the
@@ -264,14 +269,14 @@ func printTable(w io.Writer, results []result) {
 		return
 	}
 	fmt.Fprintf(w, "\nwatch fan-out over HTTPS (one writer, %v per run; pace 0: as fast as it can, else one write per pace, so that the latencies are one write's to every watcher)\n", *flagDuration)
-	fmt.Fprintf(w, "| storage | protocol | watchers | connections | pace | writes/s | delivered events/s | delivered/expected | refused | lost | p50 | p99 | max | one write to all: p50 | p99 | process CPU per delivered event | process CPU (cores) | other processes' CPU (cores) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| storage | protocol | watchers | connections | pace | writes/s | delivered events/s | delivered/expected | refused | lost | p50 | p99 | max | one write to all: p50 | p99 | process CPU per delivered event | server CPU per delivered event | process CPU (cores) | other processes' CPU (cores) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var notes []string
 	for _, r := range results {
 		for _, f := range r.Fan {
-			fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %.0f | %.0f | %d/%d | %d | %d | %s | %s | %s | %s | %s | %s | %.2f | %.2f |\n", r.Kind, f.Protocol, f.Watchers, f.Connections,
+			fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %.0f | %.0f | %d/%d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %.2f | %.2f |\n", r.Kind, f.Protocol, f.Watchers, f.Connections,
 				paceString(f.Pace), f.WritesPerSec, f.EventsPerSec, f.Delivered, f.Wants, f.Refused, f.Lost, ms(f.P50), ms(f.P99), ms(f.Max),
 				reachMs(f, f.ReachP50), reachMs(f, f.ReachP99),
-				cpuPerEvent(f), f.CPU.Seconds()/f.Elapsed.Seconds(), f.Others.Seconds()/f.Elapsed.Seconds())
+				cpuPerEvent(f), serverPerEvent(f), f.CPU.Seconds()/f.Elapsed.Seconds(), f.Others.Seconds()/f.Elapsed.Seconds())
 			if f.Note != "" {
 				notes = append(notes, fmt.Sprintf("%s, %s, %d watchers, pace %s: %s", r.Kind, f.Protocol, f.Watchers, paceString(f.Pace), f.Note))
 			}
@@ -298,8 +303,12 @@ func printTable(w io.Writer, results []result) {
 				if lf.Watchers != kf.Watchers || lf.Protocol != kf.Protocol || lf.Pace != kf.Pace {
 					continue
 				}
-				fmt.Fprintf(w, " %s at %d watchers, pace %s: events/s %.2fx (p99 %.2fx, CPU per event %.2fx);", kf.Protocol, kf.Watchers, paceString(kf.Pace),
-					lf.EventsPerSec/kf.EventsPerSec, float64(lf.P99)/float64(kf.P99), perEvent(lf)/perEvent(kf))
+				server := "-"
+				if lf.ClientShare >= 0 && kf.ClientShare >= 0 {
+					server = fmt.Sprintf("%.2fx", perEvent(lf)*(1-lf.ClientShare)/(perEvent(kf)*(1-kf.ClientShare)))
+				}
+				fmt.Fprintf(w, " %s at %d watchers, pace %s: events/s %.2fx (p99 %.2fx, CPU per event %.2fx, server CPU per event %s);", kf.Protocol, kf.Watchers, paceString(kf.Pace),
+					lf.EventsPerSec/kf.EventsPerSec, float64(lf.P99)/float64(kf.P99), perEvent(lf)/perEvent(kf), server)
 			}
 		}
 		fmt.Fprintf(w, " list RV=0 %.2fx, consistent %.2fx; heap per object %.2fx\n",
@@ -316,6 +325,15 @@ func perEvent(f fanResult) float64 {
 }
 
 func cpuPerEvent(f fanResult) string { return fmt.Sprintf("%.1f µs", perEvent(f)*1e6) }
+
+// serverPerEvent is f's process CPU per delivered event less the clients'
+// share of it (server, etcd and the garbage collector).
+func serverPerEvent(f fanResult) string {
+	if f.ClientShare < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f µs", perEvent(f)*(1-f.ClientShare)*1e6)
+}
 
 // reachMs is a one-write-to-all quantile of f, "-" without a pace.
 func reachMs(f fanResult, d time.Duration) string {

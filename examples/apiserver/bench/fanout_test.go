@@ -241,8 +241,9 @@ func fanOut(b *testing.B, srv *running, w int, proto protocol, pace time.Duratio
 	// The clients' goroutines (the writer, the watchers and their
 	// connections' loops, all started from here) carry the label
 	// bench=client, so that a CPU profile (-apiserver.cpuprofile) splits
-	// the process's CPU into the clients' and the rest (server and etcd):
-	// go tool pprof -tags, or -tagignore bench=client for the server side.
+	// the process's CPU into the clients' and the rest (server and etcd;
+	// ClientShare), and go tool pprof -tags, or -tagignore bench=client,
+	// on a written profile.
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("bench", "client")))
 	defer pprof.SetGoroutineLabels(context.Background())
 	lat := &latencies{}
@@ -331,7 +332,7 @@ func fanOut(b *testing.B, srv *running, w int, proto protocol, pace time.Duratio
 		others := max(0, machine-machine0-(processCPU(b)-cpu0))
 		res.Others = time.Duration(float64(others) * sp.wall.Seconds() / deliveredIn.Seconds())
 	}
-	stopProfile()
+	res.ClientShare = stopProfile()
 	res.Lost = ws.lost()
 	if res.Refused > 0 || res.Lost > 0 {
 		res.Note = strings.TrimPrefix(res.Note+"; refused or lost: "+ws.reasons(), "; ")
