@@ -13,9 +13,10 @@ import (
 const fileMargin = 4096
 
 // raiseFileLimit raises this process's RLIMIT_NOFILE so that the largest
-// fan-out run fits: its watchers' connections have both ends in this
-// process (clients and server), one connection per watch over HTTP/1.1,
-// one per 100 watches over HTTP/2. It says on stderr when it raised the
+// fan-out run fits twice (the previous row's connections may still be
+// closing as the next row opens its own): its watchers' connections have
+// both ends in this process (clients and server), one connection per
+// watch over HTTP/1.1, one per 100 watches over HTTP/2. It says on stderr when it raised the
 // limit, and when it could not raise it enough (the run then shows the
 // watchers it could not open as refused).
 func raiseFileLimit(b *testing.B, counts []int, protos []protocol) {
@@ -28,7 +29,7 @@ func raiseFileLimit(b *testing.B, counts []int, protos []protocol) {
 	if slices.Contains(protos, protoH1) {
 		conns = w
 	}
-	need := uint64(2*conns + fileMargin)
+	need := uint64(2*2*conns + fileMargin)
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		b.Fatalf("getrlimit: %v", err)
