@@ -2,16 +2,20 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -155,4 +159,52 @@ func TestWatchTimeout(t *testing.T) {
 		require.GreaterOrEqual(t, d, 30*time.Second)
 		require.LessOrEqual(t, d, time.Minute)
 	}
+}
+
+// lineWriter records what a watch writes.
+type lineWriter struct {
+	header http.Header
+	mu     sync.Mutex
+	body   []byte
+}
+
+func (w *lineWriter) Header() http.Header { return w.header }
+func (w *lineWriter) WriteHeader(int)     {}
+func (w *lineWriter) FlushError() error   { return nil }
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.body = append(w.body, b...)
+	return len(b), nil
+}
+
+// TestUnencodableEventEndsWatchWithoutItsCause: an event the server
+// cannot encode ends the watch with an ERROR event whose Status says that
+// the server failed, not the encoder's error (which the log has).
+func TestUnencodableEventEndsWatchWithoutItsCause(t *testing.T) {
+	s, r := testServer(t, time.Minute)
+	var logs syncBuffer
+	s.log = slog.New(slog.NewTextHandler(&logs, nil))
+	bad := widget.NewUnstructuredWidget("ns", "bad", nil)
+	bad.Object["spec"] = map[string]any{"replicas": math.NaN()}
+	src := watch.NewFakeWithChanSize(2, false)
+	src.Add(bad)
+	src.Add(widget.NewUnstructuredWidget("ns", "after", nil))
+	src.Stop()
+	w := &lineWriter{header: http.Header{}}
+	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
+	lines := strings.Split(strings.TrimSpace(string(w.body)), "\n")
+	require.Len(t, lines, 1, "the ERROR event ends the watch: %s", w.body)
+	var ev struct {
+		Type   string
+		Object metav1.Status
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &ev))
+	require.Equal(t, "ERROR", ev.Type)
+	require.EqualValues(t, http.StatusInternalServerError, ev.Object.Code)
+	require.NotContains(t, lines[0], "NaN", "the client is told the encoder's error")
+	require.NotContains(t, lines[0], "json:", "the client is told the encoder's error")
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	require.Contains(t, logs.b.String(), "NaN", "the log names the cause")
 }

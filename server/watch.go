@@ -190,8 +190,10 @@ func (s *Server) writeBatch(w http.ResponseWriter, rc *http.ResponseController, 
 		}
 		line, err := encode(ev)
 		if err != nil {
+			// The client is told the server failed; the cause (the
+			// encoder's words) is for the log.
 			s.log.Error("watch event cannot be encoded", "resource", r.Plural, "err", err)
-			line, ev.Type = errorLine(apierrors.NewInternalError(err), r), watch.Error
+			line, ev.Type = errorLine(err, r), watch.Error
 		}
 		wd.arm()
 		if _, err := w.Write(line); err != nil {
