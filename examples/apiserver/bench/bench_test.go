@@ -99,6 +99,10 @@ const resultPrefix = "APISERVER-RESULT "
 func BenchmarkApiserver(b *testing.B) {
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
+	if *flagWatchChild != "" {
+		runWatchChild(b, *flagWatchChild)
+		return
+	}
 	if *flagChild {
 		r := runStorage(b, server.Storage(*flagStorages))
 		out, err := json.Marshal(r)
@@ -173,7 +177,11 @@ func runStorage(b *testing.B, kind server.Storage) result {
 	putWidgets(b, etcd.Client, "fan", fanObjects)
 	waitCount(b, rc, "fan", fanObjects)
 	counts, protos, paces := parseWatchers(b, *flagWatchers), parseProtocols(b, *flagProtocols), parsePaces(b, *flagPace)
-	raiseFileLimit(b, counts, protos)
+	ends := 2 // the watchers' connections have both ends in this process
+	if *flagWatchProc {
+		ends = 1
+	}
+	raiseFileLimit(b, counts, protos, ends)
 	for _, w := range counts {
 		for _, proto := range protos {
 			for _, pace := range paces {

@@ -246,19 +246,15 @@ func fanOut(b *testing.B, srv *running, w int, proto protocol, pace time.Duratio
 	// on a written profile.
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("bench", "client")))
 	defer pprof.SetGoroutineLabels(context.Background())
-	lat := &latencies{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dials0, h10, h20 := srv.dials.Load(), srv.h1.Load(), srv.h2.Load()
 	rc := srv.client(b)
-	ws := openWatchers(b, ctx, srv, "fan", currentRV(b, rc, "fan"), w, proto, lat)
-	res.Connections = srv.dials.Load() - dials0
-	res.Refused = ws.refused()
-	// The watch responses came over the protocol asked for (the writer's
-	// two requests so far go over HTTP/2 either way).
-	h1, h2, opened := srv.h1.Load()-h10, srv.h2.Load()-h20, int64(w-res.Refused)
-	if proto == protoH1 && (h2 > 2 || h1 < opened) || proto == protoH2 && (h1 > 0 || h2 < opened) {
-		b.Fatalf("%s watchers: %d HTTP/1.1 and %d HTTP/2 responses", proto, h1, h2)
+	ws, op := openFan(b, ctx, srv, currentRV(b, rc, "fan"), w, proto)
+	res.Connections, res.Refused = op.Dials, op.Refused
+	// The watch responses came over the protocol asked for.
+	opened := int64(w - res.Refused)
+	if proto == protoH1 && (op.H2 > 0 || op.H1 < opened) || proto == protoH2 && (op.H1 > 0 || op.H2 < opened) {
+		b.Fatalf("%s watchers: %d HTTP/1.1 and %d HTTP/2 responses", proto, op.H1, op.H2)
 	}
 	stopProfile := startProfile(b, srv.kind, proto, w, pace)
 	write := func() error {
@@ -324,29 +320,31 @@ func fanOut(b *testing.B, srv *running, w int, proto protocol, pace time.Duratio
 	}
 	deliveredIn := time.Since(start)
 	res.Wants = int64(res.Writes) * int64(w)
-	// The other processes' CPU over the whole run (/proc/stat counts in
-	// 10 ms ticks, too coarse for a paced write's span), scaled to the
-	// measured spans so that Others/Elapsed is their cores.
-	res.Others = -1
-	if machine := machineCPU(); machine0 >= 0 && machine >= 0 {
-		others := max(0, machine-machine0-(processCPU(b)-cpu0))
-		res.Others = time.Duration(float64(others) * sp.wall.Seconds() / deliveredIn.Seconds())
-	}
+	machine, cpu := machineCPU(), processCPU(b)-cpu0
 	res.ClientShare = stopProfile()
-	res.Lost = ws.lost()
+	rep := ws.stop()
+	res.Lost = rep.Lost
 	if res.Refused > 0 || res.Lost > 0 {
-		res.Note = strings.TrimPrefix(res.Note+"; refused or lost: "+ws.reasons(), "; ")
+		res.Note = strings.TrimPrefix(res.Note+"; refused or lost: "+rep.Reasons, "; ")
 	}
 	if !settled {
 		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; watchers still short of %d events %v after write %d", res.Writes, deliverBudget, res.Writes), "; ")
 	}
-	cancel()
-	if n := ws.wait(); n > 0 {
-		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d watchers did not stop within %v", n, stopBudget), "; ")
+	if rep.NotStopped > 0 {
+		res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d watchers did not stop within %v", rep.NotStopped, stopBudget), "; ")
+	}
+	// The other processes' CPU over the whole run (/proc/stat counts in
+	// 10 ms ticks, too coarse for a paced write's span), less the watch
+	// process's (-apiserver.watchproc), scaled to the measured spans so
+	// that Others/Elapsed is their cores.
+	res.Others = -1
+	if machine0 >= 0 && machine >= 0 {
+		others := max(0, machine-machine0-cpu-rep.CPU)
+		res.Others = time.Duration(float64(others) * sp.wall.Seconds() / deliveredIn.Seconds())
 	}
 	res.WritesPerSec = float64(res.Writes) / writing.Seconds()
 	res.EventsPerSec = float64(res.Delivered) / deliveredIn.Seconds()
-	res.P50, res.P99, res.Max = lat.quantile(0.50), lat.quantile(0.99), lat.quantile(1)
+	res.P50, res.P99, res.Max = rep.P50, rep.P99, rep.Max
 	if len(reach) > 0 {
 		slices.Sort(reach)
 		res.ReachP50, res.ReachP99 = reach[len(reach)/2], reach[int(0.99*float64(len(reach)-1))]
