@@ -53,10 +53,10 @@ func raiseFileLimit(b *testing.B, counts []int, protos []protocol, ends int) {
 	}
 	switch {
 	case want.Cur < need:
-		fmt.Fprintf(os.Stderr, "bench: RLIMIT_NOFILE %d/%d (was %d/%d), short of the %d that %d watchers need (%d connections, %d ends of each in this process; raising the hard limit: %v); watchers will be refused\n",
-			want.Cur, want.Max, old.Cur, old.Max, need, w, conns, ends, err)
+		fmt.Fprintf(os.Stderr, "bench: RLIMIT_NOFILE %d/%d (was %d/%d), short of the %d asked for %d watchers (%d connections, %d end(s) of each in this process, plus %d; raising the hard limit: %v); watchers may be refused\n",
+			want.Cur, want.Max, old.Cur, old.Max, need, w, conns, ends, fileMargin, err)
 	case want.Cur != old.Cur || want.Max != old.Max:
-		fmt.Fprintf(os.Stderr, "bench: RLIMIT_NOFILE raised from %d/%d to %d/%d for %d watchers (%d connections, %d ends of each in this process)\n",
+		fmt.Fprintf(os.Stderr, "bench: RLIMIT_NOFILE raised from %d/%d to %d/%d for %d watchers (%d connections, %d end(s) of each in this process)\n",
 			old.Cur, old.Max, want.Cur, want.Max, w, conns, ends)
 	}
 }
