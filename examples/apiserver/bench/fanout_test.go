@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -249,7 +250,10 @@ func fanOut(b *testing.B, srv *running, w int, proto protocol, pace time.Duratio
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rc := srv.client(b)
+	opening := time.Now()
 	ws, op := openFan(b, ctx, srv, currentRV(b, rc, "fan"), w, proto)
+	fmt.Fprintf(os.Stderr, "bench: %s, %s, %d watchers, pace %s: %d opened (%d refused) over %d connections in %.1f s\n",
+		srv.kind, proto, w, paceString(pace), w-op.Refused, op.Refused, op.Dials, time.Since(opening).Seconds())
 	res.Connections, res.Refused = op.Dials, op.Refused
 	// The watch responses came over the protocol asked for.
 	opened := int64(w - res.Refused)
