@@ -31,7 +31,7 @@ var (
 	flagChild     = flag.Bool("apiserver.child", false, "run the one storage of -apiserver.storages and print its result as JSON (set by the parent)")
 	flagResume    = flag.Int("apiserver.resume", 100, "watchers open across the restart run (0: no restart run)")
 	flagServerLog = flag.Bool("apiserver.serverlog", false, "write the servers' warnings and errors to stderr")
-	flagProfile   = flag.String("apiserver.cpuprofile", "", "directory to write a CPU profile of each fan-out run to (<storage>-<protocol>-<watchers>[-pace<pace>].pprof; the child process: server, etcd and clients)")
+	flagProfile   = flag.String("apiserver.cpuprofile", "", "directory to write a CPU profile of each fan-out run to (<storage>-<protocol>-<watchers>[-pace<pace>].pprof; the child process: server, etcd, the writer and, unless -apiserver.watchproc, the watchers; their goroutines labelled bench=client)")
 )
 
 // fanObjects is how many widgets the writer updates round robin.

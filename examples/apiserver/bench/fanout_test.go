@@ -239,12 +239,13 @@ func openWatchers(b *testing.B, ctx context.Context, srv *running, ns, rv string
 func fanOut(b *testing.B, srv *running, w int, proto protocol, pace time.Duration) fanResult {
 	b.Helper()
 	res := fanResult{Watchers: w, Protocol: proto, Pace: pace}
-	// The clients' goroutines (the writer, the watchers and their
-	// connections' loops, all started from here) carry the label
-	// bench=client, so that a CPU profile (-apiserver.cpuprofile) splits
-	// the process's CPU into the clients' and the rest (server and etcd;
-	// ClientShare), and go tool pprof -tags, or -tagignore bench=client,
-	// on a written profile.
+	// The clients' goroutines (the writer, and the watchers and their
+	// connections' loops unless -apiserver.watchproc runs them elsewhere;
+	// all started from here) carry the label bench=client, so that the
+	// row's CPU profile splits the process's CPU into the clients' and the
+	// rest (server and etcd; ClientShare), as go tool pprof -tags, or
+	// -tagignore bench=client, does on a profile -apiserver.cpuprofile
+	// wrote.
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("bench", "client")))
 	defer pprof.SetGoroutineLabels(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
