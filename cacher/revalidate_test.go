@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -128,6 +129,22 @@ func TestTransformerKeyRemovalEndsWatches(t *testing.T) {
 	rvA := create(t, c, "ns", "a", nil)
 	rvB := create(t, c, "ns", "b", nil)
 	w := watchAll(t, c, rvAt(rvB))
+	// What ends w is values the cache held becoming unreadable while w is
+	// in live dispatch. The cacher applies the writes above and starts w
+	// asynchronously: on a loaded machine the key could go before the
+	// cache held a and b (its relist then lists around them, and no watch
+	// ends) or before w joined (then it is a watch started meanwhile).
+	eventually(t, 30*time.Second, "the cache holding a and b, w in live dispatch", func() error {
+		cached := m.fromCache.Load()
+		if l, err := listZero(t, c); err != nil || len(l.Items) != 2 || m.fromCache.Load() == cached {
+			return fmt.Errorf("a list from the cache: %d items (%v, from the cache: %t), want a and b",
+				len(l.Items), err, m.fromCache.Load() > cached)
+		}
+		if n := cacher.LiveWatchersForTest(c); n != 1 {
+			return fmt.Errorf("%d watchers in live dispatch, want w", n)
+		}
+		return nil
+	})
 
 	store.SetTransformer(aesKeys(t, "k2"))
 	_, err := listZero(t, c)

@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/registry"
 	"github.com/listwatch/listwatch/server/filters"
@@ -32,6 +33,9 @@ type Server struct {
 	inflight  *filters.InFlight
 	timeout   *filters.Timeout
 	watches   *filters.WatchLimits
+	// clock times the slow-watcher policy (see watchdog): the real clock,
+	// but for the tests that drive that policy with a fake one.
+	clock clock.WithDelayedExecution
 
 	closeOnce sync.Once
 	// closing is closed by Close; every watch stream ends when it is.
@@ -67,6 +71,7 @@ func New(cfg Config) (*Server, error) {
 		resources: map[string]*resource{},
 		enc:       &wire.EventEncoder{},
 		closing:   make(chan struct{}),
+		clock:     clock.RealClock{},
 		inflight:  filters.NewInFlight(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight),
 	}
 	s.watches = filters.NewWatchLimits(c.MaxWatches, c.MaxWatchesPerUser)
