@@ -93,12 +93,14 @@ type Config struct {
 	// first, and every relist) reads from the storage; all pages are read
 	// at the first page's revision (0: DefaultListPageSize).
 	ListPageSize int
-	// WatcherBufferSize is each watcher's queue of live events; a watcher
-	// whose queue is full leaves live dispatch and catches up from history (0: 100).
+	// WatcherBufferSize is how many live events that concern a watcher may
+	// wait in the hub's log for it; one more takes it out of live dispatch
+	// and it catches up from history (0: 100).
 	WatcherBufferSize int
 	// IdleWatcherParkDelay is how long a watcher in live dispatch that has
-	// nothing queued keeps its goroutine; then the watch lives on without
-	// one until something is queued to it (see package internal/hub). 0 means
+	// nothing to deliver keeps its goroutine; then the watch lives on
+	// without one, the hub delivering for it while its client keeps up
+	// (see package internal/hub). 0 means
 	// DefaultIdleWatcherParkDelay; negative, never.
 	IdleWatcherParkDelay time.Duration
 	// MaxCatchUpStreams bounds concurrent storage watches used to catch
