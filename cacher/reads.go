@@ -13,13 +13,13 @@ import (
 	"github.com/listwatch/listwatch/watchcache"
 )
 
-// Get implements storage.Interface. RV "" reads the storage (linearizable);
+// Get implements storage.Interface. An unset RV reads the storage (linearizable);
 // any other RV is served from the cache once it has reached that RV.
 func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, false); err != nil {
 		return err
 	}
-	rv, err := c.cfg.Versioner.ParseResourceVersion(opts.ResourceVersion)
+	rv, err := opts.ResourceVersion.ValidRevision()
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (c *Cacher) listCached(ctx context.Context, key, prefix string, opts storag
 	if opts.Predicate.Limit < 0 {
 		return res, false, r, storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
 	}
-	plan, err := planList(prefix, opts, c.cfg.Versioner)
+	plan, err := planList(prefix, opts)
 	if err != nil {
 		return res, false, r, err
 	}

@@ -67,10 +67,10 @@ var byCache = route{}
 // byStorage is the decision that the storage answers, for why.
 func byStorage(why string) route { return route{storage: true, why: why} }
 
-// routeGet decides who answers a Get of key at RV rv (as given: "" is a
+// routeGet decides who answers a Get of key at RV rv (unset is a
 // linearizable read), waiting at most ReadyWaitTimeout for the first list.
-func (f *feed) routeGet(ctx context.Context, key, rv string) route {
-	if rv == "" {
+func (f *feed) routeGet(ctx context.Context, key string, rv storage.RV) route {
+	if rv.IsUnset() {
 		return byStorage(whyLinearizable)
 	}
 	return f.routeList(ctx, key, false)

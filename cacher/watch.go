@@ -40,7 +40,7 @@ func (c *Cacher) watch(ctx context.Context, key string, opts storage.ListOptions
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
 		return nil, err
 	}
-	req, err := storage.ParseWatchRequest(opts, c.cfg.Versioner)
+	req, err := storage.ParseWatchRequest(opts)
 	if err != nil {
 		return nil, err
 	}

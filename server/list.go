@@ -253,12 +253,12 @@ func (s *Server) serveEncodedList(w http.ResponseWriter, req *http.Request, t ta
 }
 
 // checkResourceVersionRange answers a resourceVersion beyond any etcd
-// revision (above 2^63-1, which the store cannot even parse) as Kubernetes
+// revision (above 2^63-1, which the store refuses as invalid) as Kubernetes
 // answers a too-new one: 504 "Too large resource version", with the current
 // revision, instead of a 400.
-func checkResourceVersionRange(ctx context.Context, r *resource, rv string) error {
-	n, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil || n <= math.MaxInt64 {
+func checkResourceVersionRange(ctx context.Context, r *resource, rv storage.RV) error {
+	n := rv.Revision()
+	if n <= math.MaxInt64 {
 		return nil
 	}
 	cur, err := r.Storage.GetCurrentResourceVersion(ctx)

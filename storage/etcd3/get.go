@@ -17,7 +17,7 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions, ob
 	if err != nil {
 		return err
 	}
-	minRV, err := s.versioner.ParseResourceVersion(opts.ResourceVersion)
+	minRV, err := opts.ResourceVersion.ValidRevision()
 	if err != nil {
 		return err
 	}

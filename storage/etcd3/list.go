@@ -23,7 +23,7 @@ type listPlan struct {
 
 // planList validates the RV, RV match and continue options of a list.
 func (s *Store) planList(keyPrefix string, opts storage.ListOptions) (listPlan, error) {
-	r, err := storage.ParseListRequest(opts, keyPrefix, s.versioner)
+	r, err := storage.ParseListRequest(opts, keyPrefix)
 	if err != nil {
 		return listPlan{}, err
 	}

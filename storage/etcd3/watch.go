@@ -40,7 +40,7 @@ func (s *Store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if err != nil {
 		return nil, err
 	}
-	req, err := storage.ParseWatchRequest(opts, s.versioner)
+	req, err := storage.ParseWatchRequest(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -40,22 +41,38 @@ func expectInvalid(t *testing.T, op string, err error) {
 	}
 }
 
+// outOfRangeRVs are parsed RVs no store may accept: revisions etcd cannot
+// have (an in-process caller's RVAt; ParseRV refuses their strings).
+var outOfRangeRVs = []storage.RV{storage.RVAt(1 << 63), storage.RVAt(math.MaxUint64)}
+
+// expectMalformedRVsRefused: a malformed RV string never reaches a store:
+// ParseRV, where requests enter, refuses it as bad input.
+func expectMalformedRVsRefused(t *testing.T) {
+	t.Helper()
+	for _, rv := range malformedRVs {
+		_, err := storage.ParseRV(rv)
+		expectInvalid(t, "ParseRV "+rv, err)
+	}
+}
+
 func testGetMalformedRV(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
-	for _, rv := range malformedRVs {
+	expectMalformedRVsRefused(t)
+	for _, rv := range outOfRangeRVs {
 		err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: rv}, e.empty())
-		expectInvalid(t, "Get RV "+rv, err)
+		expectInvalid(t, "Get RV "+rv.String(), err)
 	}
 }
 
 func testListMalformedRV(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
-	for _, rv := range malformedRVs {
+	expectMalformedRVsRefused(t)
+	for _, rv := range outOfRangeRVs {
 		for _, match := range []metav1.ResourceVersionMatch{"", metav1.ResourceVersionMatchNotOlderThan, metav1.ResourceVersionMatchExact} {
 			opts := everything
 			opts.ResourceVersion, opts.ResourceVersionMatch = rv, match
 			err := e.Store.GetList(ctx(t), e.ResourcePrefix, opts, e.emptyList())
-			expectInvalid(t, "GetList RV "+rv+" match "+string(match), err)
+			expectInvalid(t, "GetList RV "+rv.String()+" match "+string(match), err)
 		}
 	}
 }
@@ -63,7 +80,7 @@ func testListMalformedRV(t *testing.T, e *Env) {
 func testListInvalidMatch(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
 	opts := everything
-	opts.ResourceVersion = rvString(e.etcdRev(t))
+	opts.ResourceVersion = rvAt(e.etcdRev(t))
 	opts.ResourceVersionMatch = "Sometimes"
 	expectInvalid(t, "GetList with ResourceVersionMatch Sometimes", e.Store.GetList(ctx(t), e.ResourcePrefix, opts, e.emptyList()))
 }
@@ -97,7 +114,8 @@ func eventTypes(evs []watch.Event) []watch.EventType {
 }
 
 func testWatchMalformedRV(t *testing.T, e *Env) {
-	for _, rv := range malformedRVs {
+	expectMalformedRVsRefused(t)
+	for _, rv := range outOfRangeRVs {
 		err := watchErr(t, e, e.ResourcePrefix, storage.ListOptions{ResourceVersion: rv, Recursive: true, Predicate: storage.Everything})
 		if !apierrors.IsBadRequest(err) {
 			t.Fatalf("Watch RV %q: got %v, want a bad-request error", rv, err)
@@ -196,8 +214,8 @@ func testRandomMalformedInput(t *testing.T, e *Env) {
 		if _, err := strconv.ParseUint(rv, 10, 63); err == nil {
 			continue // a well-formed RV by chance
 		}
-		err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: rv}, e.empty())
-		expectInvalid(t, fmt.Sprintf("Get RV %q", rv), err)
+		_, err := storage.ParseRV(rv)
+		expectInvalid(t, fmt.Sprintf("ParseRV %q", rv), err)
 
 		raw := make([]byte, rng.IntN(64))
 		for j := range raw {
