@@ -16,6 +16,7 @@ package hub
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/utils/clock"
 
@@ -42,6 +43,12 @@ type Config struct {
 	// MinLogSize: a watcher whose oldest entry not taken is overwritten
 	// leaves live dispatch.
 	LogSize int
+	// Coalesce is how long after a round of wake-ups (see Hub.Commit) the
+	// commits of a burst defer waking the watchers they concern, so that a
+	// client is woken once for the changes of that interval instead of once
+	// per change; a commit after a quiet interval at least this long wakes
+	// them at once (0: every commit does).
+	Coalesce time.Duration
 }
 
 // Hub is the cacher's live dispatch; see the package doc.
@@ -57,6 +64,12 @@ type Hub struct {
 	// watchers (see registry.hold) to the end of the batch, so that a
 	// client is woken once for several events. Read by Commit.
 	batching atomic.Bool
+	// coalesce is Config.Coalesce; lastWake is when the last round of
+	// wake-ups ran, and wakeArmed reports that a timer runs the next one
+	// (mu).
+	coalesce  time.Duration
+	lastWake  time.Time
+	wakeArmed bool
 }
 
 // MaxHeldEvents bounds how many events a batch of commits publishes before
@@ -66,7 +79,7 @@ const MaxHeldEvents = 8
 
 // New returns an empty hub.
 func New(cfg Config) *Hub {
-	return &Hub{reg: newRegistry(cfg), open: map[*Entry]struct{}{}, wall: cfg.Wall}
+	return &Hub{reg: newRegistry(cfg), open: map[*Entry]struct{}{}, wall: cfg.Wall, coalesce: cfg.Coalesce}
 }
 
 // Tx is the feed's view of the hub inside Commit (the lock held): valid
@@ -77,21 +90,60 @@ type Tx struct{ h *Hub }
 // to the cache and dispatches it through tx, atomically with respect to
 // watchers joining, parking and leaving.
 //
-// While the feed is batching, Commit defers waking the watchers its
-// dispatch concerns (for up to MaxHeldEvents events) to the end of the
-// batch; what they read and in which order is the log's, whenever they
+// While the feed is batching, and within Config.Coalesce of the last round
+// of wake-ups, Commit defers waking the watchers its dispatch concerns
+// (for up to MaxHeldEvents events) to the end of the batch or of the
+// interval; what they read and in which order is the log's, whenever they
 // wake.
 func (h *Hub) Commit(fn func(tx Tx) error) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	hold := h.batching.Load()
-	h.reg.hold = hold
+	batching := h.batching.Load()
+	var now time.Time
+	early := false
+	if h.coalesce > 0 {
+		now = h.wall.Now()
+		early = now.Sub(h.lastWake) < h.coalesce
+	}
+	h.reg.hold = batching || early
 	err := fn(Tx{h})
 	h.reg.hold = false
-	if !hold || h.reg.heldEvents >= MaxHeldEvents {
-		h.reg.flush()
+	switch {
+	case h.reg.heldEvents >= MaxHeldEvents || (!batching && !early):
+		h.wakeNow(now)
+	case !batching:
+		h.wakeLater(now)
 	}
 	return err
+}
+
+// wakeNow runs the deferred wake-ups (mu held); now is the time when
+// coalescing, else zero.
+func (h *Hub) wakeNow(now time.Time) {
+	h.lastWake = now
+	h.reg.flush()
+}
+
+// wakeLater runs the deferred wake-ups at the end of the coalescing
+// interval (mu held), unless a commit does first.
+func (h *Hub) wakeLater(now time.Time) {
+	if h.wakeArmed || !h.reg.held.Load() {
+		return
+	}
+	h.wakeArmed = true
+	// The callback wakes from a goroutine of its own: a fake clock runs
+	// callbacks holding its lock, which wakeDue's time read takes.
+	h.wall.AfterFunc(h.lastWake.Add(h.coalesce).Sub(now), func() { go h.wakeDue() })
+}
+
+// wakeDue runs the deferred wake-ups at the end of a coalescing interval.
+func (h *Hub) wakeDue() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.wakeArmed = false
+	if h.reg.held.Load() {
+		h.wakeNow(h.wall.Now())
+	}
 }
 
 // Batch tells the hub whether more storage events wait behind the one the
@@ -101,8 +153,16 @@ func (h *Hub) Batch(more bool) {
 	h.batching.Store(more)
 	if !more && h.reg.held.Load() {
 		h.mu.Lock()
-		h.reg.flush()
-		h.mu.Unlock()
+		defer h.mu.Unlock()
+		if h.coalesce == 0 {
+			h.reg.flush()
+			return
+		}
+		if now := h.wall.Now(); now.Sub(h.lastWake) >= h.coalesce {
+			h.wakeNow(now)
+		} else {
+			h.wakeLater(now)
+		}
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/cacher/internal/hub"
@@ -246,5 +248,40 @@ func TestWatcherTakesTheLogInOneGo(t *testing.T) {
 	}
 	if again, _ := w.e.Take(nil); len(again) != 0 {
 		t.Fatalf("a second Take found %d entries, want none", len(again))
+	}
+}
+
+// Within the coalescing interval of the last round of wake-ups, commits
+// defer waking the watchers to the interval's end, when their client gets
+// the interval's changes together, in order; a commit after a quiet
+// interval wakes them at once.
+func TestDispatchCoalescesWakeUps(t *testing.T) {
+	const window = 2 * time.Millisecond
+	wall := clocktesting.NewFakeClock(time.Now())
+	f := newBatchFixture(t)
+	f.c.hub = hub.New(hub.Config{Wall: wall, Metrics: noMetrics{}, Coalesce: window})
+	f.c.env.Hub = f.c.hub
+	w := f.addParkedWatcher(false, false)
+	first := f.apply()
+	if got := drainRVs(t, w); fmt.Sprint(got) != fmt.Sprint([]uint64{first.RV}) {
+		t.Fatalf("after a quiet interval the client got %v, want %d at once", got, first.RV)
+	}
+	second, third := f.apply(), f.apply()
+	if n := len(w.result); n != 0 {
+		t.Fatalf("client has %d events within the interval, want 0 (not woken yet)", n)
+	}
+	wall.Step(window)
+	var got []uint64
+	for deadline := time.Now().Add(5 * time.Second); len(got) < 2 && time.Now().Before(deadline); {
+		got = append(got, drainRVs(t, w)...)
+		time.Sleep(time.Millisecond) // the interval's timer runs on a goroutine of its own
+	}
+	if want := []uint64{second.RV, third.RV}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("at the interval's end the client got %v, want %v", got, want)
+	}
+	wall.Step(window)
+	fourth := f.apply()
+	if got := drainRVs(t, w); fmt.Sprint(got) != fmt.Sprint([]uint64{fourth.RV}) {
+		t.Fatalf("after a quiet interval the client got %v, want %d at once", got, fourth.RV)
 	}
 }
