@@ -20,8 +20,8 @@ import (
 // (and its cursor into the hub's log) and sends on result, which finish
 // closes; except while the hub delivers (see the hub's handoff.go: while
 // the client keeps up, and always while parked): then the hub, under its
-// lock, calls DrainDirect, which owns them and sends on result without
-// blocking. The hub owns e's dispatch state. Only the
+// lock, calls DeliverDirect or DrainDirect, which own them and send on
+// result without blocking. The hub owns e's dispatch state. Only the
 // cacher's Watch creates watchers; their clients call ResultChan and Stop.
 type Watcher struct {
 	env *Env
