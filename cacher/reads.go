@@ -19,13 +19,14 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, o
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, false); err != nil {
 		return err
 	}
-	rv, err := opts.ResourceVersion.ValidRevision()
-	if err != nil {
+	if err := c.f.checkReachable(ctx, opts.ResourceVersion); err != nil {
 		return err
 	}
+	rv := opts.ResourceVersion.Revision()
 	if c.f.routeGet(ctx, key, opts.ResourceVersion).toStorage(c.f.log, "get", key) {
 		return c.store.Get(ctx, key, opts, objPtr)
 	}
+	var err error
 	if rv == 0 {
 		err = c.f.waitOwnWrites(ctx)
 	} else {
@@ -144,6 +145,9 @@ func (c *Cacher) listCached(ctx context.Context, key, prefix string, opts storag
 	}
 	if opts.Predicate.Limit < 0 {
 		return res, false, r, storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
+	}
+	if err := c.f.checkReachable(ctx, opts.ResourceVersion); err != nil {
+		return res, false, r, err
 	}
 	plan, err := planList(prefix, opts)
 	if err != nil {

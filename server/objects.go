@@ -35,10 +35,6 @@ func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
 		s.writeError(w, req, err)
 		return
 	}
-	if err := checkResourceVersionRange(req.Context(), t.res, rv); err != nil {
-		s.writeError(w, req, err)
-		return
-	}
 	out := &unstructured.Unstructured{}
 	opts := storage.GetOptions{ResourceVersion: rv}
 	if err := t.res.Storage.Get(req.Context(), t.objectKey(), opts, out); err != nil {
@@ -57,10 +53,6 @@ func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
 func (s *Server) serveObjectWatch(w http.ResponseWriter, req *http.Request, t target) {
 	p, err := request.ParseList(req.URL.Query(), t.res.fields, t.res.GetAttrs)
 	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	if err := checkResourceVersionRange(req.Context(), t.res, p.Options.ResourceVersion); err != nil {
 		s.writeError(w, req, err)
 		return
 	}

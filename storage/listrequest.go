@@ -44,7 +44,7 @@ func ParseListRequest(opts ListOptions, keyPrefix string) (ListRequest, error) {
 		}
 		return r, nil
 	}
-	rv, err := opts.ResourceVersion.ValidRevision()
+	rv, err := opts.ResourceVersion.validRevision()
 	if err != nil {
 		return r, err
 	}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -32,8 +33,7 @@ func RVAt(n uint64) RV { return RV{rev: n, set: true} }
 // is RVAny, a decimal n > 0 that fits in a uint64 is RVAt(n) (as
 // Kubernetes parses it). Anything else is an *Error with
 // CodeInvalidArgument (400 Bad Request). A revision etcd cannot have (above
-// math.MaxInt64) parses: what a read at it answers is the read's to say
-// (see ValidRevision).
+// math.MaxInt64) parses: a read at it is too large (CheckReachable).
 func ParseRV(s string) (RV, error) {
 	switch s {
 	case "":
@@ -62,12 +62,29 @@ func (r RV) String() string {
 	return strconv.FormatUint(r.rev, 10)
 }
 
-// ValidRevision is r's revision for a read or watch to use: Revision, or
-// ErrInvalidArgument when it is above math.MaxInt64, a revision etcd
-// cannot have.
-func (r RV) ValidRevision() (uint64, error) {
+// validRevision is r's revision for ParseListRequest and
+// ParseWatchRequest: Revision, or ErrInvalidArgument when it is above
+// math.MaxInt64, which the stores answer before (CheckReachable).
+func (r RV) validRevision() (uint64, error) {
 	if r.rev > math.MaxInt64 {
 		return 0, NewInvalidArgumentError(fmt.Sprintf("invalid resource version %q: out of range", r.String()), nil)
 	}
 	return r.rev, nil
+}
+
+// CheckReachable is the first thing a store's Get, GetList and Watch do
+// with the RV they are given: an RV that no revision can ever reach (above
+// math.MaxInt64, the largest etcd can have) is answered at once, no wait
+// being able to help, as Kubernetes answers an RV newer than it reaches:
+// ErrTooLargeResourceVersion (504 with the ResourceVersionTooLarge cause)
+// naming the current revision, which current reads. Every other RV is nil.
+func CheckReachable(ctx context.Context, rv RV, current func(context.Context) (uint64, error)) error {
+	if rv.rev <= math.MaxInt64 {
+		return nil
+	}
+	cur, err := current(ctx)
+	if err != nil {
+		return err
+	}
+	return NewTooLargeResourceVersionError(rv.rev, cur, 1)
 }

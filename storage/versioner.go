@@ -89,5 +89,5 @@ func (APIObjectVersioner) ParseResourceVersion(rv string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return r.ValidRevision()
+	return r.validRevision()
 }

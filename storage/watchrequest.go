@@ -67,7 +67,7 @@ func ParseWatchRequest(opts ListOptions) (WatchRequest, error) {
 	default:
 		return WatchRequest{}, NewInvalidArgumentError(fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch), nil)
 	}
-	rv, err := opts.ResourceVersion.ValidRevision()
+	rv, err := opts.ResourceVersion.validRevision()
 	if err != nil {
 		return WatchRequest{}, err
 	}

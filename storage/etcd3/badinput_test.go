@@ -66,10 +66,10 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"delete dotdot", func() error {
 			return s.Delete(ctx, "/widgets/ns/../existing", &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{})
 		}, storage.ErrInvalidArgument},
-		{"get out-of-range RV", func() error {
+		{"get RV beyond any revision", func() error {
 			return s.Get(ctx, "/widgets/ns/existing", storage.GetOptions{ResourceVersion: storage.RVAt(1 << 63)}, &widget.Widget{})
-		}, storage.ErrInvalidArgument},
-		{"list out-of-range RV", func() error { return list(storage.ListOptions{ResourceVersion: storage.RVAt(math.MaxUint64)}) }, storage.ErrInvalidArgument},
+		}, storage.ErrTooLargeResourceVersion},
+		{"list RV beyond any revision", func() error { return list(storage.ListOptions{ResourceVersion: storage.RVAt(math.MaxUint64)}) }, storage.ErrTooLargeResourceVersion},
 		{"list unknown match", func() error {
 			return list(storage.ListOptions{ResourceVersion: storage.RVAt(1), ResourceVersionMatch: "Sometimes"})
 		}, storage.ErrInvalidArgument},
@@ -92,10 +92,10 @@ func TestBadInputWritesNothing(t *testing.T) {
 			return list(storage.ListOptions{Predicate: storage.SelectionPredicate{Limit: 1, Continue: token(`{"v":"meta.k8s.io/v1","rv":1,"start":"../../x"}`)}})
 		}, storage.ErrInvalidArgument},
 		{"negative limit", func() error { return list(storage.ListOptions{Predicate: storage.SelectionPredicate{Limit: -1}}) }, storage.ErrInvalidArgument},
-		{"watch out-of-range RV", func() error {
+		{"watch RV beyond any revision", func() error {
 			_, err := s.Watch(ctx, "/widgets", storage.ListOptions{ResourceVersion: storage.RVAt(1 << 63), Recursive: true})
 			return err
-		}, storage.ErrInvalidArgument},
+		}, storage.ErrTooLargeResourceVersion},
 		{"watch outside prefix", func() error {
 			_, err := s.Watch(ctx, "/gadgets", storage.ListOptions{Recursive: true})
 			return err

@@ -49,6 +49,9 @@ func (s *Store) GetList(ctx context.Context, key string, opts storage.ListOption
 	if opts.Predicate.Limit < 0 {
 		return storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
 	}
+	if err := storage.CheckReachable(ctx, opts.ResourceVersion, s.GetCurrentResourceVersion); err != nil {
+		return err
+	}
 	plan, err := s.planList(etcdKey, opts)
 	if err != nil {
 		return err

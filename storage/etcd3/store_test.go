@@ -90,7 +90,7 @@ func TestGetRVAndNotFound(t *testing.T) {
 		{"any", storage.RVAny, nil},
 		{"exact current", rvAt(rv), nil},
 		{"too large", rvAt(rv + 1000000), storage.ErrTooLargeResourceVersion},
-		{"out of range", storage.RVAt(1 << 63), storage.ErrInvalidArgument},
+		{"beyond any revision", storage.RVAt(1 << 63), storage.ErrTooLargeResourceVersion},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := &widget.Widget{}

@@ -40,6 +40,9 @@ func (s *Store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if err != nil {
 		return nil, err
 	}
+	if err := storage.CheckReachable(ctx, opts.ResourceVersion, s.GetCurrentResourceVersion); err != nil {
+		return nil, err
+	}
 	req, err := storage.ParseWatchRequest(opts)
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ const mutantEnv = "STORAGETEST_MUTANT"
 // mutants maps a removed feature to the cases that must detect it.
 var mutants = map[string][]string{
 	"create-ignores-ttl":        {"CreateWithTTL"},
-	"get-ignores-rv":            {"GetResourceVersionTooLarge", "GetMalformedResourceVersion"},
+	"get-ignores-rv":            {"GetResourceVersionTooLarge", "GetResourceVersionBeyondAnyRevision"},
 	"list-ignores-exact":        {"ListExactOlder", "ListExactCompacted", "ListPagingAtExactResourceVersion"},
 	"list-ignores-limit":        {"ListPagination", "ListFilterWithLimitFillsPages", "ListRemainingItemCountNotSetWithFilter"},
 	"list-ignores-selectors":    {"ListLabelSelector", "ListFieldSelectorNodeName", "ListFieldSelectorName"},
