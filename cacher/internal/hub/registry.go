@@ -294,7 +294,8 @@ func (r *registry) dispatch(ev *watchcache.Event) int {
 // hub delivers for w and w has taken everything before p, p goes straight
 // to its client (the common case: a client that keeps up, woken by the
 // feed's goroutine itself). Otherwise the first entry w has not taken
-// wakes it (now, or at the end of the feed's batch) and later ones find it
+// wakes it (now, or at the end of the feed's batch or of the coalescing
+// interval, see Hub.Commit) and later ones find it
 // awake; a change (counted) beyond w's max takes it out of live dispatch
 // instead, at lagFrom, with the entries before seq left for it (false).
 func (r *registry) notify(w *Entry, p *Published, seq uint64, counted bool, lagFrom uint64) bool {
