@@ -50,7 +50,8 @@ func New(cfg Config) (*Cacher, error) {
 		return nil, err
 	}
 	clk := clocks{sched: cfg.Clock, wall: clock.RealClock{}}
-	h := hub.New(hub.Config{IndexLabels: cfg.IndexLabels, IndexFields: cfg.IndexFields, Wall: clk.wall, Metrics: cfg.Metrics})
+	h := hub.New(hub.Config{IndexLabels: cfg.IndexLabels, IndexFields: cfg.IndexFields, Wall: clk.wall, Metrics: cfg.Metrics,
+		LogSize: cfg.WatcherBufferSize, Coalesce: max(cfg.WakeCoalesce, 0)})
 	f := newFeed(cfg, cache, h, clk)
 	env := &watcher.Env{Source: f, Hub: h, Wall: clk.wall, Metrics: cfg.Metrics, Versioner: cfg.Versioner,
 		NewFunc: cfg.NewFunc, KeyFunc: cfg.KeyFunc, CatchUpBatch: cfg.CatchUpBatch, BufferSize: cfg.WatcherBufferSize}
