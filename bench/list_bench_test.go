@@ -16,7 +16,7 @@ import (
 type listSource struct {
 	source
 	label string // the sub-benchmark's source name
-	rv    string
+	rv    storage.RV
 }
 
 // listSources: etcd (RV "", a linearizable range), and the cache at RV "0"
@@ -25,10 +25,10 @@ func (f *fixture) listSources() []listSource {
 	var out []listSource
 	for _, s := range f.sources() {
 		if s.name == "etcd" {
-			out = append(out, listSource{s, "etcd", ""})
+			out = append(out, listSource{s, "etcd", storage.RV{}})
 			continue
 		}
-		out = append(out, listSource{s, s.name + "-rv0", "0"}, listSource{s, s.name + "-consistent", ""})
+		out = append(out, listSource{s, s.name + "-rv0", storage.RVAny}, listSource{s, s.name + "-consistent", storage.RV{}})
 	}
 	return out
 }
@@ -108,7 +108,7 @@ func runPages(b *testing.B, src listSource, runs, want int) {
 				opts := storage.ListOptions{ResourceVersion: src.rv, Recursive: true,
 					Predicate: storage.SelectionPredicate{GetAttrs: widget.GetAttrs, Limit: 500, Continue: cont}}
 				if cont != "" {
-					opts.ResourceVersion = ""
+					opts.ResourceVersion = storage.RV{}
 				}
 				if err := src.s.GetList(ctx, resourcePrefix, opts, list); err != nil {
 					b.Fatal(err)

@@ -145,12 +145,12 @@ func (f *fixture) sources() []source {
 	return out
 }
 
-// currentRV is etcd's current revision as an RV string.
-func (f *fixture) currentRV(b *testing.B) string {
+// currentRV is etcd's current revision as an RV.
+func (f *fixture) currentRV(b *testing.B) storage.RV {
 	b.Helper()
 	rv, err := f.store.GetCurrentResourceVersion(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
-	return fmt.Sprint(rv)
+	return storage.RVAt(rv)
 }

@@ -54,7 +54,7 @@ func runResume(b *testing.B, f *fixture, src source) (time.Duration, int64) {
 	}
 	before := src.backend.Counts()
 	start := time.Now()
-	w, err = src.s.Watch(ctx, resourcePrefix, storage.ListOptions{ResourceVersion: fmt.Sprint(last), Recursive: true,
+	w, err = src.s.Watch(ctx, resourcePrefix, storage.ListOptions{ResourceVersion: storage.RVAt(last), Recursive: true,
 		Predicate: everything(0)})
 	if err != nil {
 		b.Fatal(err)

@@ -79,7 +79,7 @@ func BenchmarkScale(b *testing.B) {
 		watches := make([]watch.Interface, 0, w)
 		rv, _ := c.GetCurrentResourceVersion(ctx)
 		for i := range w {
-			wi, err := c.Watch(ctx, scaleKey(i%n), storage.ListOptions{ResourceVersion: fmt.Sprint(rv), Predicate: storage.Everything})
+			wi, err := c.Watch(ctx, scaleKey(i%n), storage.ListOptions{ResourceVersion: storage.RVAt(rv), Predicate: storage.Everything})
 			if err != nil {
 				b.Fatalf("watch %d: %v", i, err)
 			}

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	goruntime "runtime"
 	"runtime/metrics"
 	"sync"
@@ -55,7 +54,7 @@ func measureRelist(b *testing.B, ctx context.Context, srv *embedtest.Server, sto
 	}
 	watches := make([]watch.Interface, 0, rejoin)
 	for range rejoin {
-		w, err := c.Watch(ctx, "/widgets", storage.ListOptions{ResourceVersion: fmt.Sprint(rv), Recursive: true,
+		w, err := c.Watch(ctx, "/widgets", storage.ListOptions{ResourceVersion: storage.RVAt(rv), Recursive: true,
 			Predicate: storage.Everything})
 		if err != nil {
 			b.Fatal(err)

@@ -43,7 +43,7 @@ func TestFallBehindAtDifferentPositionsIsShared(t *testing.T) {
 	first := make([]int, groups)
 	for j := range groups {
 		for range perGroup {
-			watches[j] = append(watches[j], watchAll(t, c, rvString(rv)))
+			watches[j] = append(watches[j], watchAll(t, c, rvAt(rv)))
 		}
 		first[j] = len(all)
 		n := stride

@@ -29,7 +29,7 @@ func TestFallBehindCatchUpIsShared(t *testing.T) {
 	}
 	watches := make([]watch.Interface, n)
 	for i := range watches {
-		watches[i] = watchAll(t, c, rvString(rv))
+		watches[i] = watchAll(t, c, rvAt(rv))
 	}
 	before := store.Counts()
 	// Nobody reads: every watcher lags and its position leaves the cache's

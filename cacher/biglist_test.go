@@ -56,7 +56,7 @@ func TestLargeListIsWhole(t *testing.T) {
 	}
 	check := func() {
 		t.Helper()
-		for _, rv := range []string{"", "0"} {
+		for _, rv := range []storage.RV{{}, storage.RVAny} {
 			got, err := listNames(t, c, "/widgets", rv)
 			if err != nil {
 				t.Fatal(err)

@@ -23,7 +23,7 @@ func TestBookmarkCadence(t *testing.T) {
 		cfg.Clock = clk
 		cfg.IdleWatcherParkDelay = -1 // parked or not is tested elsewhere
 	})
-	rv := rvString(create(t, c, "ns", "a", nil))
+	rv := rvAt(create(t, c, "ns", "a", nil))
 	const n = 20
 	var with []watch.Interface
 	for range n {

@@ -20,13 +20,13 @@ func TestPeriodicBookmarks(t *testing.T) {
 		cfg.ProgressInterval = 50 * time.Millisecond
 	})
 	last := create(t, c, "ns", "a", nil)
-	with, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true,
+	with, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: storage.RVAny, Recursive: true,
 		Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer with.Stop()
-	without := watchAll(t, c, "0")
+	without := watchAll(t, c, storage.RVAny)
 	last = bump(t, c, "ns", "a")
 	deadline := time.After(10 * time.Second)
 	var sawChange bool
@@ -73,7 +73,7 @@ func TestPrometheusMetrics(t *testing.T) {
 		t.Fatal("registering twice succeeded")
 	}
 	c := startCacher(t, newStore(t, embedtest.Prefix(t), false), func(cfg *cacher.Config) { cfg.Metrics = m })
-	w := watchAll(t, c, "")
+	w := watchAll(t, c, storage.RV{})
 	rv := create(t, c, "ns", "a", nil)
 	expectRVs(t, w, []uint64{rv})
 	for range 5 { // the watcher is live by now: these are dispatched

@@ -40,7 +40,7 @@ func TestExternalCompaction(t *testing.T) {
 		}
 	}
 	// The cache has the newest revision: it would serve all of the below.
-	if err := c.Get(ctx, key("ns", "a"), storage.GetOptions{ResourceVersion: rvString(last)}, &widget.Widget{}); err != nil {
+	if err := c.Get(ctx, key("ns", "a"), storage.GetOptions{ResourceVersion: storage.RVAt(last)}, &widget.Widget{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := etcd.Client.Compact(ctx, int64(last)); err != nil {
@@ -48,7 +48,7 @@ func TestExternalCompaction(t *testing.T) {
 	}
 
 	for name, rv := range map[string]uint64{"in the cache's window": inWindow, "before it": first} {
-		w, err := c.Watch(ctx, "/widgets", storage.ListOptions{ResourceVersion: rvString(rv), Recursive: true})
+		w, err := c.Watch(ctx, "/widgets", storage.ListOptions{ResourceVersion: storage.RVAt(rv), Recursive: true})
 		if err == nil {
 			ev := next(t, w, 10*time.Second)
 			w.Stop()
@@ -59,7 +59,7 @@ func TestExternalCompaction(t *testing.T) {
 		} else if !errors.Is(err, storage.ErrGone) {
 			t.Errorf("watch from %d (%s): %v, want 410", rv, name, err)
 		}
-		err = c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvString(rv),
+		err = c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAt(rv),
 			ResourceVersionMatch: metav1.ResourceVersionMatchExact}, &widget.WidgetList{})
 		if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
 			t.Errorf("exact list at %d (%s): %v, want 410", rv, name, err)
@@ -75,7 +75,7 @@ func TestExternalCompaction(t *testing.T) {
 	}
 
 	// From the compacted revision on, everything is served.
-	w, err := c.Watch(ctx, "/widgets", storage.ListOptions{ResourceVersion: rvString(last), Recursive: true})
+	w, err := c.Watch(ctx, "/widgets", storage.ListOptions{ResourceVersion: storage.RVAt(last), Recursive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestExternalCompaction(t *testing.T) {
 	if ev := next(t, w, 10*time.Second); ev.Type != watch.Added || rvOf(t, ev.Object) != rv {
 		t.Fatalf("watch from the compacted revision: %s, want ADDED at %d", ev.Type, rv)
 	}
-	if err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvString(last),
+	if err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAt(last),
 		ResourceVersionMatch: metav1.ResourceVersionMatchExact}, &widget.WidgetList{}); err != nil {
 		t.Fatalf("exact list at the compacted revision: %v", err)
 	}

@@ -61,7 +61,7 @@ func TestConsistencyCheckReportsPersistentMismatchOnce(t *testing.T) {
 		}
 		return nil
 	})
-	other := watchAll(t, c, "0")
+	other := watchAll(t, c, storage.RVAny)
 	before := m.checks.Load()
 	time.Sleep(300 * time.Millisecond) // about 15 more checks: none may relist or report again
 	if d, p := m.diverged.Load(), m.persistent.Load(); d != 1 || p != 1 {
@@ -133,7 +133,7 @@ func TestConsistencyRepairHasNoStaleWindow(t *testing.T) {
 		}
 		return nil
 	})
-	for _, rv := range []string{"", "0"} {
+	for _, rv := range []storage.RV{{}, storage.RVAny} {
 		got := &widget.Widget{}
 		if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: rv}, got); err != nil || rvOf(t, got) != aRV {
 			t.Fatalf("Get at RV %q during the repair: a@%d (%v), want a@%d", rv, rvOf(t, got), err, aRV)
@@ -144,7 +144,7 @@ func TestConsistencyRepairHasNoStaleWindow(t *testing.T) {
 			t.Fatalf("list at RV %q during the repair: %v (%v), want a@%d", rv, list.Items, err, aRV)
 		}
 	}
-	w, err := c.Watch(testCtx(t), "/widgets/ns", storage.ListOptions{ResourceVersion: "0", Recursive: true,
+	w, err := c.Watch(testCtx(t), "/widgets/ns", storage.ListOptions{ResourceVersion: storage.RVAny, Recursive: true,
 		Predicate: storage.Everything})
 	if err != nil {
 		t.Fatalf("watch during the repair: %v", err)
@@ -157,7 +157,7 @@ func TestConsistencyRepairHasNoStaleWindow(t *testing.T) {
 	store.gate.Store(nil)
 	close(gate)
 	eventually(t, 10*time.Second, "the cache serves again", func() error {
-		if _, err := listNames(t, c, "/widgets", "0"); err != nil {
+		if _, err := listNames(t, c, "/widgets", storage.RVAny); err != nil {
 			return err
 		}
 		if m.checks.Load() < m.diverged.Load()+2 {
@@ -184,7 +184,7 @@ func TestConsistencyRepairEndsCatchingUpWatchers(t *testing.T) {
 		cfg.ConsistencyCheckInterval = 50 * time.Millisecond
 	})
 	from := create(t, store, "ns", "a", nil)
-	w, err := c.Watch(testCtx(t), key("ns", "a"), storage.ListOptions{ResourceVersion: rvString(from), Predicate: storage.Everything})
+	w, err := c.Watch(testCtx(t), key("ns", "a"), storage.ListOptions{ResourceVersion: storage.RVAt(from), Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestConsistencyCheckRepairsDivergence(t *testing.T) {
 	})
 	create(t, store, "ns", "a", nil)
 	create(t, store, "other", "x", nil)
-	cur := rvString(bump(t, store, "other", "x"))
+	cur := rvAt(bump(t, store, "other", "x"))
 	onA, err := c.Watch(testCtx(t), key("ns", "a"), storage.ListOptions{ResourceVersion: cur, Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestConsistencyCheckRepairsDivergence(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		got := &widget.Widget{}
-		if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: "0"}, got); err != nil {
+		if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: storage.RVAny}, got); err != nil {
 			t.Fatal(err)
 		}
 		if rvOf(t, got) == aRV {
@@ -98,7 +98,7 @@ func TestConsistencyCheckQuietUnderWrites(t *testing.T) {
 	for _, n := range names(20) {
 		create(t, store, "ns", n, nil)
 	}
-	w := watchAll(t, c, rvString(bump(t, store, "ns", names(20)[0])))
+	w := watchAll(t, c, rvAt(bump(t, store, "ns", names(20)[0])))
 	defer w.Stop()
 	before := m.checks.Load()
 	var wg sync.WaitGroup

@@ -49,7 +49,7 @@ func TestCorruptObjectDoesNotTakeResourceDown(t *testing.T) {
 		t.Fatalf("the cache never became ready with a corrupt object in etcd: %v", err)
 	}
 
-	for _, rv := range []string{"0", ""} {
+	for _, rv := range []storage.RV{storage.RVAny, {}} {
 		got, err := listNames(t, c, "/widgets/other", rv)
 		if err != nil || !slices.Equal(got, []string{"other/x"}) {
 			t.Fatalf("list of another namespace at RV %q: %v %v", rv, got, err)
@@ -58,10 +58,10 @@ func TestCorruptObjectDoesNotTakeResourceDown(t *testing.T) {
 			t.Fatalf("list over the corrupt key at RV %q: %v, want a StoreReadError naming %s", rv, err, badKey)
 		}
 	}
-	if err := c.Get(testCtx(t), badKey, storage.GetOptions{ResourceVersion: "0"}, widget.New()); !storage.IsCode(err, storage.CodeCorruptObj) {
+	if err := c.Get(testCtx(t), badKey, storage.GetOptions{ResourceVersion: storage.RVAny}, widget.New()); !storage.IsCode(err, storage.CodeCorruptObj) {
 		t.Fatalf("Get of the corrupt key: %v, want a corrupt-object error", err)
 	}
-	initial, err := c.Watch(testCtx(t), "/widgets/ns", storage.ListOptions{ResourceVersion: "0", Recursive: true,
+	initial, err := c.Watch(testCtx(t), "/widgets/ns", storage.ListOptions{ResourceVersion: storage.RVAny, Recursive: true,
 		Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +76,8 @@ func TestCorruptObjectDoesNotTakeResourceDown(t *testing.T) {
 			t.Fatalf("initial events over the corrupt key: %s, want ADDED then an error", ev.Type)
 		}
 	}
-	live := watchAll(t, c, rvString(from))
-	otherLive, err := c.Watch(testCtx(t), "/widgets/other", storage.ListOptions{ResourceVersion: rvString(from),
+	live := watchAll(t, c, rvAt(from))
+	otherLive, err := c.Watch(testCtx(t), "/widgets/other", storage.ListOptions{ResourceVersion: storage.RVAt(from),
 		Recursive: true, Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestCorruptObjectDoesNotTakeResourceDown(t *testing.T) {
 	}
 	deleted := time.Now()
 	eventually(t, 2*time.Second, "lists answer normally", func() error {
-		got, err := listNames(t, c, "/widgets", "")
+		got, err := listNames(t, c, "/widgets", storage.RV{})
 		if err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func TestCorruptObjectDoesNotTakeResourceDown(t *testing.T) {
 		}
 		return nil
 	})
-	fresh := watchAll(t, c, "")
+	fresh := watchAll(t, c, storage.RV{})
 	xRV := bump(t, c, "other", "x")
 	for {
 		ev := next(t, fresh, 2*time.Second-time.Since(deleted))

@@ -26,7 +26,7 @@ func TestDeadlineBookmark(t *testing.T) {
 	rv := create(t, c, "ns", "a", nil)
 	for i, allow := range []bool{true, false} {
 		ctx, cancel := context.WithTimeout(testCtx(t), 2500*time.Millisecond)
-		w, err := c.Watch(ctx, key("ns", "a"), storage.ListOptions{ResourceVersion: rvString(rv),
+		w, err := c.Watch(ctx, key("ns", "a"), storage.ListOptions{ResourceVersion: storage.RVAt(rv),
 			Predicate: storage.SelectionPredicate{AllowWatchBookmarks: allow}})
 		if err != nil {
 			cancel()

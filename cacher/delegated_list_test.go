@@ -33,7 +33,7 @@ func TestDelegatedConsistentListHasNoDuplicates(t *testing.T) {
 	create(t, store, "ns", "b", nil)
 	c := startCacher(t, store, func(cfg *cacher.Config) { cfg.ConsistentReadTimeout = 100 * time.Millisecond })
 	store.ahead.Store(1000)
-	got, err := listNames(t, c, "/widgets", "")
+	got, err := listNames(t, c, "/widgets", storage.RV{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,5 +96,5 @@
 //		NewFunc: widget.New, NewListFunc: widget.NewList})
 //	go c.Run(ctx)
 //	_ = c.WaitReady(ctx)
-//	w, _ := c.Watch(ctx, "/widgets/ns1", storage.ListOptions{ResourceVersion: rv, Recursive: true})
+//	w, _ := c.Watch(ctx, "/widgets/ns1", storage.ListOptions{ResourceVersion: storage.RVAt(rv), Recursive: true})
 package cacher

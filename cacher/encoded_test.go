@@ -3,7 +3,6 @@ package cacher_test
 import (
 	"errors"
 	goruntime "runtime"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,7 +43,7 @@ func TestUndecodableObjectEndsWatch(t *testing.T) {
 	last := create(t, store, "ns", "b", nil)
 	// A list at b's RV: the cache holds both writes.
 	list := &widget.WidgetList{}
-	if err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: strconv.FormatUint(last, 10),
+	if err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: storage.RVAt(last),
 		Recursive: true, Predicate: storage.Everything}, list); err != nil || len(list.Items) != 2 {
 		t.Fatalf("list: %d items, %v", len(list.Items), err)
 	}
@@ -53,7 +52,7 @@ func TestUndecodableObjectEndsWatch(t *testing.T) {
 	// clears the weak pointers to them, and the watch must decode b.
 	goruntime.GC()
 	goruntime.GC()
-	w, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: strconv.FormatUint(from, 10),
+	w, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: storage.RVAt(from),
 		Recursive: true, Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +76,7 @@ func TestUndecodableInitialObjectEndsWatch(t *testing.T) {
 	create(t, store, "ns", "a", nil)
 	c := startCacher(t, store, func(cfg *cacher.Config) { cfg.Codec = codec })
 	codec.broken.Store(true)
-	w, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything})
+	w, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: storage.RVAny, Recursive: true, Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ type namedCodec struct{ watchcache.RuntimeCodec }
 
 func (namedCodec) Format() string { return "test-json" }
 
-func watchEncoded(t *testing.T, c *cacher.Cacher, rv string) watch.Interface {
+func watchEncoded(t *testing.T, c *cacher.Cacher, rv storage.RV) watch.Interface {
 	t.Helper()
 	w, err := c.WatchEncoded(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: rv, Recursive: true,
 		Predicate: storage.Everything})
@@ -52,8 +52,8 @@ func TestWatchEncodedSharesEncodings(t *testing.T) {
 		t.Fatalf("EncodedFormat %q, want the codec's", got)
 	}
 	from := create(t, store, "ns", "a", nil)
-	w1, w2 := watchEncoded(t, c, rvString(from)), watchEncoded(t, c, rvString(from))
-	plain := watchAll(t, c, rvString(from))
+	w1, w2 := watchEncoded(t, c, rvAt(from)), watchEncoded(t, c, rvAt(from))
+	plain := watchAll(t, c, rvAt(from))
 	create(t, store, "ns", "b", nil)
 
 	o1, o2 := encodedObject(t, next(t, w1, 10*time.Second)), encodedObject(t, next(t, w2, 10*time.Second))
@@ -66,7 +66,7 @@ func TestWatchEncodedSharesEncodings(t *testing.T) {
 	expectCached(t, codec, o1)
 
 	// Initial events: encodings of their own, holding the cached bytes.
-	initial := watchEncoded(t, c, "0")
+	initial := watchEncoded(t, c, storage.RVAny)
 	for range 2 {
 		expectCached(t, codec, encodedObject(t, next(t, initial, 10*time.Second)))
 	}

@@ -47,7 +47,7 @@ func TestExactListCompactedWhileListing(t *testing.T) {
 
 	exact := func(rv uint64) (*widget.WidgetList, error) {
 		list := &widget.WidgetList{}
-		err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvString(rv),
+		err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAt(rv),
 			ResourceVersionMatch: metav1.ResourceVersionMatchExact}, list)
 		return list, err
 	}
@@ -59,7 +59,7 @@ func TestExactListCompactedWhileListing(t *testing.T) {
 		t.Fatalf("exact list at %d compacted (to %d) during the list: %v, want 410", old, at, err)
 	}
 	list, err := exact(at)
-	if err != nil || len(list.Items) != 2 || list.ResourceVersion != rvString(at) {
+	if err != nil || len(list.Items) != 2 || list.ResourceVersion != rvAt(at).String() {
 		t.Fatalf("exact list at the compacted revision %d: %d items at %q, %v; want 2 at %d", at, len(list.Items),
 			list.ResourceVersion, err, at)
 	}

@@ -250,7 +250,7 @@ func (f *feed) listAt(ctx context.Context, g *history.Shared) error {
 func (f *feed) readHistory(ctx context.Context, g *history.Shared) error {
 	ctx, cancel := context.WithTimeout(ctx, gapTimeout)
 	defer cancel()
-	opts := storage.ListOptions{Revision: g.From, Recursive: true, ProgressNotify: true,
+	opts := storage.ListOptions{ResourceVersion: storage.RVAt(g.From), Recursive: true, ProgressNotify: true,
 		RevisionEndBookmarks: true, Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
 	sw, err := f.store.Watch(ctx, f.prefix, opts)
 	if err != nil {

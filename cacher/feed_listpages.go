@@ -83,7 +83,7 @@ func (f *feed) listPage(ctx context.Context, start string, rv uint64, limit int6
 		}
 		opts.Predicate.Continue = token
 	case rv > 0:
-		opts.Revision, opts.ResourceVersionMatch = rv, metav1.ResourceVersionMatchExact
+		opts.ResourceVersion, opts.ResourceVersionMatch = storage.RVAt(rv), metav1.ResourceVersionMatchExact
 	}
 	listObj := f.cfg.NewListFunc()
 	if err := f.store.GetList(ctx, f.prefix, opts, listObj); err != nil {

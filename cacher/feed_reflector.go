@@ -144,7 +144,7 @@ func (f *feed) watchFrom(ctx context.Context, rv uint64, pending **listing) (boo
 	if *pending == nil && from > 1 && !f.wholeRevisions.Load() {
 		from--
 	}
-	opts := storage.ListOptions{Revision: from, Recursive: true, ProgressNotify: true,
+	opts := storage.ListOptions{ResourceVersion: storage.RVAt(from), Recursive: true, ProgressNotify: true,
 		RevisionEndBookmarks: true, Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
 	w, err := f.store.Watch(ctx, f.prefix, opts)
 	if err != nil {

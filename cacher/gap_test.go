@@ -48,7 +48,7 @@ func TestRelistCatchUpIsShared(t *testing.T) {
 	var got sync.WaitGroup
 	watches := make([]watch.Interface, n)
 	for i := range watches {
-		watches[i] = watchAll(t, c, rvString(rv))
+		watches[i] = watchAll(t, c, rvAt(rv))
 	}
 	store.armed.Store(true)
 	before := store.Counts()

@@ -77,7 +77,18 @@ func rvOf(t testing.TB, obj runtime.Object) uint64 {
 	return rv
 }
 
-func rvString(rv uint64) string { return strconv.FormatUint(rv, 10) }
+// rvAt is the RV naming revision rv.
+func rvAt(rv uint64) storage.RV { return storage.RVAt(rv) }
+
+// mustRV parses the wire RV s.
+func mustRV(t testing.TB, s string) storage.RV {
+	t.Helper()
+	rv, err := storage.ParseRV(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rv
+}
 
 // next returns the next non-bookmark event of w, failing after timeout.
 func next(t testing.TB, w watch.Interface, timeout time.Duration) watch.Event {
@@ -112,7 +123,7 @@ func expectRVs(t testing.TB, w watch.Interface, want []uint64) {
 	}
 }
 
-func watchAll(t testing.TB, s storage.Interface, rv string) watch.Interface {
+func watchAll(t testing.TB, s storage.Interface, rv storage.RV) watch.Interface {
 	t.Helper()
 	w, err := s.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: rv, Recursive: true,
 		Predicate: storage.Everything})
@@ -145,7 +156,7 @@ func keepEncoded(codec runtime.Codec) func(*cacher.Config) {
 }
 
 // listNames lists key through s at rv and returns the items' ns/name.
-func listNames(t *testing.T, s storage.Interface, key, rv string) ([]string, error) {
+func listNames(t *testing.T, s storage.Interface, key string, rv storage.RV) ([]string, error) {
 	t.Helper()
 	list := widget.NewList()
 	if err := s.GetList(testCtx(t), key, storage.ListOptions{ResourceVersion: rv, Recursive: true,

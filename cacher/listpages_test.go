@@ -76,12 +76,12 @@ func TestListInPages(t *testing.T) {
 			t.Fatalf("page %d read at revision %d, the first at %d", i, r, revs[0])
 		}
 	}
-	got, err := listNames(t, c, "/widgets/ns", "")
+	got, err := listNames(t, c, "/widgets/ns", storage.RV{})
 	if err != nil || len(got) != 10 {
 		t.Fatalf("list from the cache: %v %v, want the 10 objects", got, err)
 	}
 	eventuallyLate := func() error {
-		got, err := listNames(t, c, "/widgets/late", "0")
+		got, err := listNames(t, c, "/widgets/late", storage.RVAny)
 		if err != nil || len(got) != 3 {
 			return fmt.Errorf("late objects %v %v", got, err)
 		}

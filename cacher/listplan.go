@@ -11,8 +11,8 @@ type listPlan struct {
 }
 
 // planList resolves a list of prefix with opts (storage.ParseListRequest).
-func planList(prefix string, opts storage.ListOptions, v storage.Versioner) (listPlan, error) {
-	r, err := storage.ParseListRequest(opts, prefix, v)
+func planList(prefix string, opts storage.ListOptions) (listPlan, error) {
+	r, err := storage.ParseListRequest(opts, prefix)
 	if err != nil {
 		return listPlan{}, err
 	}

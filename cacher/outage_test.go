@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -53,7 +52,7 @@ func outageStore(t *testing.T, cli *clientv3.Client) *etcd3.Store {
 	return s
 }
 
-func listRV(ctx context.Context, c *cacher.Cacher, rv string) (*widget.WidgetList, error) {
+func listRV(ctx context.Context, c *cacher.Cacher, rv storage.RV) (*widget.WidgetList, error) {
 	l := &widget.WidgetList{}
 	err := c.GetList(ctx, "/widgets", storage.ListOptions{ResourceVersion: rv, Recursive: true, Predicate: storage.Everything}, l)
 	return l, err
@@ -76,7 +75,7 @@ func TestCacherDuringEtcdOutage(t *testing.T) {
 	ctx := testCtx(t)
 	// The cache holds both objects before etcd goes away (a list not older
 	// than rv waits for the cache to reach it).
-	if l, err := listRV(ctx, c, strconv.FormatUint(rv, 10)); err != nil || len(l.Items) != 2 {
+	if l, err := listRV(ctx, c, storage.RVAt(rv)); err != nil || len(l.Items) != 2 {
 		t.Fatalf("list at RV %d before the outage: %v", rv, err)
 	}
 	p.Kill()
@@ -88,7 +87,7 @@ func TestCacherDuringEtcdOutage(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"consistent list", func() error { _, err := listRV(ctx, c, ""); return err }},
+		{"consistent list", func() error { _, err := listRV(ctx, c, storage.RV{}); return err }},
 		{"consistent get", func() error {
 			return c.Get(ctx, "/widgets/ns/a", storage.GetOptions{}, &widget.Widget{})
 		}},
@@ -109,14 +108,14 @@ func TestCacherDuringEtcdOutage(t *testing.T) {
 		}
 		t.Logf("%s after %v: %v", name, took.Round(time.Millisecond), err)
 	}
-	l, err := listRV(ctx, c, "0")
+	l, err := listRV(ctx, c, storage.RVAny)
 	if err != nil || len(l.Items) != 2 {
 		t.Fatalf("RV 0 list during the outage: %v, %d items", err, len(l.Items))
 	}
-	if err := c.Get(ctx, "/widgets/ns/b", storage.GetOptions{ResourceVersion: "0"}, &widget.Widget{}); err != nil {
+	if err := c.Get(ctx, "/widgets/ns/b", storage.GetOptions{ResourceVersion: storage.RVAny}, &widget.Widget{}); err != nil {
 		t.Fatalf("RV 0 get during the outage: %v", err)
 	}
-	l, err = listRV(ctx, c, strconv.FormatUint(rv, 10))
+	l, err = listRV(ctx, c, storage.RVAt(rv))
 	if err != nil || len(l.Items) != 2 {
 		t.Fatalf("NotOlderThan list at RV %d during the outage: %v", rv, err)
 	}
@@ -133,7 +132,7 @@ func TestCacherDuringEtcdOutage(t *testing.T) {
 	back := time.Now()
 	for {
 		lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		l, err := listRV(lctx, c, "")
+		l, err := listRV(lctx, c, storage.RV{})
 		cancel()
 		if err == nil {
 			if len(l.Items) != 2 {
@@ -176,7 +175,7 @@ func TestCacherStartAgainstUnreachableEtcd(t *testing.T) {
 		t.Fatalf("WaitReady took %v", took)
 	}
 	t.Logf("WaitReady: %v", err)
-	if _, err := listRV(context.Background(), c, "0"); !errors.Is(err, storage.ErrUnavailable) {
+	if _, err := listRV(context.Background(), c, storage.RVAny); !errors.Is(err, storage.ErrUnavailable) {
 		t.Fatalf("RV 0 list of an uninitialised cache against a stopped etcd: %v", err)
 	}
 	if err := c.ReadinessCheck(); !errors.Is(err, storage.ErrUnavailable) {
@@ -212,7 +211,7 @@ func TestOutageLoggedOnDefaultLogger(t *testing.T) {
 	}
 	p.Kill()
 	for range 5 {
-		if _, err := listRV(testCtx(t), c, ""); !errors.Is(err, storage.ErrUnavailable) {
+		if _, err := listRV(testCtx(t), c, storage.RV{}); !errors.Is(err, storage.ErrUnavailable) {
 			t.Fatalf("consistent list during the outage: %v", err)
 		}
 	}
@@ -221,7 +220,7 @@ func TestOutageLoggedOnDefaultLogger(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, err := listRV(testCtx(t), c, ""); err == nil {
+		if _, err := listRV(testCtx(t), c, storage.RV{}); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -74,7 +74,7 @@ func TestReadAtZeroSeesOwnWrites(t *testing.T) {
 
 	rv := create(t, c, "ns", "a", nil)
 	list := &widget.WidgetList{}
-	if err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: "0", Predicate: storage.Everything}, list); err != nil {
+	if err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAny, Predicate: storage.Everything}, list); err != nil {
 		t.Fatal(err)
 	}
 	if len(list.Items) != 1 || rvOf(t, &list.Items[0]) != rv {
@@ -83,7 +83,7 @@ func TestReadAtZeroSeesOwnWrites(t *testing.T) {
 
 	rv = bump(t, c, "ns", "a")
 	got := &widget.Widget{}
-	if err := c.Get(ctx, key("ns", "a"), storage.GetOptions{ResourceVersion: "0"}, got); err != nil {
+	if err := c.Get(ctx, key("ns", "a"), storage.GetOptions{ResourceVersion: storage.RVAny}, got); err != nil {
 		t.Fatal(err)
 	}
 	if rvOf(t, got) != rv {
@@ -91,7 +91,7 @@ func TestReadAtZeroSeesOwnWrites(t *testing.T) {
 	}
 
 	rv = create(t, c, "ns", "b", nil)
-	w := watchAll(t, c, "0")
+	w := watchAll(t, c, storage.RVAny)
 	seen := map[string]uint64{}
 	for len(seen) < 2 {
 		ev := next(t, w, 10*time.Second)

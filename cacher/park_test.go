@@ -41,14 +41,14 @@ func TestIdleWatchersPark(t *testing.T) {
 	defer cancel()
 	ws := make([]watch.Interface, n)
 	for i, name := range objs {
-		w, err := c.Watch(ctx, key("ns", name), storage.ListOptions{ResourceVersion: rvString(rv),
+		w, err := c.Watch(ctx, key("ns", name), storage.ListOptions{ResourceVersion: storage.RVAt(rv),
 			Predicate: storage.Everything})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ws[i] = w
 	}
-	all := watchAll(t, c, rvString(rv))
+	all := watchAll(t, c, rvAt(rv))
 	waitGoroutines(t, base+2, "idle watchers parked")
 
 	var rvs []uint64
@@ -89,7 +89,7 @@ func TestParkedWatcherLagsAndCatchesUp(t *testing.T) {
 	c := startCacher(t, store, func(cfg *cacher.Config) { cfg.WatcherBufferSize = 4 })
 	rv := create(t, c, "ns", "a", nil)
 	base := runtime.NumGoroutine()
-	w := watchAll(t, c, rvString(rv))
+	w := watchAll(t, c, rvAt(rv))
 	waitGoroutines(t, base+1, "the watcher parked")
 	var rvs []uint64
 	for range 60 { // well past result (16) and the queue (4)

@@ -13,19 +13,20 @@ import (
 	"github.com/listwatch/listwatch/watchcache"
 )
 
-// Get implements storage.Interface. RV "" reads the storage (linearizable);
+// Get implements storage.Interface. An unset RV reads the storage (linearizable);
 // any other RV is served from the cache once it has reached that RV.
 func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, false); err != nil {
 		return err
 	}
-	rv, err := c.cfg.Versioner.ParseResourceVersion(opts.ResourceVersion)
-	if err != nil {
+	if err := c.f.checkReachable(ctx, opts.ResourceVersion); err != nil {
 		return err
 	}
+	rv := opts.ResourceVersion.Revision()
 	if c.f.routeGet(ctx, key, opts.ResourceVersion).toStorage(c.f.log, "get", key) {
 		return c.store.Get(ctx, key, opts, objPtr)
 	}
+	var err error
 	if rv == 0 {
 		err = c.f.waitOwnWrites(ctx)
 	} else {
@@ -145,7 +146,10 @@ func (c *Cacher) listCached(ctx context.Context, key, prefix string, opts storag
 	if opts.Predicate.Limit < 0 {
 		return res, false, r, storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
 	}
-	plan, err := planList(prefix, opts, c.cfg.Versioner)
+	if err := c.f.checkReachable(ctx, opts.ResourceVersion); err != nil {
+		return res, false, r, err
+	}
+	plan, err := planList(prefix, opts)
 	if err != nil {
 		return res, false, r, err
 	}

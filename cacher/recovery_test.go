@@ -30,8 +30,8 @@ func TestRecoveryFromRepeatingWatchError(t *testing.T) {
 	})
 	create(t, c, "ns", "foo", nil)
 	from := create(t, c, "ns", "bar", nil)
-	watches := []watch.Interface{watchAll(t, c, rvString(from)), watchAll(t, c, "0")}
-	other, err := c.Watch(testCtx(t), "/widgets/other", storage.ListOptions{ResourceVersion: rvString(from),
+	watches := []watch.Interface{watchAll(t, c, rvAt(from)), watchAll(t, c, storage.RVAny)}
+	other, err := c.Watch(testCtx(t), "/widgets/other", storage.ListOptions{ResourceVersion: storage.RVAt(from),
 		Recursive: true, Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestRecoveryFromRepeatingWatchError(t *testing.T) {
 	}
 	// The cache is filled around foo: a watch whose initial state would
 	// hold it is served by the storage, which names it.
-	w0, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true})
+	w0, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: storage.RVAny, Recursive: true})
 	if err != nil {
 		t.Fatalf("watch after the recovery: %v", err)
 	}
@@ -85,10 +85,10 @@ func TestRecoveryFromRepeatingWatchError(t *testing.T) {
 	}
 	rv := create(t, c, "ns", "baz", nil)
 	eventually(t, 10*time.Second, "lists answer normally", func() error {
-		_, err := listNames(t, c, "/widgets", "")
+		_, err := listNames(t, c, "/widgets", storage.RV{})
 		return err
 	})
-	w := watchAll(t, c, rvString(rv))
+	w := watchAll(t, c, rvAt(rv))
 	create(t, c, "ns", "qux", nil)
 	if ev := next(t, w, 10*time.Second); ev.Type != watch.Added {
 		t.Fatalf("after recovery: %s, want ADDED", ev.Type)

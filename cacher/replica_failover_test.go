@@ -160,7 +160,7 @@ func TestReplicaFailoverGuarantees(t *testing.T) {
 			continue
 		}
 		wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
-		w, err := c.Watch(wctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvString(last), Predicate: storage.Everything})
+		w, err := c.Watch(wctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAt(last), Predicate: storage.Everything})
 		if errors.Is(err, storage.ErrGone) {
 			t.Fatalf("410 for a watch from %d: nothing was compacted", last)
 		}

@@ -71,7 +71,7 @@ func TestReplicaResumeWithoutRelist(t *testing.T) {
 	cl := embedtest.StartCluster(t)
 	prefix := embedtest.Prefix(t)
 	a := startReplica(t, cl, 0, prefix)
-	start := rvString(create(t, a.store, "ns", "w0", nil))
+	start := rvAt(create(t, a.store, "ns", "w0", nil))
 	var writes []uint64
 	for i := range 30 {
 		writes = append(writes, bump(t, a.c, "ns", "w0"))
@@ -86,7 +86,7 @@ func TestReplicaResumeWithoutRelist(t *testing.T) {
 		writes = append(writes, bump(t, a.store, "ns", "x"+strconv.Itoa(i-i%3)))
 	}
 	b := startReplica(t, cl, 1, prefix) // its first list is newer than what the client saw
-	onB := watchAll(t, b.c, rvString(seen[len(seen)-1]))
+	onB := watchAll(t, b.c, rvAt(seen[len(seen)-1]))
 	defer onB.Stop()
 	seen = append(seen, collect(t, onB, len(writes)-len(seen))...)
 	for i := range writes {
@@ -116,7 +116,7 @@ func TestReplicaReadYourWrites(t *testing.T) {
 			t.Fatalf("consistent list on B right after create %d on A: %d items, want %d", i, len(list.Items), i+2)
 		}
 		got := &widget.Widget{}
-		if err := b.c.Get(testCtx(t), key("ns", "w"+strconv.Itoa(i)), storage.GetOptions{ResourceVersion: rvString(rv)}, got); err != nil {
+		if err := b.c.Get(testCtx(t), key("ns", "w"+strconv.Itoa(i)), storage.GetOptions{ResourceVersion: storage.RVAt(rv)}, got); err != nil {
 			t.Fatalf("get on B at the RV of A's write: %v", err)
 		}
 	}
@@ -127,7 +127,7 @@ func TestReplicaReadYourWrites(t *testing.T) {
 	if err := cl.Compact(testCtx(t), int64(cur)); err != nil {
 		t.Fatal(err)
 	}
-	w, err := b.c.Watch(testCtx(t), "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvString(old), Predicate: storage.Everything})
+	w, err := b.c.Watch(testCtx(t), "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAt(old), Predicate: storage.Everything})
 	if err != nil && !errors.Is(err, storage.ErrGone) {
 		t.Fatal(err)
 	}

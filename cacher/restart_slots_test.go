@@ -40,7 +40,7 @@ func TestRestartResumeReleasesCatchUpSlot(t *testing.T) {
 		cfg.MaxCatchUpStreams = 1
 		cfg.CatchUpWaitTimeout = 100 * time.Millisecond
 	})
-	opts := storage.ListOptions{ResourceVersion: rvString(from), Recursive: true, Predicate: storage.Everything}
+	opts := storage.ListOptions{ResourceVersion: storage.RVAt(from), Recursive: true, Predicate: storage.Everything}
 	w1, err := second.Watch(testCtx(t), "/widgets/fan", opts)
 	if err != nil {
 		t.Fatalf("first resumed watch: %v", err)

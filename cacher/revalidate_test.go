@@ -64,7 +64,7 @@ func newEncryptedStore(t *testing.T, tr value.Transformer) *etcd3.Store {
 func listZero(t *testing.T, c *cacher.Cacher) (*widget.WidgetList, error) {
 	t.Helper()
 	out := &widget.WidgetList{}
-	err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true,
+	err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: storage.RVAny, Recursive: true,
 		Predicate: storage.Everything}, out)
 	return out, err
 }
@@ -77,7 +77,7 @@ func TestTransformerRotationKeepsWatches(t *testing.T) {
 	m := &sourceMetrics{}
 	c := startCacher(t, store, func(cfg *cacher.Config) { cfg.Metrics = m })
 	from := create(t, c, "ns", "a", nil)
-	w := watchAll(t, c, rvString(from))
+	w := watchAll(t, c, rvAt(from))
 
 	store.SetTransformer(aesKeys(t, "k2", "k1"))
 	before := m.fromStorage.Load()
@@ -123,7 +123,7 @@ func TestTransformerKeyRemovalEndsWatches(t *testing.T) {
 	})
 	rvA := create(t, c, "ns", "a", nil)
 	rvB := create(t, c, "ns", "b", nil)
-	w := watchAll(t, c, rvString(rvB))
+	w := watchAll(t, c, rvAt(rvB))
 
 	store.SetTransformer(aesKeys(t, "k2"))
 	_, err := listZero(t, c)
@@ -131,7 +131,7 @@ func TestTransformerKeyRemovalEndsWatches(t *testing.T) {
 	if !storage.IsCode(err, storage.CodeCorruptObj) || !errors.As(err, &se) || len(se.CorruptKeys) != 2 {
 		t.Fatalf("list after the key was removed: %v, want a corrupt-object error naming a and b", err)
 	}
-	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: "0"}, &widget.Widget{}); !storage.IsCode(err, storage.CodeCorruptObj) {
+	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: storage.RVAny}, &widget.Widget{}); !storage.IsCode(err, storage.CodeCorruptObj) {
 		t.Fatalf("get at RV 0 after the key was removed: %v, want corrupt object", err)
 	}
 	expectStoreReadError(t, w)
@@ -143,12 +143,12 @@ func TestTransformerKeyRemovalEndsWatches(t *testing.T) {
 	}
 	// From etcd's history: b's creation cannot be read.
 	// (The storage key is for the log: the client is not told it.)
-	if ev := next(t, watchAll(t, c, rvString(rvA)), 10*time.Second); ev.Type != watch.Error ||
+	if ev := next(t, watchAll(t, c, rvAt(rvA)), 10*time.Second); ev.Type != watch.Error ||
 		!strings.Contains(ev.Object.(*metav1.Status).Message, "cannot be decoded") ||
 		strings.Contains(ev.Object.(*metav1.Status).Message, key("ns", "b")) {
 		t.Fatalf("watch from a's RV after the key was removed: %s %#v, want a corrupt-object error not naming b's key", ev.Type, ev.Object)
 	}
-	fromEtcd := watchAll(t, c, rvString(rvB)) // nothing to read after b yet
+	fromEtcd := watchAll(t, c, rvAt(rvB)) // nothing to read after b yet
 
 	store.SetTransformer(aesKeys(t, "k2", "k1"))
 	if err := c.WaitReady(testCtx(t)); err != nil {
@@ -158,7 +158,7 @@ func TestTransformerKeyRemovalEndsWatches(t *testing.T) {
 	if err != nil || len(l.Items) != 2 {
 		t.Fatalf("list after the key came back: %d items, %v; want a and b", len(l.Items), err)
 	}
-	w2 := watchAll(t, c, l.ResourceVersion)
+	w2 := watchAll(t, c, mustRV(t, l.ResourceVersion))
 	rv := create(t, c, "ns", "c", nil)
 	expectRVs(t, w2, []uint64{rv})
 	expectRVs(t, fromEtcd, []uint64{rv})

@@ -17,7 +17,7 @@ import (
 func TestReadAtZeroNotOlderThanDispatched(t *testing.T) {
 	c := startCacher(t, newStore(t, embedtest.Prefix(t), false))
 	from := create(t, c, "ns", "a", nil)
-	w := watchAll(t, c, rvString(from))
+	w := watchAll(t, c, rvAt(from))
 	defer w.Stop()
 	for i := range 20 {
 		bump(t, c, "ns", "a")
@@ -27,14 +27,14 @@ func TestReadAtZeroNotOlderThanDispatched(t *testing.T) {
 		}
 		sent := rvOf(t, ev.Object)
 		list := &widget.WidgetList{}
-		if err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: "0", Recursive: true}, list); err != nil {
+		if err := c.GetList(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: storage.RVAny, Recursive: true}, list); err != nil {
 			t.Fatal(err)
 		}
 		if got := rvOf(t, &list.Items[0]); got < sent {
 			t.Fatalf("round %d: list at RV 0 holds a at %d after a watcher got it at %d", i, got, sent)
 		}
 		obj := &widget.Widget{}
-		if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: "0"}, obj); err != nil {
+		if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: storage.RVAny}, obj); err != nil {
 			t.Fatal(err)
 		}
 		if got := rvOf(t, obj); got < sent {

@@ -32,6 +32,11 @@ import (
 // A watch is routed the same way, with one more answer: a watch of the
 // events after an RV while the cache is not servable starts from the
 // storage's history and moves to the cache once it holds that RV.
+//
+// Before any of that, a read or watch at an RV no revision can reach is
+// answered by nobody (checkReachable): too large resource version, at
+// once. An RV the storage may still reach (newer than the cache) is waited
+// for, at most FreshWaitTimeout, and then answered too large.
 
 // route is who answers a read, and why when it is not the cache.
 type route struct {
@@ -67,10 +72,18 @@ var byCache = route{}
 // byStorage is the decision that the storage answers, for why.
 func byStorage(why string) route { return route{storage: true, why: why} }
 
-// routeGet decides who answers a Get of key at RV rv (as given: "" is a
+// checkReachable answers a read or watch at an RV above any revision etcd
+// can have: too large resource version at once, naming the storage's
+// current revision (storage.CheckReachable); waiting FreshWaitTimeout for
+// it could not help. nil for every other RV.
+func (f *feed) checkReachable(ctx context.Context, rv storage.RV) error {
+	return storage.CheckReachable(ctx, rv, f.currentRV)
+}
+
+// routeGet decides who answers a Get of key at RV rv (unset is a
 // linearizable read), waiting at most ReadyWaitTimeout for the first list.
-func (f *feed) routeGet(ctx context.Context, key, rv string) route {
-	if rv == "" {
+func (f *feed) routeGet(ctx context.Context, key string, rv storage.RV) route {
+	if rv.IsUnset() {
 		return byStorage(whyLinearizable)
 	}
 	return f.routeList(ctx, key, false)

@@ -155,7 +155,7 @@ func TestExactListsShareTheCompactionCheck(t *testing.T) {
 	at := bump(t, c, "ns", "a")
 	ctx := context.WithValue(testCtx(t), gateKey{}, true)
 	exact := func(out chan<- error) {
-		err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvString(old),
+		err := c.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAt(old),
 			ResourceVersionMatch: metav1.ResourceVersionMatchExact, Predicate: storage.Everything}, &widget.WidgetList{})
 		out <- err
 	}

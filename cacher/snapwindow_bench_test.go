@@ -33,7 +33,7 @@ func BenchmarkExactListFarBack(b *testing.B) {
 		}
 	}
 	ctx := testCtx(b)
-	if err := c.Get(ctx, key("ns", "w0000"), storage.GetOptions{ResourceVersion: rvString(last)}, &widget.Widget{}); err != nil {
+	if err := c.Get(ctx, key("ns", "w0000"), storage.GetOptions{ResourceVersion: storage.RVAt(last)}, &widget.Widget{}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -42,7 +42,7 @@ func BenchmarkExactListFarBack(b *testing.B) {
 		if i == len(at) {
 			b.Fatalf("more than %d iterations", len(at))
 		}
-		opts := storage.ListOptions{Recursive: true, ResourceVersion: rvString(at[i]),
+		opts := storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAt(at[i]),
 			ResourceVersionMatch: metav1.ResourceVersionMatchExact}
 		i++
 		list := &widget.WidgetList{}

@@ -37,7 +37,7 @@ func TestExactListFarBackServedFromCache(t *testing.T) {
 	}
 	exact := func(s storage.Interface, opts storage.ListOptions) *widget.WidgetList {
 		t.Helper()
-		opts.Recursive, opts.ResourceVersion, opts.ResourceVersionMatch = true, rvString(at), metav1.ResourceVersionMatchExact
+		opts.Recursive, opts.ResourceVersion, opts.ResourceVersionMatch = true, storage.RVAt(at), metav1.ResourceVersionMatchExact
 		list := &widget.WidgetList{}
 		if err := s.GetList(ctx, "/widgets", opts, list); err != nil {
 			t.Fatalf("exact list at %d: %v", at, err)
@@ -45,7 +45,7 @@ func TestExactListFarBackServedFromCache(t *testing.T) {
 		return list
 	}
 	// Wait until the cache has the newest write, then list through it.
-	if err := c.Get(ctx, key("ns", "w00"), storage.GetOptions{ResourceVersion: rvString(last)}, &widget.Widget{}); err != nil {
+	if err := c.Get(ctx, key("ns", "w00"), storage.GetOptions{ResourceVersion: storage.RVAt(last)}, &widget.Widget{}); err != nil {
 		t.Fatal(err)
 	}
 	before := counter.ranges.Load()

@@ -76,14 +76,14 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 		cfg.Metrics = m
 		cfg.ConsistencyCheckInterval = 20 * time.Millisecond
 	})
-	all := watchAll(t, c, rvString(rv0))
-	one, err := c.Watch(testCtx(t), key("ns", "a"), storage.ListOptions{ResourceVersion: rvString(rv0),
+	all := watchAll(t, c, rvAt(rv0))
+	one, err := c.Watch(testCtx(t), key("ns", "a"), storage.ListOptions{ResourceVersion: storage.RVAt(rv0),
 		Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(one.Stop)
-	otherNS, err := c.Watch(testCtx(t), "/widgets/other", storage.ListOptions{ResourceVersion: rvString(rv0), Recursive: true,
+	otherNS, err := c.Watch(testCtx(t), "/widgets/other", storage.ListOptions{ResourceVersion: storage.RVAt(rv0), Recursive: true,
 		Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 	writeRaw(t, store, key("ns", "b"), nameless(1)) // the cacher refuses it (TestCacherRefusesObjectsItCannotKey)
 	rvC := create(t, c, "ns", "c", nil)
 	start := time.Now()
-	got, err := listNames(t, c, "/widgets", rvString(rvC))
+	got, err := listNames(t, c, "/widgets", rvAt(rvC))
 	if err != nil {
 		t.Fatalf("list at RV %d after the nameless write: %v", rvC, err)
 	}
@@ -103,7 +103,7 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("list at RV %d took %v", rvC, d)
 	}
-	if got, err := listNames(t, c, "/widgets/ns", ""); err != nil || !slices.Equal(got, []string{"ns/a", "/", "ns/c"}) {
+	if got, err := listNames(t, c, "/widgets/ns", storage.RV{}); err != nil || !slices.Equal(got, []string{"ns/a", "/", "ns/c"}) {
 		t.Fatalf("consistent list of ns = %v, %v", got, err)
 	}
 	expectEndedFor(t, all, key("ns", "b"))
@@ -119,7 +119,7 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 	if ev := next(t, otherNS, 10*time.Second); ev.Type != watch.Modified || rvOf(t, ev.Object) != rvX {
 		t.Fatalf("watch of other: %s %v, want MODIFIED at %d", ev.Type, ev.Object, rvX)
 	}
-	again := watchAll(t, c, rvString(rvX))
+	again := watchAll(t, c, rvAt(rvX))
 	// The consistency check does not take the known key for a divergence.
 	checks := m.checks.Load()
 	eventually(t, 10*time.Second, "two more consistency checks", func() error {
@@ -134,12 +134,12 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 	// Updating it again ends the new watch too, and the cache still follows.
 	rvB := writeRaw(t, store, key("ns", "b"), nameless(2))
 	var gotB widget.Widget
-	if err := c.Get(testCtx(t), key("ns", "b"), storage.GetOptions{ResourceVersion: rvString(rvB)}, &gotB); err != nil ||
+	if err := c.Get(testCtx(t), key("ns", "b"), storage.GetOptions{ResourceVersion: storage.RVAt(rvB)}, &gotB); err != nil ||
 		gotB.Spec.Replicas != 2 {
 		t.Fatalf("Get of the nameless object at %d = %+v, %v", rvB, gotB, err)
 	}
 	expectEndedFor(t, again, key("ns", "b"))
-	if got, err := listNames(t, c, "/widgets/ns", rvString(rvB)); err != nil || !slices.Equal(got, []string{"ns/a", "/", "ns/c"}) {
+	if got, err := listNames(t, c, "/widgets/ns", rvAt(rvB)); err != nil || !slices.Equal(got, []string{"ns/a", "/", "ns/c"}) {
 		t.Fatalf("list of ns at %d = %v, %v", rvB, got, err)
 	}
 	// Deleted, it is gone from lists, and the cache serves the scope again.
@@ -148,10 +148,10 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	rvD := rvOf(t, &out)
-	if got, err := listNames(t, c, "/widgets/ns", rvString(rvD)); err != nil || !slices.Equal(got, []string{"ns/a", "ns/c"}) {
+	if got, err := listNames(t, c, "/widgets/ns", rvAt(rvD)); err != nil || !slices.Equal(got, []string{"ns/a", "ns/c"}) {
 		t.Fatalf("list of ns after the delete = %v, %v", got, err)
 	}
-	if got, err := listNames(t, c, "/widgets/ns", ""); err != nil || !slices.Equal(got, []string{"ns/a", "ns/c"}) {
+	if got, err := listNames(t, c, "/widgets/ns", storage.RV{}); err != nil || !slices.Equal(got, []string{"ns/a", "ns/c"}) {
 		t.Fatalf("consistent list of ns after the delete = %v, %v", got, err)
 	}
 }
@@ -176,26 +176,26 @@ func TestNamelessObjectAtStartIsServed(t *testing.T) {
 	if err := c.WaitReady(ctx); err != nil {
 		t.Fatalf("WaitReady: %v", err)
 	}
-	if got, err := listNames(t, c, "/widgets", ""); err != nil || !slices.Equal(got, []string{"ns/a", "/", "ns2/c"}) {
+	if got, err := listNames(t, c, "/widgets", storage.RV{}); err != nil || !slices.Equal(got, []string{"ns/a", "/", "ns2/c"}) {
 		t.Fatalf("list = %v, %v", got, err)
 	}
-	if got, err := listNames(t, c, "/widgets/ns2", "0"); err != nil || !slices.Equal(got, []string{"ns2/c"}) {
+	if got, err := listNames(t, c, "/widgets/ns2", storage.RVAny); err != nil || !slices.Equal(got, []string{"ns2/c"}) {
 		t.Fatalf("list of ns2 = %v, %v", got, err)
 	}
 	rv := bump(t, store, "ns2", "c")
-	if got, err := listNames(t, c, "/widgets", rvString(rv)); err != nil || len(got) != 3 {
+	if got, err := listNames(t, c, "/widgets", rvAt(rv)); err != nil || len(got) != 3 {
 		t.Fatalf("list at %d = %v, %v", rv, got, err)
 	}
 	if m.persistent.Load() == 0 {
 		t.Fatal("the uncacheable object was not counted")
 	}
 	// Given a name, it is cached like any other object.
-	w := watchAll(t, c, rvString(rv))
+	w := watchAll(t, c, rvAt(rv))
 	rvB := writeRaw(t, store, key("ns", "b"), widget.NewWidget("ns", "b"))
 	if ev := next(t, w, 10*time.Second); ev.Type != watch.Added || rvOf(t, ev.Object) != rvB {
 		t.Fatalf("watch: %s %v, want ADDED at %d", ev.Type, ev.Object, rvB)
 	}
-	if got, err := listNames(t, c, "/widgets", "0"); err != nil || !slices.Equal(got, []string{"ns/a", "ns/b", "ns2/c"}) {
+	if got, err := listNames(t, c, "/widgets", storage.RVAny); err != nil || !slices.Equal(got, []string{"ns/a", "ns/b", "ns2/c"}) {
 		t.Fatalf("list from the cache = %v, %v", got, err)
 	}
 }
@@ -241,7 +241,7 @@ func TestCacheAdvancesPastAnyMetadata(t *testing.T) {
 				}
 				rv := create(t, store, "ns", "c", nil)
 				start := time.Now()
-				got, err := listNames(t, c, "/widgets", rvString(rv))
+				got, err := listNames(t, c, "/widgets", rvAt(rv))
 				if err != nil {
 					t.Fatalf("list at RV %d: %v", rv, err)
 				}

@@ -95,7 +95,7 @@ func createCached(t *testing.T, c *cacher.Cacher, ns, name string, ttl uint64) u
 		t.Fatalf("create %s/%s: %v", ns, name, err)
 	}
 	rv := rvOf(t, out)
-	if err := c.Get(testCtx(t), key(ns, name), storage.GetOptions{ResourceVersion: rvString(rv)}, &widget.Widget{}); err != nil {
+	if err := c.Get(testCtx(t), key(ns, name), storage.GetOptions{ResourceVersion: storage.RVAt(rv)}, &widget.Widget{}); err != nil {
 		t.Fatal(err) // the cache holds it now
 	}
 	return rv
@@ -182,7 +182,7 @@ func TestUpdateFromCacheKeepsTTL(t *testing.T) {
 	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{}, out); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: out.ResourceVersion}, &widget.Widget{}); err != nil {
+	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: mustRV(t, out.ResourceVersion)}, &widget.Widget{}); err != nil {
 		t.Fatal(err)
 	}
 	before := etcdLease(t, "ns", "a")
@@ -270,7 +270,7 @@ func TestUpdateMutatingInputLeavesCacheAlone(t *testing.T) {
 		t.Fatalf("update: %v, want the tryUpdate error", err)
 	}
 	got := &widget.Widget{}
-	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: rvString(rv)}, got); err != nil {
+	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: storage.RVAt(rv)}, got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Labels["app"] != "x" || got.Spec.Replicas != 0 {
@@ -363,7 +363,7 @@ func recordSuggestionMarks(t *testing.T, mod ...func(*cacher.Config)) []bool {
 	if err := c.GuaranteedUpdate(testCtx(t), key("ns", "a"), out, false, nil, bumpReplicas, nil, storage.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: out.ResourceVersion}, &widget.Widget{}); err != nil {
+	if err := c.Get(testCtx(t), key("ns", "a"), storage.GetOptions{ResourceVersion: mustRV(t, out.ResourceVersion)}, &widget.Widget{}); err != nil {
 		t.Fatal(err) // the cache holds the update
 	}
 	if err := c.Delete(testCtx(t), key("ns", "a"), &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{}); err != nil {

@@ -40,7 +40,10 @@ func (c *Cacher) watch(ctx context.Context, key string, opts storage.ListOptions
 	if err := storage.ValidateKey(key, c.cfg.ResourcePrefix, opts.Recursive); err != nil {
 		return nil, err
 	}
-	req, err := storage.ParseWatchRequest(opts, c.cfg.Versioner)
+	if err := c.f.checkReachable(ctx, opts.ResourceVersion); err != nil {
+		return nil, err
+	}
+	req, err := storage.ParseWatchRequest(opts)
 	if err != nil {
 		return nil, err
 	}

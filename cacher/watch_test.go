@@ -26,7 +26,7 @@ func TestResumeFromCacheWithoutEtcd(t *testing.T) {
 		want = append(want, bump(t, c, "ns", "a"))
 	}
 	watches, lists, gets := store.Counts().Watches, store.Counts().Lists, store.Counts().Gets
-	w := watchAll(t, c, rvString(from))
+	w := watchAll(t, c, rvAt(from))
 	expectRVs(t, w, want)
 	if store.Counts().Watches != watches || store.Counts().Lists != lists || store.Counts().Gets != gets {
 		t.Fatalf("resume reached etcd: watches %d→%d lists %d→%d gets %d→%d", watches, store.Counts().Watches,
@@ -47,7 +47,7 @@ func TestCatchUpFromEtcdHistory(t *testing.T) {
 		want = append(want, bump(t, c, "ns", "a"))
 	}
 	watches := store.Counts().Watches
-	w := watchAll(t, c, rvString(from))
+	w := watchAll(t, c, rvAt(from))
 	expectRVs(t, w, want)
 	if got := store.Counts().Watches - watches; got != 1 {
 		t.Fatalf("catch-up used %d storage watches, want 1", got)
@@ -77,7 +77,7 @@ func TestRestartResumesOlderThanFirstList(t *testing.T) {
 		want = append(want, bump(t, store, "ns", "a"))
 	}
 	second := startCacher(t, store)
-	w := watchAll(t, second, rvString(from))
+	w := watchAll(t, second, rvAt(from))
 	expectRVs(t, w, want)
 	want = []uint64{bump(t, second, "ns", "a")}
 	expectRVs(t, w, want)
@@ -93,8 +93,8 @@ func TestSlowWatcherCatchesUp(t *testing.T) {
 		cfg.Metrics = m
 	})
 	from := create(t, c, "ns", "a", nil)
-	slow := watchAll(t, c, rvString(from))
-	fast := watchAll(t, c, rvString(from))
+	slow := watchAll(t, c, rvAt(from))
+	fast := watchAll(t, c, rvAt(from))
 	fastDone := make(chan []uint64, 1)
 	go func() {
 		var got []uint64
@@ -137,7 +137,7 @@ func TestLaggingWatcherCompactedGets410(t *testing.T) {
 		cfg.HistoryMinCapacity, cfg.HistoryMaxCapacity = 8, 8
 	})
 	from := create(t, c, "ns", "a", nil)
-	w := watchAll(t, c, rvString(from))
+	w := watchAll(t, c, rvAt(from))
 	var last uint64
 	for range 60 {
 		last = bump(t, c, "ns", "a")
@@ -183,9 +183,9 @@ func TestCatchUpStreamsAreBounded(t *testing.T) {
 	for range 100 {
 		bump(t, c, "ns", "a")
 	}
-	first := watchAll(t, c, rvString(from)) // never read: it keeps its catch-up stream
+	first := watchAll(t, c, rvAt(from)) // never read: it keeps its catch-up stream
 	_ = first
-	_, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: rvString(from), Recursive: true})
+	_, err := c.Watch(testCtx(t), "/widgets", storage.ListOptions{ResourceVersion: storage.RVAt(from), Recursive: true})
 	var se *storage.Error
 	if !errors.Is(err, storage.ErrTooManyRequests) || !errors.As(err, &se) || se.RetryAfterSeconds < 1 {
 		t.Fatalf("second catch-up watch: %v, want 429 with Retry-After", err)
@@ -209,7 +209,7 @@ func TestShutdownClosesWatchers(t *testing.T) {
 	}
 	var ws []watch.Interface
 	for range 5 {
-		ws = append(ws, watchAll(t, c, ""))
+		ws = append(ws, watchAll(t, c, storage.RV{}))
 	}
 	stop()
 	for i, w := range ws {

@@ -17,7 +17,7 @@ func TestDeleteStartsFromCachedObject(t *testing.T) {
 	c, reqs := countedCacher(t)
 	for _, name := range []string{"a", "b"} {
 		rv := create(t, c, "ns", name, nil)
-		if err := c.Get(testCtx(t), key("ns", name), storage.GetOptions{ResourceVersion: rvString(rv)}, &widget.Widget{}); err != nil {
+		if err := c.Get(testCtx(t), key("ns", name), storage.GetOptions{ResourceVersion: storage.RVAt(rv)}, &widget.Widget{}); err != nil {
 			t.Fatal(err) // the cache holds it now
 		}
 	}

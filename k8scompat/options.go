@@ -40,7 +40,8 @@ func toPredicate(p k8sstorage.SelectionPredicate) (lwstorage.SelectionPredicate,
 	return out, nil
 }
 
-// toListOptions converts Kubernetes list/watch options. It cannot be
+// toListOptions converts Kubernetes list/watch options, parsing the RV
+// (malformed: 400 Bad Request, as listwatch answers bad input). It cannot be
 // storage.ListOptionsFrom: that translates a client's metav1.ListOptions
 // (selectors as strings, validated as the API validates them), while these
 // options arrive past the API layer, with parsed selectors, GetAttrs and
@@ -64,8 +65,12 @@ func toListOptions(o k8sstorage.ListOptions) (lwstorage.ListOptions, error) {
 	if o.ProgressNotify {
 		pred.AllowWatchBookmarks = true
 	}
+	rv, err := lwstorage.ParseRV(o.ResourceVersion)
+	if err != nil {
+		return lwstorage.ListOptions{}, toK8s(err, opOther)
+	}
 	return lwstorage.ListOptions{
-		ResourceVersion:      o.ResourceVersion,
+		ResourceVersion:      rv,
 		ResourceVersionMatch: o.ResourceVersionMatch,
 		Predicate:            pred,
 		Recursive:            o.Recursive,
@@ -74,8 +79,14 @@ func toListOptions(o k8sstorage.ListOptions) (lwstorage.ListOptions, error) {
 	}, nil
 }
 
-func toGetOptions(o k8sstorage.GetOptions) lwstorage.GetOptions {
-	return lwstorage.GetOptions{IgnoreNotFound: o.IgnoreNotFound, ResourceVersion: o.ResourceVersion}
+// toGetOptions converts Kubernetes get options; a malformed RV is 400 Bad
+// Request, as listwatch answers bad input.
+func toGetOptions(o k8sstorage.GetOptions) (lwstorage.GetOptions, error) {
+	rv, err := lwstorage.ParseRV(o.ResourceVersion)
+	if err != nil {
+		return lwstorage.GetOptions{}, toK8s(err, opOther)
+	}
+	return lwstorage.GetOptions{IgnoreNotFound: o.IgnoreNotFound, ResourceVersion: rv}, nil
 }
 
 func toPreconditions(p *k8sstorage.Preconditions) *lwstorage.Preconditions {

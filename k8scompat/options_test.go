@@ -45,7 +45,7 @@ func TestToListOptionsCopiesEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := out.Predicate
-	if out.ResourceVersion != "12" || out.ResourceVersionMatch != metav1.ResourceVersionMatchExact ||
+	if out.ResourceVersion != lwstorage.RVAt(12) || out.ResourceVersionMatch != metav1.ResourceVersionMatchExact ||
 		!out.Recursive || !out.ProgressNotify || out.SendInitialEvents == nil || !*out.SendInitialEvents {
 		t.Fatalf("options not copied: %+v", out)
 	}
@@ -109,5 +109,23 @@ func TestShardSelectorIsNotIgnoredSilently(t *testing.T) {
 	}
 	if !apierrors.IsBadRequest(apiBadRequest(errShardingUnsupported)) {
 		t.Fatal("shard rejection must be a 400")
+	}
+}
+
+// TestMalformedResourceVersionIsBadRequest: the RV is parsed where
+// Kubernetes' options enter; a malformed one is 400, for every operation.
+func TestMalformedResourceVersionIsBadRequest(t *testing.T) {
+	for _, rv := range []string{"abc", "-1", "1.5", "99999999999999999999999"} {
+		if _, err := toListOptions(k8sstorage.ListOptions{ResourceVersion: rv}); !apierrors.IsBadRequest(err) {
+			t.Errorf("list or watch at RV %q: %v, want 400", rv, err)
+		}
+		if _, err := toGetOptions(k8sstorage.GetOptions{ResourceVersion: rv}); !apierrors.IsBadRequest(err) {
+			t.Errorf("get at RV %q: %v, want 400", rv, err)
+		}
+	}
+	for rv, want := range map[string]lwstorage.RV{"": {}, "0": lwstorage.RVAny, "12": lwstorage.RVAt(12)} {
+		if o, err := toGetOptions(k8sstorage.GetOptions{ResourceVersion: rv}); err != nil || o.ResourceVersion != want {
+			t.Errorf("get at RV %q: %+v, %v", rv, o.ResourceVersion, err)
+		}
 	}
 }

@@ -185,7 +185,11 @@ func (s *Store) Watch(ctx context.Context, key string, opts k8sstorage.ListOptio
 
 // Get implements storage.Interface.
 func (s *Store) Get(ctx context.Context, key string, opts k8sstorage.GetOptions, objPtr runtime.Object) error {
-	return toK8s(s.s.Get(ctx, key, toGetOptions(opts), objPtr), opOther)
+	lwOpts, err := toGetOptions(opts)
+	if err != nil {
+		return err
+	}
+	return toK8s(s.s.Get(ctx, key, lwOpts, objPtr), opOther)
 }
 
 // GetList implements storage.Interface.

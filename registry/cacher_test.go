@@ -38,8 +38,10 @@ func TestThroughCacher(t *testing.T) {
 	})
 	require.NoError(t, err)
 
+	rv, err := storage.ParseRV(out.ResourceVersion)
+	require.NoError(t, err)
 	cached := &widget.Widget{}
-	require.NoError(t, c.Get(ctx, widget.Key("default", "w1"), storage.GetOptions{ResourceVersion: out.ResourceVersion}, cached))
+	require.NoError(t, c.Get(ctx, widget.Key("default", "w1"), storage.GetOptions{ResourceVersion: rv}, cached))
 	assert.Equal(t, created.UID, cached.UID)
 	assert.Equal(t, int64(2), cached.Generation)
 	assert.False(t, cached.CreationTimestamp.IsZero())

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -129,8 +128,8 @@ func (s silentWatches) Watch(ctx context.Context, key string, opts storage.ListO
 type staleConsistentLists struct{ storage.Interface }
 
 func (s staleConsistentLists) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	if opts.ResourceVersion == "" && opts.Revision == 0 && opts.Predicate.Continue == "" {
-		opts.ResourceVersion = "0"
+	if opts.ResourceVersion.IsUnset() && opts.Predicate.Continue == "" {
+		opts.ResourceVersion = storage.RVAny
 	}
 	return s.Interface.GetList(ctx, key, opts, listObj)
 }
@@ -187,8 +186,8 @@ func (s gapOnResume) Watch(ctx context.Context, key string, opts storage.ListOpt
 	if err != nil {
 		return nil, err
 	}
-	from, perr := strconv.ParseUint(opts.ResourceVersion, 10, 64)
-	if perr != nil || from == 0 {
+	from := opts.ResourceVersion.Revision()
+	if from == 0 {
 		return w, nil
 	}
 	var revs []uint64
@@ -225,7 +224,7 @@ func (s *earlyAck) GuaranteedUpdate(ctx context.Context, key string, dest runtim
 		return s.Interface.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, try, cached, uo)
 	}
 	cur := dest.DeepCopyObject()
-	if err := s.Get(ctx, key, storage.GetOptions{ResourceVersion: "0"}, cur); err != nil {
+	if err := s.Get(ctx, key, storage.GetOptions{ResourceVersion: storage.RVAny}, cur); err != nil {
 		return err
 	}
 	rv, _ := s.Versioner().ObjectResourceVersion(cur)

@@ -203,14 +203,14 @@ func (c *client) delete(ctx context.Context, s storage.Interface, o *op, key str
 
 // readRV picks a read's resource version: unset, "0", or an RV at most a
 // few revisions behind the newest one acknowledged.
-func (c *client) readRV(o *op, exact bool) string {
+func (c *client) readRV(o *op, exact bool) storage.RV {
 	switch p := c.rng.IntN(10); {
 	case p < 4:
 		o.Mode = rvConsistent
-		return ""
+		return storage.RV{}
 	case p < 6:
 		o.Mode = rvAny
-		return "0"
+		return storage.RVAny
 	default:
 		o.Mode = rvNotOlderThan
 		if exact && p >= 8 {
@@ -218,7 +218,7 @@ func (c *client) readRV(o *op, exact bool) string {
 		}
 		top := c.run.rec.maxRV.Load()
 		o.ReqRV = max(c.run.startRev, back(top, c.rng.IntN(20)))
-		return strconv.FormatUint(o.ReqRV, 10)
+		return storage.RVAt(o.ReqRV)
 	}
 }
 
@@ -287,7 +287,7 @@ func (c *client) list(ctx context.Context, s storage.Interface, o *op) {
 			return
 		}
 		// The next pages: the continue token carries the RV.
-		opts.Predicate.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = l.Continue, "", ""
+		opts.Predicate.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = l.Continue, storage.RV{}, ""
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"time"
 
@@ -91,7 +90,7 @@ func (w *watcher) watchOnce(ctx context.Context, s storage.Interface, rep *repli
 	start := &op{ID: rec.ID, Client: 1000 + w.id, Replica: rec.Replica, Kind: opWatch, Mode: rvNotOlderThan,
 		ReqRV: rec.Rec.Start, Label: rec.Rec.Label, Call: rec.Call}
 	wi, err := s.Watch(wctx, widget.KeyRoot, storage.ListOptions{
-		ResourceVersion: strconv.FormatUint(rec.Rec.Start, 10), Recursive: true, ProgressNotify: true,
+		ResourceVersion: storage.RVAt(rec.Rec.Start), Recursive: true, ProgressNotify: true,
 		Predicate: storage.SelectionPredicate{Label: sel, GetAttrs: widget.GetAttrs, AllowWatchBookmarks: rec.Rec.Bookmarks}})
 	start.Return = w.run.rec.since()
 	if err != nil {
@@ -251,7 +250,7 @@ func (r *run) finalWatch(ctx context.Context, watcher int, prev *watchRec, final
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	wi, err := s.Watch(wctx, widget.KeyRoot, storage.ListOptions{
-		ResourceVersion: strconv.FormatUint(rec.Rec.Start, 10), Recursive: true, ProgressNotify: true,
+		ResourceVersion: storage.RVAt(rec.Rec.Start), Recursive: true, ProgressNotify: true,
 		Predicate: storage.SelectionPredicate{Label: sel, GetAttrs: widget.GetAttrs, AllowWatchBookmarks: true}})
 	if err != nil {
 		rec.Stalled = fmt.Sprintf("final watch from RV %d did not start: %v", rec.Rec.Start, err)

@@ -2,16 +2,11 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
-	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -29,10 +24,6 @@ const listFlushBytes = 64 << 10
 func (s *Server) serveList(w http.ResponseWriter, req *http.Request, t target) {
 	p, err := request.ParseList(req.URL.Query(), t.res.fields, t.res.GetAttrs)
 	if err != nil {
-		s.writeError(w, req, err)
-		return
-	}
-	if err := checkResourceVersionRange(req.Context(), t.res, p.Options.ResourceVersion); err != nil {
 		s.writeError(w, req, err)
 		return
 	}
@@ -250,22 +241,4 @@ func (s *Server) serveEncodedList(w http.ResponseWriter, req *http.Request, t ta
 		return append(b, list.Items[i]...), nil
 	})
 	return true
-}
-
-// checkResourceVersionRange answers a resourceVersion beyond any etcd
-// revision (above 2^63-1, which the store cannot even parse) as Kubernetes
-// answers a too-new one: 504 "Too large resource version", with the current
-// revision, instead of a 400.
-func checkResourceVersionRange(ctx context.Context, r *resource, rv string) error {
-	n, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil || n <= math.MaxInt64 {
-		return nil
-	}
-	cur, err := r.Storage.GetCurrentResourceVersion(ctx)
-	if err != nil {
-		return err
-	}
-	st := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", n, cur), 1)
-	st.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
-	return st
 }

@@ -26,16 +26,17 @@ func (s *Server) serveGet(w http.ResponseWriter, req *http.Request, t target) {
 		s.writeError(w, req, err)
 		return
 	}
-	if err := checkResourceVersionRange(req.Context(), t.res, q.Get("resourceVersion")); err != nil {
-		s.writeError(w, req, err)
-		return
-	}
 	if watch {
 		s.serveObjectWatch(w, req, t)
 		return
 	}
+	rv, err := storage.ParseRV(q.Get("resourceVersion"))
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
 	out := &unstructured.Unstructured{}
-	opts := storage.GetOptions{ResourceVersion: q.Get("resourceVersion")}
+	opts := storage.GetOptions{ResourceVersion: rv}
 	if err := t.res.Storage.Get(req.Context(), t.objectKey(), opts, out); err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))
 		return

@@ -176,8 +176,13 @@ func (r *resource) scaleOf(u *unstructured.Unstructured) map[string]any {
 
 // serveScaleGet answers GET on {object}/scale.
 func (s *Server) serveScaleGet(w http.ResponseWriter, req *http.Request, t target) {
+	rv, err := storage.ParseRV(req.URL.Query().Get("resourceVersion"))
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
 	out := &unstructured.Unstructured{}
-	if err := t.res.Storage.Get(req.Context(), t.objectKey(), storage.GetOptions{ResourceVersion: req.URL.Query().Get("resourceVersion")}, out); err != nil {
+	if err := t.res.Storage.Get(req.Context(), t.objectKey(), storage.GetOptions{ResourceVersion: rv}, out); err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))
 		return
 	}

@@ -7,7 +7,10 @@
 // An object's metadata.resourceVersion is the revision of its last write; a
 // list's resourceVersion is the revision at which it was read.
 //
-// Resource-version semantics for reads and watches:
+// Resource-version semantics for reads and watches (an RV is parsed once,
+// where a request enters the process, into the RV value carried by
+// GetOptions and ListOptions: RV "" is the zero RV, "0" is RVAny, N is
+// RVAt(N)):
 //
 //	request   RV ""                 RV "0"                    RV=N NotOlderThan        RV=N Exact
 //	Get       latest (linearizable) any (cache may serve)     at least N               -

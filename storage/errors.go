@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -243,11 +244,14 @@ func NewGoneError(requested, oldest int64) *Error {
 }
 
 // NewTooLargeResourceVersionError reports that requested is newer than the
-// store reached (current) within the wait it allows.
-func NewTooLargeResourceVersionError(requested, current int64, retryAfterSeconds int) *Error {
-	return &Error{Code: CodeTooLargeResourceVersion, ResourceVersion: requested, Oldest: current,
-		RetryAfterSeconds: retryAfterSeconds,
-		Msg:               fmt.Sprintf("too large resource version: %d, current: %d", requested, current)}
+// store reached (current) within the wait it allows, in Kubernetes' words
+// ("Timeout: Too large resource version: N, current: C"). ResourceVersion
+// and Oldest hold requested and current, math.MaxInt64 for a larger one
+// (the message names it exactly).
+func NewTooLargeResourceVersionError(requested, current uint64, retryAfterSeconds int) *Error {
+	return &Error{Code: CodeTooLargeResourceVersion, ResourceVersion: int64(min(requested, math.MaxInt64)),
+		Oldest: int64(min(current, math.MaxInt64)), RetryAfterSeconds: retryAfterSeconds,
+		Msg: fmt.Sprintf("Timeout: Too large resource version: %d, current: %d", requested, current)}
 }
 
 // UnavailableRetryAfterSeconds is the Retry-After suggested with an

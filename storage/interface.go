@@ -102,19 +102,15 @@ type CompactRevisionRefresher interface {
 type GetOptions struct {
 	// IgnoreNotFound zeroes the object instead of returning ErrNotFound.
 	IgnoreNotFound bool
-	// ResourceVersion: "" reads the latest state; "0" lets a cache serve any
-	// state; "N" requires state at least as new as N.
-	ResourceVersion string
+	// ResourceVersion: unset reads the latest state; RVAny lets a cache
+	// serve any state; RVAt(N) requires state at least as new as N.
+	ResourceVersion RV
 }
 
 // ListOptions are the options of GetList and Watch.
 type ListOptions struct {
 	// ResourceVersion is the RV the request starts from; see the package doc.
-	ResourceVersion string
-	// Revision, when not 0, is the RV as a parsed revision, for in-process
-	// callers that hold one: the request is that of ResourceVersion "N",
-	// which must then be "" (both set: ErrInvalidArgument).
-	Revision uint64
+	ResourceVersion RV
 	// ResourceVersionMatch is "", NotOlderThan or Exact (GetList only).
 	ResourceVersionMatch metav1.ResourceVersionMatch
 	// Predicate filters objects and carries Limit/Continue for lists and

@@ -23,6 +23,7 @@ import (
 // without resourceVersion, sendInitialEvents on a list, ...) are 422
 // Invalid of kind ListOptions, as Kubernetes answers. A watch's limit and
 // continue token are dropped; sendInitialEvents applies only to a watch.
+// The resource version is parsed here, once (ParseRV; malformed: 400).
 // ProgressNotify is left to the caller. Errors are *Error: 400 is
 // CodeInvalidArgument, 422 is CodeInvalidObj (whose Status carries the
 // field causes and the kind ListOptions).
@@ -52,7 +53,11 @@ func ListOptionsFrom(o metav1.ListOptions, getAttrs AttrFunc, selectable func(fi
 	if errs := validateListOptions(o); len(errs) > 0 {
 		return ListOptions{}, newInvalidOptionsError(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, errs)
 	}
-	opts := ListOptions{ResourceVersion: o.ResourceVersion, ResourceVersionMatch: o.ResourceVersionMatch,
+	rv, err := ParseRV(o.ResourceVersion)
+	if err != nil {
+		return ListOptions{}, err
+	}
+	opts := ListOptions{ResourceVersion: rv, ResourceVersionMatch: o.ResourceVersionMatch,
 		Predicate: pred, Recursive: true}
 	if o.Watch {
 		opts.Predicate.Limit, opts.Predicate.Continue = 0, ""

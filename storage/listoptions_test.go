@@ -27,7 +27,7 @@ func TestListOptionsFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	if w.Predicate.Limit != 0 || w.Predicate.Continue != "" || w.SendInitialEvents == nil || !*w.SendInitialEvents ||
-		!w.Predicate.AllowWatchBookmarks || w.Predicate.Shard == nil || w.ResourceVersion != "7" {
+		!w.Predicate.AllowWatchBookmarks || w.Predicate.Shard == nil || w.ResourceVersion != RVAt(7) {
 		t.Fatalf("watch options: %+v", w)
 	}
 }
@@ -45,6 +45,8 @@ func TestListOptionsFromValidates(t *testing.T) {
 		"field":                 {metav1.ListOptions{FieldSelector: "a=="}, 400},
 		"not selectable":        {metav1.ListOptions{FieldSelector: "spec.x=1"}, 400},
 		"shard":                 {metav1.ListOptions{ShardSelector: "nope("}, 400},
+		"malformed rv":          {metav1.ListOptions{ResourceVersion: "x"}, 400},
+		"negative rv watch":     {metav1.ListOptions{Watch: true, ResourceVersion: "-3"}, 400},
 		"exact without rv":      {metav1.ListOptions{ResourceVersionMatch: metav1.ResourceVersionMatchExact}, 422},
 		"exact at 0":            {metav1.ListOptions{ResourceVersion: "0", ResourceVersionMatch: metav1.ResourceVersionMatchExact}, 422},
 		"unknown match":         {metav1.ListOptions{ResourceVersion: "1", ResourceVersionMatch: "Bogus"}, 422},

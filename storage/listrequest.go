@@ -2,7 +2,6 @@ package storage
 
 import (
 	"fmt"
-	"math"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -25,12 +24,12 @@ type ListRequest struct {
 }
 
 // ParseListRequest validates opts and returns what they ask for. keyPrefix
-// is the prefix continue tokens are relative to; v parses the RV. Errors
-// wrap ErrInvalidArgument.
-func ParseListRequest(opts ListOptions, keyPrefix string, v Versioner) (ListRequest, error) {
+// is the prefix continue tokens are relative to. Errors wrap
+// ErrInvalidArgument.
+func ParseListRequest(opts ListOptions, keyPrefix string) (ListRequest, error) {
 	var r ListRequest
 	if opts.Recursive && opts.Predicate.Continue != "" {
-		if (opts.ResourceVersion != "" && opts.ResourceVersion != "0") || opts.Revision > 0 {
+		if opts.ResourceVersion.Revision() > 0 {
 			return r, NewInvalidArgumentError("specifying resource version is not allowed when using continue", nil)
 		}
 		start, rv, err := DecodeContinue(opts.Predicate.Continue, keyPrefix)
@@ -45,11 +44,11 @@ func ParseListRequest(opts ListOptions, keyPrefix string, v Versioner) (ListRequ
 		}
 		return r, nil
 	}
-	rv, unset, err := requestRV(opts, v)
+	rv, err := opts.ResourceVersion.validRevision()
 	if err != nil {
 		return r, err
 	}
-	if unset {
+	if opts.ResourceVersion.IsUnset() {
 		switch opts.ResourceVersionMatch {
 		case "", metav1.ResourceVersionMatchNotOlderThan:
 			r.Consistent = true
@@ -78,20 +77,4 @@ func ParseListRequest(opts ListOptions, keyPrefix string, v Versioner) (ListRequ
 		return r, NewInvalidArgumentError(fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch), nil)
 	}
 	return r, nil
-}
-
-// requestRV is the RV opts name, parsed: Revision when set, else
-// ResourceVersion. unset reports RV "" (and no Revision).
-func requestRV(opts ListOptions, v Versioner) (rv uint64, unset bool, err error) {
-	if opts.Revision == 0 {
-		rv, err = v.ParseResourceVersion(opts.ResourceVersion)
-		return rv, opts.ResourceVersion == "", err
-	}
-	if opts.ResourceVersion != "" {
-		return 0, false, NewInvalidArgumentError("both resourceVersion and Revision are set", nil)
-	}
-	if opts.Revision > math.MaxInt64 {
-		return 0, false, NewInvalidArgumentError(fmt.Sprintf("revision %d is out of range", opts.Revision), nil)
-	}
-	return opts.Revision, false, nil
 }

@@ -22,31 +22,25 @@ func TestParseListRequest(t *testing.T) {
 	}{
 		{"unset is consistent", ListOptions{}, ListRequest{Consistent: true}, false},
 		{"unset NotOlderThan is consistent", ListOptions{ResourceVersionMatch: notOlder}, ListRequest{Consistent: true}, false},
-		{"zero is any", ListOptions{ResourceVersion: "0"}, ListRequest{}, false},
-		{"N is not older than N", ListOptions{ResourceVersion: "5"}, ListRequest{MinRV: 5}, false},
-		{"N NotOlderThan", ListOptions{ResourceVersion: "5", ResourceVersionMatch: notOlder}, ListRequest{MinRV: 5}, false},
-		{"N Exact", ListOptions{ResourceVersion: "5", ResourceVersionMatch: exact}, ListRequest{Exact: 5}, false},
-		{"legacy limited recursive N is exact", ListOptions{ResourceVersion: "5", Recursive: true,
+		{"zero is any", ListOptions{ResourceVersion: RVAny}, ListRequest{}, false},
+		{"N is not older than N", ListOptions{ResourceVersion: RVAt(5)}, ListRequest{MinRV: 5}, false},
+		{"N NotOlderThan", ListOptions{ResourceVersion: RVAt(5), ResourceVersionMatch: notOlder}, ListRequest{MinRV: 5}, false},
+		{"N Exact", ListOptions{ResourceVersion: RVAt(5), ResourceVersionMatch: exact}, ListRequest{Exact: 5}, false},
+		{"legacy limited recursive N is exact", ListOptions{ResourceVersion: RVAt(5), Recursive: true,
 			Predicate: SelectionPredicate{Limit: 10}}, ListRequest{Exact: 5}, false},
 		{"continue pins its RV", ListOptions{Recursive: true, Predicate: SelectionPredicate{Continue: tok}},
 			ListRequest{Exact: 9, StartKey: "/widgets/ns/b"}, false},
 		{"continue at latest is consistent", ListOptions{Recursive: true, Predicate: SelectionPredicate{Continue: latestTok}},
 			ListRequest{Consistent: true, StartKey: "/widgets/ns/c"}, false},
-		{"parsed revision is N", ListOptions{Revision: 5}, ListRequest{MinRV: 5}, false},
-		{"parsed revision Exact", ListOptions{Revision: 5, ResourceVersionMatch: exact}, ListRequest{Exact: 5}, false},
-		{"parsed revision and RV", ListOptions{Revision: 5, ResourceVersion: "5"}, ListRequest{}, true},
-		{"parsed revision out of range", ListOptions{Revision: 1 << 63}, ListRequest{}, true},
-		{"continue with parsed revision", ListOptions{Revision: 5, Recursive: true,
-			Predicate: SelectionPredicate{Continue: tok}}, ListRequest{}, true},
+		{"revision out of range", ListOptions{ResourceVersion: RVAt(1 << 63)}, ListRequest{}, true},
 		{"Exact without RV", ListOptions{ResourceVersionMatch: exact}, ListRequest{}, true},
-		{"Exact at 0", ListOptions{ResourceVersion: "0", ResourceVersionMatch: exact}, ListRequest{}, true},
-		{"unknown match", ListOptions{ResourceVersion: "5", ResourceVersionMatch: "Newest"}, ListRequest{}, true},
-		{"malformed RV", ListOptions{ResourceVersion: "x"}, ListRequest{}, true},
-		{"continue with RV", ListOptions{ResourceVersion: "5", Recursive: true, Predicate: SelectionPredicate{Continue: tok}}, ListRequest{}, true},
+		{"Exact at 0", ListOptions{ResourceVersion: RVAny, ResourceVersionMatch: exact}, ListRequest{}, true},
+		{"unknown match", ListOptions{ResourceVersion: RVAt(5), ResourceVersionMatch: "Newest"}, ListRequest{}, true},
+		{"continue with RV", ListOptions{ResourceVersion: RVAt(5), Recursive: true, Predicate: SelectionPredicate{Continue: tok}}, ListRequest{}, true},
 		{"malformed continue", ListOptions{Recursive: true, Predicate: SelectionPredicate{Continue: "%%"}}, ListRequest{}, true},
 	}
 	for _, tc := range cases {
-		got, err := ParseListRequest(tc.opts, "/widgets/", APIObjectVersioner{})
+		got, err := ParseListRequest(tc.opts, "/widgets/")
 		if tc.bad {
 			if !errors.Is(err, ErrInvalidArgument) {
 				t.Errorf("%s: err = %v, want ErrInvalidArgument", tc.name, err)

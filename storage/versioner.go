@@ -85,12 +85,9 @@ func (v APIObjectVersioner) ObjectResourceVersion(obj runtime.Object) (uint64, e
 
 // ParseResourceVersion implements Versioner.
 func (APIObjectVersioner) ParseResourceVersion(rv string) (uint64, error) {
-	if rv == "" || rv == "0" {
-		return 0, nil
+	r, err := ParseRV(rv)
+	if err != nil {
+		return 0, err
 	}
-	n, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil || n == 0 || n > 1<<63-1 {
-		return 0, NewInvalidArgumentError(fmt.Sprintf("invalid resource version %q", rv), err)
-	}
-	return n, nil
+	return r.validRevision()
 }

@@ -56,12 +56,10 @@ type WatchRequest struct {
 }
 
 // ParseWatchRequest validates the options of a Watch and returns where it
-// starts: the one place that decides it. v parses the RV (or opts.Revision
-// names it). Errors wrap
-// ErrInvalidArgument (or are the versioner's for a malformed RV).
+// starts: the one place that decides it. Errors wrap ErrInvalidArgument.
 //
 // A watch is never exact: resourceVersionMatch may be "" or NotOlderThan.
-func ParseWatchRequest(opts ListOptions, v Versioner) (WatchRequest, error) {
+func ParseWatchRequest(opts ListOptions) (WatchRequest, error) {
 	switch opts.ResourceVersionMatch {
 	case "", metav1.ResourceVersionMatchNotOlderThan:
 	case metav1.ResourceVersionMatchExact:
@@ -69,7 +67,7 @@ func ParseWatchRequest(opts ListOptions, v Versioner) (WatchRequest, error) {
 	default:
 		return WatchRequest{}, NewInvalidArgumentError(fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch), nil)
 	}
-	rv, unset, err := requestRV(opts, v)
+	rv, err := opts.ResourceVersion.validRevision()
 	if err != nil {
 		return WatchRequest{}, err
 	}
@@ -82,7 +80,7 @@ func ParseWatchRequest(opts ListOptions, v Versioner) (WatchRequest, error) {
 			Annotate: opts.Predicate.AllowWatchBookmarks}, nil
 	case sie == nil && rv == 0:
 		// Legacy "" (the latest state) and "0" (any state), then changes.
-		return WatchRequest{Start: WatchWithState, Consistent: unset}, nil
+		return WatchRequest{Start: WatchWithState, Consistent: opts.ResourceVersion.IsUnset()}, nil
 	case rv == 0:
 		return WatchRequest{Start: WatchFromNow}, nil
 	}

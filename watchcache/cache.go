@@ -361,7 +361,7 @@ func (c *Cache) WaitUntilFresh(ctx context.Context, rv uint64) error {
 				return &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1,
 					Msg: "watch cache is not initialized yet", Err: ctx.Err()}
 			}
-			e := storage.NewTooLargeResourceVersionError(int64(rv), int64(cur), 1)
+			e := storage.NewTooLargeResourceVersionError(rv, cur, 1)
 			e.Err = ctx.Err()
 			return e
 		}

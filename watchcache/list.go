@@ -108,7 +108,7 @@ func (c *Cache) stateAtLocked(rv uint64, match Match) (*state, uint64, *replay, 
 		return nil, 0, nil, storage.ErrNotReady
 	}
 	if rv > c.rv {
-		return nil, 0, nil, storage.NewTooLargeResourceVersionError(int64(rv), int64(c.rv), 1)
+		return nil, 0, nil, storage.NewTooLargeResourceVersionError(rv, c.rv, 1)
 	}
 	if match == Exact && rv < c.compacted {
 		return nil, 0, nil, &TooOldError{Requested: rv, Oldest: c.compacted}

@@ -37,7 +37,7 @@ func TestParseList(t *testing.T) {
 	require.True(t, p.Watch)
 	o := p.Options
 	require.True(t, o.Predicate.AllowWatchBookmarks)
-	require.Equal(t, "5", o.ResourceVersion)
+	require.Equal(t, "5", o.ResourceVersion.String())
 	require.Equal(t, metav1.ResourceVersionMatchNotOlderThan, o.ResourceVersionMatch)
 	require.NotNil(t, o.SendInitialEvents)
 	require.False(t, *o.SendInitialEvents)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -65,15 +66,15 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"delete dotdot", func() error {
 			return s.Delete(ctx, "/widgets/ns/../existing", &widget.Widget{}, nil, nil, nil, storage.DeleteOptions{})
 		}, storage.ErrInvalidArgument},
-		{"get malformed RV", func() error {
-			return s.Get(ctx, "/widgets/ns/existing", storage.GetOptions{ResourceVersion: "12a"}, &widget.Widget{})
-		}, storage.ErrInvalidArgument},
-		{"list malformed RV", func() error { return list(storage.ListOptions{ResourceVersion: "-1"}) }, storage.ErrInvalidArgument},
+		{"get RV beyond any revision", func() error {
+			return s.Get(ctx, "/widgets/ns/existing", storage.GetOptions{ResourceVersion: storage.RVAt(1 << 63)}, &widget.Widget{})
+		}, storage.ErrTooLargeResourceVersion},
+		{"list RV beyond any revision", func() error { return list(storage.ListOptions{ResourceVersion: storage.RVAt(math.MaxUint64)}) }, storage.ErrTooLargeResourceVersion},
 		{"list unknown match", func() error {
-			return list(storage.ListOptions{ResourceVersion: "1", ResourceVersionMatch: "Sometimes"})
+			return list(storage.ListOptions{ResourceVersion: storage.RVAt(1), ResourceVersionMatch: "Sometimes"})
 		}, storage.ErrInvalidArgument},
 		{"list exact 0", func() error {
-			return list(storage.ListOptions{ResourceVersion: "0", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+			return list(storage.ListOptions{ResourceVersion: storage.RVAny, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 		}, storage.ErrInvalidArgument},
 		{"continue not base64", func() error {
 			return list(storage.ListOptions{Predicate: storage.SelectionPredicate{Limit: 1, Continue: "%%%"}})
@@ -91,10 +92,10 @@ func TestBadInputWritesNothing(t *testing.T) {
 			return list(storage.ListOptions{Predicate: storage.SelectionPredicate{Limit: 1, Continue: token(`{"v":"meta.k8s.io/v1","rv":1,"start":"../../x"}`)}})
 		}, storage.ErrInvalidArgument},
 		{"negative limit", func() error { return list(storage.ListOptions{Predicate: storage.SelectionPredicate{Limit: -1}}) }, storage.ErrInvalidArgument},
-		{"watch malformed RV", func() error {
-			_, err := s.Watch(ctx, "/widgets", storage.ListOptions{ResourceVersion: "x", Recursive: true})
+		{"watch RV beyond any revision", func() error {
+			_, err := s.Watch(ctx, "/widgets", storage.ListOptions{ResourceVersion: storage.RVAt(1 << 63), Recursive: true})
 			return err
-		}, storage.ErrInvalidArgument},
+		}, storage.ErrTooLargeResourceVersion},
 		{"watch outside prefix", func() error {
 			_, err := s.Watch(ctx, "/gadgets", storage.ListOptions{Recursive: true})
 			return err

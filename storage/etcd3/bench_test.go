@@ -154,7 +154,7 @@ func BenchmarkGetList(b *testing.B) {
 		opts storage.ListOptions
 	}{
 		{"N=10000/all/RV=", storage.ListOptions{Recursive: true, Predicate: storage.Everything}},
-		{"N=10000/all/RV=0", storage.ListOptions{Recursive: true, ResourceVersion: "0", Predicate: storage.Everything}},
+		{"N=10000/all/RV=0", storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAny, Predicate: storage.Everything}},
 		{"N=10000/selector=app-3", storage.ListOptions{Recursive: true,
 			Predicate: storage.SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"app": "app-3"})}}},
 		{"N=10000/paged/limit=500", storage.ListOptions{Recursive: true, Predicate: storage.SelectionPredicate{Limit: 500}}},

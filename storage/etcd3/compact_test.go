@@ -66,7 +66,7 @@ func TestCompactorTwoInstances(t *testing.T) {
 }
 
 func storageListAt(t *testing.T, s *Store, rev int64) error {
-	return s.GetList(testCtx(t), "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rev),
+	return s.GetList(testCtx(t), "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvAt(rev),
 		ResourceVersionMatch: "Exact", Predicate: storage.Everything}, s.newListFunc())
 }
 

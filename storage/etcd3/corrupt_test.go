@@ -43,7 +43,7 @@ func TestUndecodableValues(t *testing.T) {
 			isCorrupt("list", s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, s.newListFunc()))
 			noop := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) { return in, nil, nil }
 			isCorrupt("update", s.GuaranteedUpdate(ctx, "/widgets/ns/bad", s.newFunc(), false, nil, noop, nil, storage.UpdateOptions{}))
-			w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: "0", Predicate: storage.Everything})
+			w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAny, Predicate: storage.Everything})
 			if err != nil {
 				t.Fatal(err)
 			}

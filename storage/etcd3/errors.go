@@ -45,7 +45,7 @@ func (s *Store) interpret(ctx context.Context, err error, key string, rev int64,
 		return e
 	case errors.Is(err, rpctypes.ErrFutureRev):
 		cur, _ := s.currentRevision(ctx)
-		e := storage.NewTooLargeResourceVersionError(rev, cur, 1)
+		e := storage.NewTooLargeResourceVersionError(uint64(rev), uint64(cur), 1)
 		e.Key = key
 		return e
 	case errors.Is(err, rpctypes.ErrRequestTooLarge):

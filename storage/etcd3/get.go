@@ -11,16 +11,18 @@ import (
 
 // Get implements storage.Interface. Every Get is a linearizable read, so
 // it satisfies any resource version; an RV newer than etcd's current
-// revision is storage.ErrTooLargeResourceVersion.
+// revision is storage.ErrTooLargeResourceVersion (at once: etcd's state is
+// the newest there is; see storage.CheckReachable for an RV above any
+// revision).
 func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
 	etcdKey, err := s.prepareKey(key)
 	if err != nil {
 		return err
 	}
-	minRV, err := s.versioner.ParseResourceVersion(opts.ResourceVersion)
-	if err != nil {
+	if err := storage.CheckReachable(ctx, opts.ResourceVersion, s.GetCurrentResourceVersion); err != nil {
 		return err
 	}
+	minRV := opts.ResourceVersion.Revision()
 	if err := ctx.Err(); err != nil {
 		return ctxError(ctx, "get")
 	}
@@ -52,7 +54,7 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions, ob
 // revision current is older than the requested minimum.
 func checkMinimumRV(minRV uint64, current int64) error {
 	if minRV > 0 && minRV > uint64(current) {
-		return storage.NewTooLargeResourceVersionError(int64(minRV), current, 1)
+		return storage.NewTooLargeResourceVersionError(minRV, uint64(current), 1)
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ type listPlan struct {
 
 // planList validates the RV, RV match and continue options of a list.
 func (s *Store) planList(keyPrefix string, opts storage.ListOptions) (listPlan, error) {
-	r, err := storage.ParseListRequest(opts, keyPrefix, s.versioner)
+	r, err := storage.ParseListRequest(opts, keyPrefix)
 	if err != nil {
 		return listPlan{}, err
 	}
@@ -48,6 +48,9 @@ func (s *Store) GetList(ctx context.Context, key string, opts storage.ListOption
 	}
 	if opts.Predicate.Limit < 0 {
 		return storage.NewInvalidArgumentError(fmt.Sprintf("negative limit %d", opts.Predicate.Limit), nil)
+	}
+	if err := storage.CheckReachable(ctx, opts.ResourceVersion, s.GetCurrentResourceVersion); err != nil {
+		return err
 	}
 	plan, err := s.planList(etcdKey, opts)
 	if err != nil {

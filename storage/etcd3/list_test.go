@@ -128,7 +128,7 @@ func TestListContinueAcrossWritesAndRemaining(t *testing.T) {
 		t.Fatalf("second page %s at RV %s (first %s), continue %q", got, l2.ResourceVersion, l.ResourceVersion, l2.Continue)
 	}
 	// Continue plus an RV is invalid.
-	opts.ResourceVersion = l.ResourceVersion
+	opts.ResourceVersion = mustRV(t, l.ResourceVersion)
 	if err := s.GetList(ctx, "/widgets", opts, &widget.WidgetList{}); !errors.Is(err, storage.ErrInvalidArgument) {
 		t.Fatalf("continue with RV: %v", err)
 	}
@@ -141,7 +141,7 @@ func TestListExactAndCompacted(t *testing.T) {
 	mustCreate(t, s, "/widgets/ns/b", testWidget("b", nil))
 	rv := rvOf(t, first)
 	l := &widget.WidgetList{}
-	exact := storage.ListOptions{Recursive: true, ResourceVersion: itoa(rv), ResourceVersionMatch: metav1.ResourceVersionMatchExact, Predicate: storage.Everything}
+	exact := storage.ListOptions{Recursive: true, ResourceVersion: rvAt(rv), ResourceVersionMatch: metav1.ResourceVersionMatchExact, Predicate: storage.Everything}
 	if err := s.GetList(ctx, "/widgets", exact, l); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestListExactAndCompacted(t *testing.T) {
 		t.Fatalf("inconsistent continuation returned %v", names(next))
 	}
 	// NotOlderThan a future RV is too large.
-	err = s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(currentRev(t) + 1000), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Predicate: storage.Everything}, &widget.WidgetList{})
+	err = s.GetList(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvAt(currentRev(t) + 1000), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Predicate: storage.Everything}, &widget.WidgetList{})
 	if !errors.Is(err, storage.ErrTooLargeResourceVersion) {
 		t.Fatalf("future NotOlderThan: %v", err)
 	}

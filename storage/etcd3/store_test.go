@@ -82,14 +82,15 @@ func TestGetRVAndNotFound(t *testing.T) {
 	created := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	rv := rvOf(t, created)
 	for _, tc := range []struct {
-		name, rv string
-		wantErr  *storage.Error
+		name    string
+		rv      storage.RV
+		wantErr *storage.Error
 	}{
-		{"latest", "", nil},
-		{"any", "0", nil},
-		{"exact current", itoa(rv), nil},
-		{"too large", itoa(rv + 1000000), storage.ErrTooLargeResourceVersion},
-		{"malformed", "abc", storage.ErrInvalidArgument},
+		{"latest", storage.RV{}, nil},
+		{"any", storage.RVAny, nil},
+		{"exact current", rvAt(rv), nil},
+		{"too large", rvAt(rv + 1000000), storage.ErrTooLargeResourceVersion},
+		{"beyond any revision", storage.RVAt(1 << 63), storage.ErrTooLargeResourceVersion},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := &widget.Widget{}

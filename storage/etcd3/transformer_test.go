@@ -53,7 +53,7 @@ func TestAESGCMEndToEnd(t *testing.T) {
 		if !errors.Is(err, storage.ErrCorruptObj) {
 			t.Fatalf("list with the wrong key: %v", err)
 		}
-		w, err := wrong.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: "0", Predicate: storage.Everything})
+		w, err := wrong.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAny, Predicate: storage.Everything})
 		if err != nil {
 			t.Fatal(err)
 		}

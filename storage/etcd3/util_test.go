@@ -2,7 +2,9 @@ package etcd3
 
 import (
 	"strconv"
+	"testing"
 
+	"github.com/listwatch/listwatch/storage"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -14,4 +16,17 @@ func statusMessage(ev watch.Event) string {
 		return st.Message
 	}
 	return ""
+}
+
+// rvAt is the RV naming revision v.
+func rvAt[T ~int64 | ~uint64 | ~int](v T) storage.RV { return storage.RVAt(uint64(v)) }
+
+// mustRV parses the wire RV s.
+func mustRV(t testing.TB, s string) storage.RV {
+	t.Helper()
+	rv, err := storage.ParseRV(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rv
 }

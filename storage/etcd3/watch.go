@@ -40,7 +40,10 @@ func (s *Store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if err != nil {
 		return nil, err
 	}
-	req, err := storage.ParseWatchRequest(opts, s.versioner)
+	if err := storage.CheckReachable(ctx, opts.ResourceVersion, s.GetCurrentResourceVersion); err != nil {
+		return nil, err
+	}
+	req, err := storage.ParseWatchRequest(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ func TestWatchCompacted410(t *testing.T) {
 	if err := etcdServer.Compact(ctx, currentRev(t)); err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rvOf(t, first)), Predicate: storage.Everything})
+	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvAt(rvOf(t, first)), Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestWatchCompacted410(t *testing.T) {
 	// SendInitialEvents at a compacted RV is not-older-than: the current
 	// state, no 410.
 	yes := true
-	w2, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rvOf(t, first)), SendInitialEvents: &yes, Predicate: storage.Everything})
+	w2, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvAt(rvOf(t, first)), SendInitialEvents: &yes, Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestWatchProgressNotifyBookmarks(t *testing.T) {
 	c := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	pred := storage.Everything
 	pred.AllowWatchBookmarks = true
-	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rvOf(t, c)), ProgressNotify: true, Predicate: pred})
+	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvAt(rvOf(t, c)), ProgressNotify: true, Predicate: pred})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestWatchProgressOnIdleStore(t *testing.T) {
 			cur := currentRev(t)
 			pred := storage.Everything
 			pred.AllowWatchBookmarks = true
-			w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(cur - tc.back),
+			w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvAt(cur - tc.back),
 				ProgressNotify: true, Predicate: pred})
 			if err != nil {
 				t.Fatal(err)
@@ -70,7 +70,7 @@ func TestWatchFromJustBeforeCompactionIsGone(t *testing.T) {
 	if err := etcdServer.Compact(ctx, int64(rvOf(t, b))); err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rvOf(t, b) - 1), Predicate: storage.Everything})
+	w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvAt(rvOf(t, b) - 1), Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestWatchFromJustBeforeCompactionIsGone(t *testing.T) {
 		t.Fatalf("watch from C-1: error event %#v, want 410", ev.Object)
 	}
 	expectClosed(t, w)
-	w2, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rvOf(t, b)), Predicate: storage.Everything})
+	w2, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvAt(rvOf(t, b)), Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestWatchBookmarksNeverOvertakeHistory(t *testing.T) {
 // checkBookmarkOrder watches from start and reports a bookmark that
 // arrives before every event up to its RV (and up to last) was delivered.
 func checkBookmarkOrder(ctx context.Context, s *Store, pred storage.SelectionPredicate, start, last int64) error {
-	w, err := s.Watch(ctx, "/widgets/ns", storage.ListOptions{Recursive: true, ResourceVersion: itoa(start),
+	w, err := s.Watch(ctx, "/widgets/ns", storage.ListOptions{Recursive: true, ResourceVersion: rvAt(start),
 		ProgressNotify: true, Predicate: pred})
 	if err != nil {
 		return err
@@ -135,7 +135,7 @@ func TestWatchSendInitialEventsEdgeCases(t *testing.T) {
 	})
 	t.Run("future RV is too large", func(t *testing.T) {
 		w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, SendInitialEvents: &yes,
-			ResourceVersion: itoa(currentRev(t) + 1000), Predicate: pred})
+			ResourceVersion: rvAt(currentRev(t) + 1000), Predicate: pred})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestWatchSendInitialEventsEdgeCases(t *testing.T) {
 		expectClosed(t, w)
 	})
 	t.Run("SendInitialEvents=false with RV 0 starts now", func(t *testing.T) {
-		w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: "0", SendInitialEvents: &no, Predicate: pred})
+		w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAny, SendInitialEvents: &no, Predicate: pred})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -116,7 +116,7 @@ func TestWatchInitialEvents(t *testing.T) {
 	a := mustCreate(t, s, "/widgets/ns/a", testWidget("a", nil))
 	b := mustCreate(t, s, "/widgets/ns/b", testWidget("b", nil))
 	t.Run("RV0", func(t *testing.T) {
-		w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: "0", Predicate: storage.Everything})
+		w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: storage.RVAny, Predicate: storage.Everything})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func TestWatchInitialEvents(t *testing.T) {
 		yes := true
 		pred := storage.Everything
 		pred.AllowWatchBookmarks = true
-		w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: itoa(rvOf(t, a)),
+		w, err := s.Watch(ctx, "/widgets", storage.ListOptions{Recursive: true, ResourceVersion: rvAt(rvOf(t, a)),
 			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, SendInitialEvents: &yes, Predicate: pred})
 		if err != nil {
 			t.Fatal(err)

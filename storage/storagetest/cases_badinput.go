@@ -1,9 +1,11 @@
 package storagetest
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -17,10 +19,11 @@ import (
 )
 
 var badInputCases = []Case{
-	{"GetMalformedResourceVersion", testGetMalformedRV},
-	{"ListMalformedResourceVersion", testListMalformedRV},
+	{"MalformedResourceVersionRefusedWhereParsed", testMalformedRVRefused},
+	{"GetResourceVersionBeyondAnyRevision", testGetRVBeyond},
+	{"ListResourceVersionBeyondAnyRevision", testListRVBeyond},
 	{"ListInvalidResourceVersionMatch", testListInvalidMatch},
-	{"WatchMalformedResourceVersion", testWatchMalformedRV},
+	{"WatchResourceVersionBeyondAnyRevision", testWatchRVBeyond},
 	{"CreateInvalidKey", testCreateInvalidKey},
 	{"GetInvalidKey", testGetInvalidKey},
 	{"ListInvalidKey", testListInvalidKey},
@@ -40,22 +43,56 @@ func expectInvalid(t *testing.T, op string, err error) {
 	}
 }
 
-func testGetMalformedRV(t *testing.T, e *Env) {
-	e.mustCreate(t, "ns", "a", nil)
+// testMalformedRVRefused: a malformed RV string never reaches a store:
+// ParseRV, where requests enter, refuses it as bad input.
+func testMalformedRVRefused(t *testing.T, e *Env) {
 	for _, rv := range malformedRVs {
-		err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: rv}, e.empty())
-		expectInvalid(t, "Get RV "+rv, err)
+		_, err := storage.ParseRV(rv)
+		expectInvalid(t, "ParseRV "+rv, err)
 	}
 }
 
-func testListMalformedRV(t *testing.T, e *Env) {
+// beyondRVs are RVs above any revision etcd can have (they parse: a
+// uint64, as Kubernetes parses them).
+var beyondRVs = []storage.RV{storage.RVAt(1 << 63), storage.RVAt(math.MaxUint64)}
+
+// expectTooLargeNow checks the answer to a read at an RV beyond any
+// revision: too large resource version (504 with the ResourceVersionTooLarge
+// cause) naming a current revision at least cur, answered at once rather
+// than after a wait for the RV (the error does not wrap a context's).
+func expectTooLargeNow(t *testing.T, op string, err error, cur int64) {
+	t.Helper()
+	if !apierrors.IsTimeout(err) || !apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
+		t.Fatalf("%s: %v, want an apierrors Timeout with cause ResourceVersionTooLarge", op, err)
+	}
+	var se *storage.Error
+	if !errors.As(err, &se) {
+		return // a watch's ERROR event: its Status says no more
+	}
+	if se.Code != storage.CodeTooLargeResourceVersion || se.Oldest < cur || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%s: %v (code %v, current %d), want too large naming the current revision (at least %d) without a wait",
+			op, err, se.Code, se.Oldest, cur)
+	}
+}
+
+func testGetRVBeyond(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
-	for _, rv := range malformedRVs {
+	cur := e.etcdRev(t)
+	for _, rv := range beyondRVs {
+		err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: rv}, e.empty())
+		expectTooLargeNow(t, "Get RV "+rv.String(), err, cur)
+	}
+}
+
+func testListRVBeyond(t *testing.T, e *Env) {
+	e.mustCreate(t, "ns", "a", nil)
+	cur := e.etcdRev(t)
+	for _, rv := range beyondRVs {
 		for _, match := range []metav1.ResourceVersionMatch{"", metav1.ResourceVersionMatchNotOlderThan, metav1.ResourceVersionMatchExact} {
 			opts := everything
 			opts.ResourceVersion, opts.ResourceVersionMatch = rv, match
 			err := e.Store.GetList(ctx(t), e.ResourcePrefix, opts, e.emptyList())
-			expectInvalid(t, "GetList RV "+rv+" match "+string(match), err)
+			expectTooLargeNow(t, "GetList RV "+rv.String()+" match "+string(match), err, cur)
 		}
 	}
 }
@@ -63,7 +100,7 @@ func testListMalformedRV(t *testing.T, e *Env) {
 func testListInvalidMatch(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
 	opts := everything
-	opts.ResourceVersion = rvString(e.etcdRev(t))
+	opts.ResourceVersion = rvAt(e.etcdRev(t))
 	opts.ResourceVersionMatch = "Sometimes"
 	expectInvalid(t, "GetList with ResourceVersionMatch Sometimes", e.Store.GetList(ctx(t), e.ResourcePrefix, opts, e.emptyList()))
 }
@@ -96,16 +133,12 @@ func eventTypes(evs []watch.Event) []watch.EventType {
 	return out
 }
 
-func testWatchMalformedRV(t *testing.T, e *Env) {
-	for _, rv := range malformedRVs {
+func testWatchRVBeyond(t *testing.T, e *Env) {
+	e.mustCreate(t, "ns", "a", nil)
+	cur := e.etcdRev(t)
+	for _, rv := range beyondRVs {
 		err := watchErr(t, e, e.ResourcePrefix, storage.ListOptions{ResourceVersion: rv, Recursive: true, Predicate: storage.Everything})
-		if !apierrors.IsBadRequest(err) {
-			t.Fatalf("Watch RV %q: got %v, want a bad-request error", rv, err)
-		}
-		var se *storage.Error
-		if errors.As(err, &se) && se.Code != storage.CodeInvalidArgument {
-			t.Fatalf("Watch RV %q: code %v, want invalid argument", rv, se.Code)
-		}
+		expectTooLargeNow(t, "Watch RV "+rv.String(), err, cur)
 	}
 }
 
@@ -196,8 +229,8 @@ func testRandomMalformedInput(t *testing.T, e *Env) {
 		if _, err := strconv.ParseUint(rv, 10, 63); err == nil {
 			continue // a well-formed RV by chance
 		}
-		err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: rv}, e.empty())
-		expectInvalid(t, fmt.Sprintf("Get RV %q", rv), err)
+		_, err := storage.ParseRV(rv)
+		expectInvalid(t, fmt.Sprintf("ParseRV %q", rv), err)
 
 		raw := make([]byte, rng.IntN(64))
 		for j := range raw {

@@ -33,7 +33,7 @@ func testGetRVZero(t *testing.T, e *Env) {
 	want := rvOf(t, created)
 	eventually(t, "Get RV 0 to return the object", func() (bool, string) {
 		got := e.empty()
-		err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: "0"}, got)
+		err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: storage.RVAny}, got)
 		if err != nil {
 			if storage.IsCode(err, storage.CodeNotFound) {
 				return false, "not found yet"
@@ -52,7 +52,7 @@ func testGetRVNotOlderThan(t *testing.T, e *Env) {
 	second := e.mustBump(t, e.key("ns", "a"))
 	for _, min := range []int64{rvOf(t, first), rvOf(t, second)} {
 		got := e.empty()
-		if err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: rvString(min)}, got); err != nil {
+		if err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: rvAt(min)}, got); err != nil {
 			t.Fatalf("Get RV %d: %v", min, err)
 		}
 		if rvOf(t, got) < min {
@@ -67,7 +67,7 @@ func testGetRVNotOlderThan(t *testing.T, e *Env) {
 func testGetRVTooLarge(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
 	future := e.etcdRev(t) + 1000
-	err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: rvString(future)}, e.empty())
+	err := e.Store.Get(ctx(t), e.key("ns", "a"), storage.GetOptions{ResourceVersion: rvAt(future)}, e.empty())
 	expectCode(t, "Get with a future RV", err, storage.ErrTooLargeResourceVersion)
 	if !apierrors.IsTimeout(err) || !apierrors.HasStatusCause(err, "ResourceVersionTooLarge") {
 		t.Fatalf("want an apierrors Timeout with cause ResourceVersionTooLarge, got %v", err)

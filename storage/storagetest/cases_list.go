@@ -101,7 +101,7 @@ func testListRVZero(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
 	last := e.mustCreate(t, "ns", "b", nil)
 	opts := everything
-	opts.ResourceVersion = "0"
+	opts.ResourceVersion = storage.RVAny
 	eventually(t, "a list at RV 0 to hold both objects", func() (bool, string) {
 		list := e.mustList(t, e.ResourcePrefix, opts)
 		got := names(t, items(t, list))
@@ -155,7 +155,7 @@ func testListNotOlderThan(t *testing.T, e *Env) {
 	b := e.mustCreate(t, "ns", "b", nil)
 	for _, match := range []metav1.ResourceVersionMatch{metav1.ResourceVersionMatchNotOlderThan, ""} {
 		opts := everything
-		opts.ResourceVersion = rvString(rvOf(t, b))
+		opts.ResourceVersion = rvAt(rvOf(t, b))
 		opts.ResourceVersionMatch = match
 		list := e.mustList(t, e.ResourcePrefix, opts)
 		checkNames(t, list, "ns/a", "ns/b")
@@ -168,7 +168,7 @@ func testListNotOlderThan(t *testing.T, e *Env) {
 func testListNotOlderThanTooLarge(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
 	opts := everything
-	opts.ResourceVersion = rvString(e.etcdRev(t) + 1000)
+	opts.ResourceVersion = rvAt(e.etcdRev(t) + 1000)
 	opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
 	err := e.Store.GetList(ctx(t), e.ResourcePrefix, opts, e.emptyList())
 	expectCode(t, "list NotOlderThan a future RV", err, storage.ErrTooLargeResourceVersion)
@@ -179,7 +179,7 @@ func testListNotOlderThanTooLarge(t *testing.T, e *Env) {
 
 func exactOpts(rv int64) storage.ListOptions {
 	opts := everything
-	opts.ResourceVersion = rvString(rv)
+	opts.ResourceVersion = rvAt(rv)
 	opts.ResourceVersionMatch = metav1.ResourceVersionMatchExact
 	return opts
 }

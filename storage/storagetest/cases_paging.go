@@ -33,7 +33,7 @@ func (e *Env) page(t *testing.T, key string, opts storage.ListOptions, limit int
 	opts.Predicate.Limit = limit
 	opts.Predicate.Continue = token
 	if token != "" {
-		opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+		opts.ResourceVersion, opts.ResourceVersionMatch = storage.RV{}, ""
 	}
 	return e.mustList(t, key, opts)
 }
@@ -164,7 +164,7 @@ func testListContinueWithRV(t *testing.T, e *Env) {
 	opts := everything
 	opts.Predicate.Limit = 1
 	opts.Predicate.Continue = token
-	opts.ResourceVersion = rvString(listRV(t, first))
+	opts.ResourceVersion = rvAt(listRV(t, first))
 	err := e.Store.GetList(ctx(t), e.ResourcePrefix, opts, e.emptyList())
 	expectCode(t, "list with both continue and resourceVersion", err, storage.ErrInvalidArgument)
 }

@@ -66,7 +66,7 @@ func testShardListAndWatch(t *testing.T, e *Env) {
 		t.Fatalf("the two shards list %v, want each of the %d objects once", all, len(nss))
 	}
 
-	opts := allOpts(rvString(e.etcdRev(t)))
+	opts := allOpts(rvAt(e.etcdRev(t)))
 	opts.Predicate = low
 	w := e.mustWatch(t, e.ResourcePrefix, opts)
 	want := 0

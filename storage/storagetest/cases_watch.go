@@ -36,7 +36,7 @@ var watchCases = []Case{
 	{"WatchDelayedDelivery", testWatchDelayed},
 }
 
-func allOpts(rv string) storage.ListOptions {
+func allOpts(rv storage.RV) storage.ListOptions {
 	return storage.ListOptions{ResourceVersion: rv, Recursive: true, Predicate: storage.Everything}
 }
 
@@ -91,7 +91,7 @@ func testWatchFromZero(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
 	b := e.mustCreate(t, "ns", "b", nil)
 	a2 := e.mustBump(t, e.key("ns", "a"))
-	w := e.mustWatch(t, e.ResourcePrefix, allOpts("0"))
+	w := e.mustWatch(t, e.ResourcePrefix, allOpts(storage.RVAny))
 	w.converge(map[string]int64{"ns/a": rvOf(t, a2), "ns/b": rvOf(t, b)})
 	c := e.mustCreate(t, "ns", "c", nil)
 	w.expectAt(watch.Added, "ns", "c", rvOf(t, c))
@@ -101,7 +101,7 @@ func testWatchFromZero(t *testing.T, e *Env) {
 
 func testWatchFromZeroDelete(t *testing.T, e *Env) {
 	a := e.mustCreate(t, "ns", "a", nil)
-	w := e.mustWatch(t, e.ResourcePrefix, allOpts("0"))
+	w := e.mustWatch(t, e.ResourcePrefix, allOpts(storage.RVAny))
 	w.converge(map[string]int64{"ns/a": rvOf(t, a)})
 	e.mustDelete(t, e.key("ns", "a"))
 	w.expect(watch.Deleted, "ns", "a")
@@ -112,7 +112,7 @@ func testWatchFromRV(t *testing.T, e *Env) {
 	from := e.mustBump(t, e.key("ns", "a"))
 	a3 := e.mustBump(t, e.key("ns", "a"))
 	b := e.mustCreate(t, "ns", "b", nil)
-	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvString(rvOf(t, from))))
+	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvAt(rvOf(t, from))))
 	ev := w.expectAt(watch.Modified, "ns", "a", rvOf(t, a3))
 	if replicas(t, ev.Object) != 2 {
 		t.Fatalf("MODIFIED a carries replicas %d, want 2", replicas(t, ev.Object))
@@ -127,7 +127,7 @@ func testWatchFromRVDelete(t *testing.T, e *Env) {
 	a2 := e.mustBump(t, e.key("ns", "a"))
 	e.mustDelete(t, e.key("ns", "a"))
 	delRV := e.etcdRev(t)
-	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvString(rvOf(t, a))))
+	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvAt(rvOf(t, a))))
 	w.expectAt(watch.Modified, "ns", "a", rvOf(t, a2))
 	ev := w.expectAt(watch.Deleted, "ns", "a", delRV)
 	if replicas(t, ev.Object) != 1 {
@@ -139,7 +139,7 @@ func testWatchFromRVDelete(t *testing.T, e *Env) {
 // state and start at most recent": the current state as ADDED, then changes.
 func testWatchFromUnset(t *testing.T, e *Env) {
 	old := e.mustCreate(t, "ns", "old", nil)
-	w := e.mustWatch(t, e.nsKey("ns"), allOpts(""))
+	w := e.mustWatch(t, e.nsKey("ns"), allOpts(storage.RV{}))
 	w.expectAt(watch.Added, "ns", "old", rvOf(t, old))
 	n := e.mustCreate(t, "ns", "new", nil)
 	w.expectAt(watch.Added, "ns", "new", rvOf(t, n))
@@ -150,7 +150,7 @@ func testWatchFromUnset(t *testing.T, e *Env) {
 // testWatchFromUnsetWithoutInitialEvents: SendInitialEvents=false with RV
 // "" (or "0") starts from now: no initial state, every later change.
 func testWatchFromUnsetWithoutInitialEvents(t *testing.T, e *Env) {
-	for i, rv := range []string{"", "0"} {
+	for i, rv := range []storage.RV{{}, storage.RVAny} {
 		ns := fmt.Sprintf("ns%d", i)
 		e.mustCreate(t, ns, "old", nil)
 		opts := allOpts(rv)
@@ -169,7 +169,7 @@ func testWatchFromCurrent(t *testing.T, e *Env) {
 	if err != nil {
 		t.Fatalf("GetCurrentResourceVersion: %v", err)
 	}
-	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvString(int64(cur))))
+	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvAt(int64(cur))))
 	b := e.mustCreate(t, "ns", "b", nil)
 	w.expectAt(watch.Added, "ns", "b", rvOf(t, b))
 }
@@ -177,7 +177,7 @@ func testWatchFromCurrent(t *testing.T, e *Env) {
 func testWatchDeleteRV(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
 	last := e.mustBump(t, e.key("ns", "a"))
-	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvString(rvOf(t, last))))
+	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvAt(rvOf(t, last))))
 	e.mustDelete(t, e.key("ns", "a"))
 	delRV := e.etcdRev(t)
 	ev := w.expect(watch.Deleted, "ns", "a")
@@ -198,7 +198,7 @@ func (e *Env) relabel(t *testing.T, key string, lbls map[string]string) int64 {
 func testWatchLabelTransitions(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", map[string]string{"pick": "no"})
 	opts := selectorOpts(t, "pick=yes", "")
-	opts.ResourceVersion = rvString(e.etcdRev(t))
+	opts.ResourceVersion = rvAt(e.etcdRev(t))
 	w := e.mustWatch(t, e.ResourcePrefix, opts)
 	key := e.key("ns", "a")
 	e.relabel(t, key, map[string]string{"pick": "no", "x": "1"}) // unmatched -> unmatched: nothing
@@ -219,7 +219,7 @@ func testWatchLabelTransitions(t *testing.T, e *Env) {
 func testWatchFieldTransitions(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
 	opts := selectorOpts(t, "", "spec.nodeName=n1")
-	opts.ResourceVersion = rvString(e.etcdRev(t))
+	opts.ResourceVersion = rvAt(e.etcdRev(t))
 	w := e.mustWatch(t, e.ResourcePrefix, opts)
 	key := e.key("ns", "a")
 	node := func(n string) int64 {
@@ -248,7 +248,7 @@ func testWatchFieldTransitions(t *testing.T, e *Env) {
 // withhold them all.
 func testWatchProgressNotify(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
-	opts := allOpts(rvString(e.etcdRev(t)))
+	opts := allOpts(rvAt(e.etcdRev(t)))
 	opts.ProgressNotify = true
 	opts.Predicate.AllowWatchBookmarks = true
 	w := e.mustWatch(t, e.ResourcePrefix, opts)
@@ -295,7 +295,7 @@ func waitBookmark(t *testing.T, w *watcher, min int64, d time.Duration) bool {
 
 func testWatchContextCancel(t *testing.T, e *Env) {
 	c, cancel := contextWithCancel(t)
-	w, err := e.Store.Watch(c, e.ResourcePrefix, allOpts(""))
+	w, err := e.Store.Watch(c, e.ResourcePrefix, allOpts(storage.RV{}))
 	if err != nil {
 		t.Fatalf("Watch: %v", err)
 	}
@@ -310,7 +310,7 @@ func testWatchContextCancel(t *testing.T, e *Env) {
 }
 
 func testWatchStop(t *testing.T, e *Env) {
-	w, err := e.Store.Watch(ctx(t), e.ResourcePrefix, allOpts(""))
+	w, err := e.Store.Watch(ctx(t), e.ResourcePrefix, allOpts(storage.RV{}))
 	if err != nil {
 		t.Fatalf("Watch: %v", err)
 	}
@@ -325,7 +325,7 @@ func testWatchTooOld(t *testing.T, e *Env) {
 	e.mustBump(t, e.key("ns", "a"))
 	e.mustBump(t, e.key("ns", "a"))
 	e.compact(t)
-	w, err := e.Store.Watch(ctx(t), e.ResourcePrefix, allOpts(rvString(rvOf(t, a))))
+	w, err := e.Store.Watch(ctx(t), e.ResourcePrefix, allOpts(rvAt(rvOf(t, a))))
 	if err != nil {
 		if !apierrors.IsResourceExpired(err) || !storage.IsCode(err, storage.CodeGone) {
 			t.Fatalf("Watch from a compacted RV returned %v, want 410 Gone", err)
@@ -345,7 +345,7 @@ func testWatchTooOld(t *testing.T, e *Env) {
 
 func testWatchNonRecursive(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
-	opts := storage.ListOptions{ResourceVersion: rvString(e.etcdRev(t)), Predicate: storage.Everything}
+	opts := storage.ListOptions{ResourceVersion: rvAt(e.etcdRev(t)), Predicate: storage.Everything}
 	w := e.mustWatch(t, e.key("ns", "a"), opts)
 	e.mustCreate(t, "ns", "ab", nil)
 	e.mustBump(t, e.key("ns", "ab"))
@@ -357,7 +357,7 @@ func testWatchNonRecursive(t *testing.T, e *Env) {
 }
 
 func testWatchSiblingPrefix(t *testing.T, e *Env) {
-	w := e.mustWatch(t, e.nsKey("a"), allOpts(rvString(e.etcdRev(t))))
+	w := e.mustWatch(t, e.nsKey("a"), allOpts(rvAt(e.etcdRev(t))))
 	e.mustCreate(t, "ab", "x", nil)
 	e.mustBump(t, e.key("ab", "x"))
 	s := e.mustCreate(t, "a", "x", nil)
@@ -370,7 +370,7 @@ func testWatchSiblingPrefix(t *testing.T, e *Env) {
 func testWatchNamespaceScoped(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns1", "a", nil)
 	e.mustCreate(t, "ns2", "a", nil)
-	w := e.mustWatch(t, e.nsKey("ns2"), allOpts("0"))
+	w := e.mustWatch(t, e.nsKey("ns2"), allOpts(storage.RVAny))
 	w.converge(map[string]int64{"ns2/a": rvOf(t, e.mustGet(t, e.key("ns2", "a")))})
 	e.mustBump(t, e.key("ns1", "a"))
 	e.mustCreate(t, "ns1", "b", nil)
@@ -380,7 +380,7 @@ func testWatchNamespaceScoped(t *testing.T, e *Env) {
 
 func testWatchOrdering(t *testing.T, e *Env) {
 	const writers, each = 4, 8
-	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvString(e.etcdRev(t))))
+	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvAt(e.etcdRev(t))))
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
 	for i := range writers {
@@ -428,7 +428,7 @@ func testWatchOrdering(t *testing.T, e *Env) {
 }
 
 func testWatchDelayed(t *testing.T, e *Env) {
-	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvString(e.etcdRev(t))))
+	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvAt(e.etcdRev(t))))
 	const n = 60
 	var rvs []int64
 	for i := range n {

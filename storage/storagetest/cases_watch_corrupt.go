@@ -24,7 +24,7 @@ var watchCorruptCases = []Case{
 // first.)
 func testWatchCorruptNoFreeze(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "foo", nil)
-	from := accessor(t, e.mustCreate(t, "ns", "bar", nil)).GetResourceVersion()
+	from := rvAt(rvOf(t, e.mustCreate(t, "ns", "bar", nil)))
 	w := e.mustWatch(t, e.ResourcePrefix, storage.ListOptions{ResourceVersion: from, Recursive: true})
 	fooKey := e.key("ns", "foo")
 	e.putCorrupt(t, fooKey)
@@ -42,12 +42,12 @@ func testWatchCorruptNoFreeze(t *testing.T, e *Env) {
 		storage.DeleteOptions{IgnoreStoreReadError: true}); err != nil {
 		t.Fatalf("Delete with IgnoreStoreReadError: %v", err)
 	}
-	bazRV := accessor(t, e.mustCreate(t, "ns", "baz", nil)).GetResourceVersion()
+	bazRV := rvAt(rvOf(t, e.mustCreate(t, "ns", "baz", nil)))
 	eventually(t, "reads at baz's RV without foo", func() (bool, string) {
 		if err := e.Store.Get(ctx(t), e.key("ns", "baz"), storage.GetOptions{ResourceVersion: bazRV}, e.empty()); err != nil {
 			return false, fmt.Sprintf("Get of baz at RV %s: %v", bazRV, err)
 		}
-		for _, rv := range []string{"0", ""} {
+		for _, rv := range []storage.RV{storage.RVAny, {}} {
 			list := e.emptyList()
 			if err := e.Store.GetList(ctx(t), e.ResourcePrefix, storage.ListOptions{ResourceVersion: rv,
 				Recursive: true, Predicate: storage.Everything}, list); err != nil {

@@ -18,7 +18,7 @@ var watchInitialCases = []Case{
 	{"WatchSendInitialEventsWithoutBookmarks", testSIEWithoutBookmarks},
 }
 
-func sieOpts(rv string) storage.ListOptions {
+func sieOpts(rv storage.RV) storage.ListOptions {
 	opts := allOpts(rv)
 	opts.SendInitialEvents = ptr(true)
 	opts.Predicate.AllowWatchBookmarks = true
@@ -70,7 +70,7 @@ func testSIEConsistent(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "gone", nil)
 	e.mustDelete(t, e.key("ns", "gone"))
 	floor := e.bumpUnrelated(t)
-	w := e.mustWatch(t, e.ResourcePrefix, sieOpts(""))
+	w := e.mustWatch(t, e.ResourcePrefix, sieOpts(storage.RV{}))
 	added, bm := w.initialEvents()
 	if len(added) != 2 || added["ns/a"] != rvOf(t, a2) || added["ns/b"] != rvOf(t, b) {
 		t.Fatalf("initial events %v, want ns/a@%d ns/b@%d", added, rvOf(t, a2), rvOf(t, b))
@@ -88,7 +88,7 @@ func testSIEFromZero(t *testing.T, e *Env) {
 	e.mustCreate(t, "ns", "a", nil)
 	b := e.mustCreate(t, "ns", "b", nil)
 	a2 := e.mustBump(t, e.key("ns", "a"))
-	w := e.mustWatch(t, e.ResourcePrefix, sieOpts("0"))
+	w := e.mustWatch(t, e.ResourcePrefix, sieOpts(storage.RVAny))
 	added, _ := w.initialEvents()
 	// RV 0 may start from an older state; events after the bookmark must
 	// then bring the watcher to the current one.
@@ -138,7 +138,7 @@ func (w *watcher) convergeAfter(known, want map[string]int64) {
 func testSIEFromRV(t *testing.T, e *Env) {
 	first := e.mustCreate(t, "ns", "a", nil)
 	b := e.mustCreate(t, "ns", "b", nil)
-	w := e.mustWatch(t, e.ResourcePrefix, sieOpts(rvString(rvOf(t, first))))
+	w := e.mustWatch(t, e.ResourcePrefix, sieOpts(rvAt(rvOf(t, first))))
 	added, bm := w.initialEvents()
 	if added["ns/a"] != rvOf(t, first) {
 		t.Fatalf("initial events %v lack ns/a@%d, which existed at the requested RV", added, rvOf(t, first))
@@ -166,7 +166,7 @@ func testSIEFromCompactedRV(t *testing.T, e *Env) {
 	if compacted <= rvOf(t, first) {
 		t.Fatalf("compaction at %d does not cover the requested RV %d", compacted, rvOf(t, first))
 	}
-	w := e.mustWatch(t, e.ResourcePrefix, sieOpts(rvString(rvOf(t, first))))
+	w := e.mustWatch(t, e.ResourcePrefix, sieOpts(rvAt(rvOf(t, first))))
 	added, bm := w.initialEvents()
 	if added["ns/a"] != rvOf(t, a2) || added["ns/b"] != rvOf(t, b) || len(added) != 2 {
 		t.Fatalf("initial events %v, want the current state ns/a@%d ns/b@%d", added, rvOf(t, a2), rvOf(t, b))
@@ -180,7 +180,7 @@ func testSIEFromCompactedRV(t *testing.T, e *Env) {
 
 func testSIEEmpty(t *testing.T, e *Env) {
 	floor := e.bumpUnrelated(t)
-	w := e.mustWatch(t, e.ResourcePrefix, sieOpts(""))
+	w := e.mustWatch(t, e.ResourcePrefix, sieOpts(storage.RV{}))
 	added, bm := w.initialEvents()
 	if len(added) != 0 {
 		t.Fatalf("initial events %v for an empty prefix", added)
@@ -213,7 +213,7 @@ func testSIESelector(t *testing.T, e *Env) {
 
 func testSIEWithoutBookmarks(t *testing.T, e *Env) {
 	a := e.mustCreate(t, "ns", "a", nil)
-	opts := sieOpts("")
+	opts := sieOpts(storage.RV{})
 	opts.Predicate.AllowWatchBookmarks = false
 	w := e.mustWatch(t, e.ResourcePrefix, opts)
 	w.expectAt(watch.Added, "ns", "a", rvOf(t, a))

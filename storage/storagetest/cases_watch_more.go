@@ -28,7 +28,7 @@ func testWatchFromZeroCompacted(t *testing.T, e *Env) {
 	e.mustBump(t, e.key("ns", "a"))
 	a3 := e.mustBump(t, e.key("ns", "a"))
 	e.compact(t)
-	w := e.mustWatch(t, e.ResourcePrefix, allOpts("0"))
+	w := e.mustWatch(t, e.ResourcePrefix, allOpts(storage.RVAny))
 	w.converge(map[string]int64{"ns/a": rvOf(t, a3)})
 	a4 := e.mustBump(t, e.key("ns", "a"))
 	w.expectAt(watch.Modified, "ns", "a", rvOf(t, a4))
@@ -37,7 +37,7 @@ func testWatchFromZeroCompacted(t *testing.T, e *Env) {
 func testWatchFromZeroSingleKey(t *testing.T, e *Env) {
 	a := e.mustCreate(t, "ns", "a", nil)
 	e.mustCreate(t, "ns", "ab", nil)
-	w := e.mustWatch(t, e.key("ns", "a"), storage.ListOptions{ResourceVersion: "0", Predicate: storage.Everything})
+	w := e.mustWatch(t, e.key("ns", "a"), storage.ListOptions{ResourceVersion: storage.RVAny, Predicate: storage.Everything})
 	w.converge(map[string]int64{"ns/a": rvOf(t, a)})
 	e.mustBump(t, e.key("ns", "ab"))
 	a2 := e.mustBump(t, e.key("ns", "a"))
@@ -45,7 +45,7 @@ func testWatchFromZeroSingleKey(t *testing.T, e *Env) {
 }
 
 func testWatchTTLExpiry(t *testing.T, e *Env) {
-	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvString(e.etcdRev(t))))
+	w := e.mustWatch(t, e.ResourcePrefix, allOpts(rvAt(e.etcdRev(t))))
 	key := e.key("ns", "ttl")
 	out := e.empty()
 	if err := e.Store.Create(ctx(t), key, e.newObj("ns", "ttl", nil), out, 1); err != nil {
@@ -59,7 +59,7 @@ func testWatchTTLExpiry(t *testing.T, e *Env) {
 }
 
 func testWatchMany(t *testing.T, e *Env) {
-	from := rvString(e.etcdRev(t))
+	from := rvAt(e.etcdRev(t))
 	var ws []*watcher
 	for range 5 {
 		ws = append(ws, e.mustWatch(t, e.ResourcePrefix, allOpts(from)))
@@ -94,7 +94,7 @@ func testListExactFuture(t *testing.T, e *Env) {
 // testWatchBookmarkPromise checks that a BOOKMARK at RV r comes after every
 // event at or below r, and that bookmark RVs never go back.
 func testWatchBookmarkPromise(t *testing.T, e *Env) {
-	opts := allOpts(rvString(e.etcdRev(t)))
+	opts := allOpts(rvAt(e.etcdRev(t)))
 	opts.ProgressNotify = true
 	opts.Predicate.AllowWatchBookmarks = true
 	w := e.mustWatch(t, e.ResourcePrefix, opts)
@@ -166,7 +166,7 @@ func testListNamespacePaging(t *testing.T, e *Env) {
 // than the events it delivered; without AllowWatchBookmarks it gets none.
 func testWatchDeadlineBookmark(t *testing.T, e *Env) {
 	for _, allow := range []bool{true, false} {
-		opts := allOpts(rvString(e.etcdRev(t)))
+		opts := allOpts(rvAt(e.etcdRev(t)))
 		opts.Predicate.AllowWatchBookmarks = allow
 		wctx, cancel := context.WithTimeout(ctx(t), 1500*time.Millisecond)
 		w, err := e.Store.Watch(wctx, e.ResourcePrefix, opts)

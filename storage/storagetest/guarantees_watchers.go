@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -101,7 +100,7 @@ func startWatch(ctx context.Context, env GuaranteeEnv, spec watchSpec, compactRe
 	r := &watchRun{spec: spec, match: match, compactRev: compactRev, last: spec.start,
 		changed: make(chan struct{}), done: make(chan struct{})}
 	w, err := env.Store.Watch(ctx, strings.TrimSuffix(env.ResourcePrefix, "/")+"/", storage.ListOptions{
-		ResourceVersion: strconv.FormatUint(spec.start, 10),
+		ResourceVersion: storage.RVAt(spec.start),
 		Predicate:       pred,
 		Recursive:       true,
 		ProgressNotify:  spec.progress,

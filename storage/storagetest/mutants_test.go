@@ -28,7 +28,7 @@ const mutantEnv = "STORAGETEST_MUTANT"
 // mutants maps a removed feature to the cases that must detect it.
 var mutants = map[string][]string{
 	"create-ignores-ttl":        {"CreateWithTTL"},
-	"get-ignores-rv":            {"GetResourceVersionTooLarge", "GetMalformedResourceVersion"},
+	"get-ignores-rv":            {"GetResourceVersionTooLarge", "GetResourceVersionBeyondAnyRevision"},
 	"list-ignores-exact":        {"ListExactOlder", "ListExactCompacted", "ListPagingAtExactResourceVersion"},
 	"list-ignores-limit":        {"ListPagination", "ListFilterWithLimitFillsPages", "ListRemainingItemCountNotSetWithFilter"},
 	"list-ignores-selectors":    {"ListLabelSelector", "ListFieldSelectorNodeName", "ListFieldSelectorName"},
@@ -142,7 +142,7 @@ func (m *mutated) Create(ctx context.Context, key string, obj, out runtime.Objec
 func (m *mutated) Get(ctx context.Context, key string, opts storage.GetOptions, obj runtime.Object) error {
 	switch m.mode {
 	case "get-ignores-rv":
-		opts.ResourceVersion = ""
+		opts.ResourceVersion = storage.RV{}
 	case "get-ignores-ignore-flag":
 		opts.IgnoreNotFound = false
 	case "get-always-not-found":
@@ -170,7 +170,7 @@ func (m *mutated) GetList(ctx context.Context, key string, opts storage.ListOpti
 	}
 	switch m.mode {
 	case "list-ignores-exact":
-		opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+		opts.ResourceVersion, opts.ResourceVersionMatch = storage.RV{}, ""
 	case "list-ignores-limit":
 		opts.Predicate.Limit = 0
 	case "list-ignores-selectors":
@@ -228,15 +228,15 @@ func (m *mutated) Watch(ctx context.Context, key string, opts storage.ListOption
 	var edit func(watch.Event) (watch.Event, bool)
 	switch m.mode {
 	case "watch-ignores-rv":
-		opts.ResourceVersion = ""
+		opts.ResourceVersion = storage.RV{}
 	case "watch-ignores-selectors":
 		opts.Predicate.Label, opts.Predicate.Field = nil, nil
 	case "watch-no-initial-events":
 		// Start every watch that asks for a state at "now" instead.
-		if opts.SendInitialEvents != nil && *opts.SendInitialEvents || opts.ResourceVersion == "0" || opts.ResourceVersion == "" {
+		if opts.SendInitialEvents != nil && *opts.SendInitialEvents || opts.ResourceVersion.Revision() == 0 {
 			noInitial := false
 			opts.SendInitialEvents = &noInitial
-			opts.ResourceVersion = ""
+			opts.ResourceVersion = storage.RV{}
 		}
 	case "watch-always-recursive":
 		opts.Recursive = true

@@ -3,7 +3,6 @@ package storagetest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -208,7 +207,8 @@ func expectOneOf(t *testing.T, op string, err error, sentinels ...*storage.Error
 	t.Fatalf("%s: got error %v, want one of %v", op, err, want)
 }
 
-func rvString(rv int64) string { return fmt.Sprint(rv) }
+// rvAt is the RV naming revision rv.
+func rvAt(rv int64) storage.RV { return storage.RVAt(uint64(rv)) }
 
 // contextWithCancel returns a cancellable context for one case.
 func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {

@@ -113,10 +113,8 @@ func (w *Watcher) catchUpFromStorage(ctx context.Context) bool {
 	}()
 	pred := w.e.Pred
 	pred.AllowWatchBookmarks = true
-	opts := storage.ListOptions{Revision: w.pos, Recursive: w.e.Recursive, Predicate: pred, ProgressNotify: true}
-	if w.pos == 0 {
-		opts.ResourceVersion = "0" // any state: Revision 0 would ask for the current one
-	}
+	// RVAt(0) is RVAny: any state, not the current one.
+	opts := storage.ListOptions{ResourceVersion: storage.RVAt(w.pos), Recursive: w.e.Recursive, Predicate: pred, ProgressNotify: true}
 	initial := w.Plan.StorageInitial
 	if initial {
 		t := true
