@@ -153,10 +153,12 @@ func (h *History) CheckResume(v storage.Versioner, attrs storage.AttrFunc, orig,
 		attrs = storage.DefaultAttrs
 	}
 	// Resumability compares what the two watches received; neither's due
-	// changes are needed. The selector must still parse.
-	spec := watchSpec{label: resumed.Label, field: resumed.Field}
-	if _, _, err := spec.predicate(attrs); err != nil {
-		return []string{"selector: " + err.Error()}
+	// changes are needed. Their selectors must still parse.
+	for _, w := range []WatchRecord{orig, resumed} {
+		spec := watchSpec{label: w.Label, field: w.Field}
+		if _, _, err := spec.predicate(attrs); err != nil {
+			return []string{"selector: " + err.Error()}
+		}
 	}
 	o, r := observed(v, orig), observed(v, resumed)
 	var out []string
