@@ -55,9 +55,13 @@ test-apiserver:
 APISERVER_OBJECTS  ?= 10000
 APISERVER_WATCHERS ?= 200,1000,5000
 APISERVER_PROFILE  ?=
-## bench-apiserver: the example apiserver on Kubernetes' storage, then on listwatch's, back to back (fresh embedded etcd each): watch fan-out over HTTPS at APISERVER_WATCHERS watchers (200, 1,000 and 5,000 unless set) with the process's CPU per delivered event, list latency at APISERVER_OBJECTS widgets, heap per cached object, watchers relisting after a restart; APISERVER_PROFILE=dir writes a CPU profile of each fan-out run there
+APISERVER_PROTOCOLS ?= h2
+APISERVER_PACE     ?= 0
+APISERVER_DURATION ?= 5s
+APISERVER_WATCHPROC ?= false
+## bench-apiserver: the example apiserver on Kubernetes' storage, then on listwatch's, back to back (fresh embedded etcd each): watch fan-out over HTTPS at APISERVER_WATCHERS watchers (200, 1,000 and 5,000 unless set) over APISERVER_PROTOCOLS (h2: HTTP/2, 100 watches per connection, the default; h1: HTTP/1.1, one connection per watch; e.g. h2,h1) with the writer at APISERVER_PACE (0: as fast as it can, the default; e.g. 200ms: one write per 200 ms, timed until every watcher got it; a list runs each) for APISERVER_DURATION (5s unless set), with the process's CPU and the server's (less the clients' profile share) per delivered event (APISERVER_WATCHPROC=true: the watchers in a process of their own, needed for 10,000 HTTP/1.1 watchers under a 20,000-descriptor limit), list latency at APISERVER_OBJECTS widgets, heap per cached object, watchers relisting after a restart; APISERVER_PROFILE=dir writes a CPU profile of each fan-out run there
 bench-apiserver:
-	cd examples/apiserver && $(GO) test -run '^$$' -bench Apiserver -benchtime 1x -timeout 60m ./bench -args -apiserver.objects=$(APISERVER_OBJECTS) -apiserver.watchers=$(APISERVER_WATCHERS) -apiserver.cpuprofile=$(APISERVER_PROFILE)
+	cd examples/apiserver && $(GO) test -run '^$$' -bench Apiserver -benchtime 1x -timeout 60m ./bench -args -apiserver.objects=$(APISERVER_OBJECTS) -apiserver.watchers=$(APISERVER_WATCHERS) -apiserver.protocols=$(APISERVER_PROTOCOLS) -apiserver.pace=$(APISERVER_PACE) -apiserver.duration=$(APISERVER_DURATION) -apiserver.watchproc=$(APISERVER_WATCHPROC) -apiserver.cpuprofile=$(APISERVER_PROFILE)
 
 ## bench-k8s: Kubernetes' own storage benchmarks on listwatch and on Kubernetes' etcd3 store and cacher, side by side, ending with issue 25's goal 5 verdict
 bench-k8s:

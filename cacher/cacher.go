@@ -50,7 +50,8 @@ func New(cfg Config) (*Cacher, error) {
 		return nil, err
 	}
 	clk := clocks{sched: cfg.Clock, wall: clock.RealClock{}}
-	h := hub.New(hub.Config{IndexLabels: cfg.IndexLabels, IndexFields: cfg.IndexFields, Wall: clk.wall, Metrics: cfg.Metrics})
+	h := hub.New(hub.Config{IndexLabels: cfg.IndexLabels, IndexFields: cfg.IndexFields, Wall: clk.wall, Metrics: cfg.Metrics,
+		LogSize: cfg.WatcherBufferSize, Coalesce: max(cfg.WakeCoalesce, 0)})
 	f := newFeed(cfg, cache, h, clk)
 	env := &watcher.Env{Source: f, Hub: h, Wall: clk.wall, Metrics: cfg.Metrics, Versioner: cfg.Versioner,
 		NewFunc: cfg.NewFunc, KeyFunc: cfg.KeyFunc, CatchUpBatch: cfg.CatchUpBatch, BufferSize: cfg.WatcherBufferSize}
@@ -97,6 +98,14 @@ func (c *Cacher) Run(ctx context.Context) error {
 // ends and releases it, whether or not it has a goroutine meanwhile (a
 // parked watcher has none). It fails when Run has not started or has
 // stopped.
+//
+// The watch's context is a child of the feed's watchers context, which
+// ends it (with its cause) at once. Each way it ends wakes the watcher if
+// it is parked, on a goroutine of its own (the hub aborts watches holding
+// its lock, which waking takes): end, for the request's context and
+// aborts, and a callback on the watchers context, shared by all the
+// watches. A callback on each watch's own context cost a children map and
+// a callback context more per watch (about 260 bytes).
 func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher.Watcher) error {
 	f := c.f
 	f.runMu.Lock()
@@ -105,10 +114,17 @@ func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher.Watcher) error 
 		return &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 1, Msg: "cacher is not running"}
 	}
 	ctx, cancel := context.WithCancelCause(f.watchersCtx)
-	stopReq := context.AfterFunc(reqCtx, func() { cancel(nil) })
-	stopWake := context.AfterFunc(ctx, w.WakeAsync)
+	end := func(cause error) {
+		if ctx.Err() != nil {
+			return // ended already, and woken
+		}
+		cancel(cause)
+		go w.WakeAsync()
+	}
+	stopReq := context.AfterFunc(reqCtx, func() { end(nil) })
+	stopWake := context.AfterFunc(f.watchersCtx, w.WakeAsync)
 	f.wg.Add(1)
-	w.Start(ctx, cancel, func() {
+	w.Start(ctx, end, func() {
 		stopWake()
 		stopReq()
 		cancel(nil)

@@ -28,6 +28,9 @@ const (
 	DefaultCatchUpBatch          = 256
 	DefaultListPageSize          = 10000
 	DefaultWatchRecoveryTimeout  = 2 * time.Second
+	// DefaultWakeCoalesce is how long a burst of changes may wait for the
+	// watchers' next round of wake-ups (see Config.WakeCoalesce).
+	DefaultWakeCoalesce = 2 * time.Millisecond
 	// DefaultIdleWatcherParkDelay is how long a watcher in live dispatch
 	// with nothing to deliver keeps its goroutine.
 	DefaultIdleWatcherParkDelay = 5 * time.Second
@@ -93,12 +96,21 @@ type Config struct {
 	// first, and every relist) reads from the storage; all pages are read
 	// at the first page's revision (0: DefaultListPageSize).
 	ListPageSize int
-	// WatcherBufferSize is each watcher's queue of live events; a watcher
-	// whose queue is full leaves live dispatch and catches up from history (0: 100).
+	// WatcherBufferSize is how many live events that concern a watcher may
+	// wait in the hub's log for it; one more takes it out of live dispatch
+	// and it catches up from history (0: 100).
 	WatcherBufferSize int
+	// WakeCoalesce is how long after a round of wake-ups of the live
+	// watchers the changes of a burst wait for the next round, so that a
+	// client is woken (and a watcher's channel is sent to) once for the
+	// changes of that interval rather than once per change; a change after
+	// a quiet interval at least this long goes out at once. 0 means
+	// DefaultWakeCoalesce; negative, none.
+	WakeCoalesce time.Duration
 	// IdleWatcherParkDelay is how long a watcher in live dispatch that has
-	// nothing queued keeps its goroutine; then the watch lives on without
-	// one until something is queued to it (see package internal/hub). 0 means
+	// nothing to deliver keeps its goroutine; then the watch lives on
+	// without one, the hub delivering for it while its client keeps up
+	// (see package internal/hub). 0 means
 	// DefaultIdleWatcherParkDelay; negative, never.
 	IdleWatcherParkDelay time.Duration
 	// MaxCatchUpStreams bounds concurrent storage watches used to catch
@@ -187,6 +199,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.IdleWatcherParkDelay == 0 {
 		c.IdleWatcherParkDelay = DefaultIdleWatcherParkDelay
+	}
+	if c.WakeCoalesce == 0 {
+		c.WakeCoalesce = DefaultWakeCoalesce
 	}
 	return c, nil
 }

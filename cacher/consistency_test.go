@@ -1,6 +1,7 @@
 package cacher_test
 
 import (
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -55,6 +56,9 @@ func TestConsistencyCheckRepairsDivergence(t *testing.T) {
 	st, ok := ev.Object.(*metav1.Status)
 	if ev.Type != watch.Error || !ok || st.Code != 500 || !strings.Contains(st.Message, "diverged") {
 		t.Fatalf("watch of the diverged key: %s %v, want a 500 error naming the divergence", ev.Type, ev.Object)
+	}
+	if seen, _ := json.Marshal(st); strings.Contains(string(seen), key("ns", "a")) {
+		t.Fatalf("the client is told the storage key: %s", seen)
 	}
 	if m.diverged.Load() == 0 {
 		t.Error("the divergence was not counted")

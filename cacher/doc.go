@@ -77,8 +77,9 @@
 // Layout, by owner: the feed (the feed type, feed*.go: list, watch,
 // revisions, recovery, revalidation, consistency check, the shared reads
 // of history) is the only writer of the cache; the hub (package
-// internal/hub: the registry of live watchers and its shard index,
-// offering, lagging, parking and waking, bookmarks) owns live dispatch and
+// internal/hub: the registry of live watchers and its shard index, the
+// log of published changes the live watchers read from, lagging, parking
+// and waking, bookmarks) owns live dispatch and
 // is the only holder of its lock, which the feed enters through
 // Hub.Commit; a watcher (package internal/watcher) is a delivery state
 // machine that reads history through a watcher.Source and joins live

@@ -111,7 +111,7 @@ func (f *feed) endWatchesOf(tx hub.Tx, lost []string, rv uint64) {
 	}
 	f.log.Error("cacher: objects the cache held cannot be read any more; ending the watches that cover them",
 		"prefix", f.prefix, "rv", rv, "keys", strings.Join(lost, ", "))
-	f.endWatches(tx, lost, rv, "stored objects can no longer be decoded")
+	f.endWatches(tx, lost, rv, "objects stored in the watch's scope can no longer be decoded")
 }
 
 // endWatches ends every open watch whose scope holds one of keys with a
@@ -132,6 +132,6 @@ func (f *feed) endWatches(tx hub.Tx, keys []string, rv uint64, msg string) {
 			return nil
 		}
 		return fmt.Errorf("%w: %w", watcher.ErrReinitialized, &storage.Error{Code: storage.CodeCorruptObj, Key: in[0],
-			CorruptKeys: in, Msg: fmt.Sprintf("%s at resource version %d", msg, rv)})
+			CorruptKeys: in, Msg: fmt.Sprintf("%s at resource version %d; list again", msg, rv)})
 	})
 }

@@ -266,7 +266,7 @@ func (f *feed) handleStorageEvent(ctx context.Context, ev watch.Event, rv uint64
 	return r, nil
 }
 
-// applyAndDispatch records an event in the cache and queues it to the live
+// applyAndDispatch records an event in the cache and publishes it to the live
 // watchers it may concern, atomically with respect to watchers joining.
 // An object the cache cannot hold is left out, its key served by the
 // storage (see feed_uncacheable.go).

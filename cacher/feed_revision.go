@@ -9,7 +9,7 @@ import (
 )
 
 // applyRevision applies the gathered revision to the cache, marks the cache
-// as holding it completely, and only then queues its events to the
+// as holding it completely, and only then publishes its events to the
 // watchers, all in one hub commit: a revision becomes visible to reads and
 // to watchers at once, so a read at RV "0" is never older than an event
 // any watcher of this cacher has received. Objects in it the cache cannot

@@ -140,8 +140,8 @@ func (f *feed) markUncacheable(tx hub.Tx, found *uncacheableFound, rv uint64) ([
 	f.reportUncacheable(found.keys, rv, "serving their keys from the storage and ending the watches that cover them",
 		"gone", strings.Join(found.gone, ", "), "objects", strings.Join(found.why, "; "))
 	affected := slices.Concat(found.keys, found.gone)
-	f.endWatches(tx, affected, rv, "objects stored at these keys cannot be held by the watch cache "+
-		"(their metadata does not give their key); list again")
+	f.endWatches(tx, affected, rv, "objects stored in the watch's scope cannot be held by the watch cache "+
+		"(their metadata does not give their key)")
 	var stale []watch.Event
 	for _, k := range found.gone {
 		el, _, ok, err := f.cache.Get(k)

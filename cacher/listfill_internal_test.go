@@ -3,6 +3,7 @@ package cacher
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"strings"
@@ -58,26 +59,40 @@ func TestSetItemsCopiesLargeListInOrder(t *testing.T) {
 
 // Filling a typed list allocates its items and nothing per item (no
 // intermediate slice of objects).
+//
+// runtime.MemStats counts the whole process's allocations, and the
+// package's embedded etcd allocates in the background whenever the
+// scheduler runs it, which on a loaded machine is often in the middle of
+// the fill. The fill allocates the same every time (2000 items are copied
+// by the caller alone) and others' allocations only add to it, so the
+// fill's own is the least of several measurements.
 func TestSetItemsAllocatesOnlyTheItems(t *testing.T) {
-	n := 2000
+	const n, tries = 2000, 20
 	els := fillElements(n, widgetAt)
 	items := uint64(n) * uint64(unsafe.Sizeof(widget.Widget{}))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	list := &widget.WidgetList{}
-	if err := setItems(list, els); err != nil {
-		t.Fatal(err)
-	}
-	runtime.ReadMemStats(&after)
 	// The items' allocation is rounded up to whole 8 KiB pages; everything
 	// else (a few reflect headers) fits in 1 KiB. A slice of n interfaces
 	// (32 KB) would not.
-	if got, limit := after.TotalAlloc-before.TotalAlloc, items+8192+1024; got > limit {
-		t.Fatalf("filling %d items allocated %d bytes, want at most %d (the items, rounded, and 1 KiB)", n, got, limit)
+	limit := items + 8192 + 1024
+	least := uint64(math.MaxUint64)
+	for range tries {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		list := &widget.WidgetList{}
+		err := setItems(list, els)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) != n {
+			t.Fatalf("got %d items, want %d", len(list.Items), n)
+		}
+		if least = min(least, after.TotalAlloc-before.TotalAlloc); least <= limit {
+			return
+		}
 	}
-	if len(list.Items) != n {
-		t.Fatalf("got %d items, want %d", len(list.Items), n)
-	}
+	t.Fatalf("filling %d items allocated at least %d bytes (the least of %d fills), want at most %d (the items, rounded, and 1 KiB)",
+		n, least, tries, limit)
 }
 
 // Unstructured lists take the same path; item types that are not the

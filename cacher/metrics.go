@@ -10,7 +10,7 @@ import (
 // for concurrent use and cheap: they are called on the dispatch path.
 type Metrics interface {
 	// EventReceived counts one event applied to the cache; delivered is the
-	// number of watchers it was queued for.
+	// number of watchers it was published for.
 	EventReceived(delivered int)
 	// WatchersChanged adds delta (+1 or -1) to the number of open watches.
 	WatchersChanged(delta int)
@@ -102,7 +102,7 @@ func NewPrometheusMetrics(reg prometheus.Registerer, resource string) (*Promethe
 	}
 	m := &PrometheusMetrics{
 		received:   prometheus.NewCounter(prometheus.CounterOpts(opts("apiserver_watch_cache_events_received_total", "Events applied to the watch cache."))),
-		dispatched: prometheus.NewCounter(prometheus.CounterOpts(opts("apiserver_watch_cache_events_dispatched_total", "Events queued to watchers."))),
+		dispatched: prometheus.NewCounter(prometheus.CounterOpts(opts("apiserver_watch_cache_events_dispatched_total", "Events dispatched to watchers."))),
 		watchers:   prometheus.NewGauge(prometheus.GaugeOpts(opts("listwatch_cacher_watchers", "Open watches."))),
 		lagged:     prometheus.NewCounter(prometheus.CounterOpts(opts("listwatch_cacher_lagging_watchers_total", "Watchers that left live dispatch to catch up."))),
 		terminated: prometheus.NewCounterVec(prometheus.CounterOpts(opts("apiserver_terminated_watchers_total", "Watches the cacher ended with an error event, by reason.")), []string{"reason"}),

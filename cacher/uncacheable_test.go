@@ -2,7 +2,9 @@ package cacher_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -48,17 +50,24 @@ func nameless(replicas int64) *widget.Widget {
 		Spec: widget.WidgetSpec{Replicas: replicas}}
 }
 
-// expectEndedFor reads w until its error event, which must name key; no
-// change event may come first.
-func expectEndedFor(t *testing.T, w watch.Interface, key string) {
+// expectEndedFor reads w until its error event, which must be a
+// StoreReadError whose Status (all its client sees) does not name key,
+// while logs does; no change event may come first.
+func expectEndedFor(t *testing.T, w watch.Interface, key string, logs fmt.Stringer) {
 	t.Helper()
 	ev := next(t, w, 10*time.Second)
 	if ev.Type != watch.Error {
-		t.Fatalf("got %s of %v, want the watch ended naming %s", ev.Type, ev.Object, key)
+		t.Fatalf("got %s of %v, want the watch ended by %s", ev.Type, ev.Object, key)
 	}
 	st, ok := ev.Object.(*metav1.Status)
-	if !ok || !strings.Contains(st.Message, key) {
-		t.Fatalf("error event %#v does not name %s", ev.Object, key)
+	if !ok || st.Reason != metav1.StatusReasonStoreReadError {
+		t.Fatalf("error event %#v, want a StoreReadError", ev.Object)
+	}
+	if seen, _ := json.Marshal(st); strings.Contains(string(seen), key) {
+		t.Fatalf("the client is told the storage key %s: %s", key, seen)
+	}
+	if !strings.Contains(logs.String(), key) {
+		t.Fatalf("the log does not name %s:\n%s", key, logs)
 	}
 }
 
@@ -72,9 +81,11 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 	create(t, store, "ns", "a", nil)
 	rv0 := create(t, store, "other", "x", nil)
 	m := &countingMetrics{}
+	logs := &syncLog{}
 	c := startCacher(t, store, fastReads, func(cfg *cacher.Config) {
 		cfg.Metrics = m
 		cfg.ConsistencyCheckInterval = 20 * time.Millisecond
+		cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
 	all := watchAll(t, c, rvAt(rv0))
 	one, err := c.Watch(testCtx(t), key("ns", "a"), storage.ListOptions{ResourceVersion: storage.RVAt(rv0),
@@ -106,7 +117,7 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 	if got, err := listNames(t, c, "/widgets/ns", storage.RV{}); err != nil || !slices.Equal(got, []string{"ns/a", "/", "ns/c"}) {
 		t.Fatalf("consistent list of ns = %v, %v", got, err)
 	}
-	expectEndedFor(t, all, key("ns", "b"))
+	expectEndedFor(t, all, key("ns", "b"), logs)
 	if m.persistent.Load() != 1 {
 		t.Fatalf("DivergencePersists counted %d times, want 1", m.persistent.Load())
 	}
@@ -138,7 +149,7 @@ func TestNamelessObjectDoesNotStallTheCache(t *testing.T) {
 		gotB.Spec.Replicas != 2 {
 		t.Fatalf("Get of the nameless object at %d = %+v, %v", rvB, gotB, err)
 	}
-	expectEndedFor(t, again, key("ns", "b"))
+	expectEndedFor(t, again, key("ns", "b"), logs)
 	if got, err := listNames(t, c, "/widgets/ns", rvAt(rvB)); err != nil || !slices.Equal(got, []string{"ns/a", "/", "ns/c"}) {
 		t.Fatalf("list of ns at %d = %v, %v", rvB, got, err)
 	}

@@ -27,7 +27,7 @@ type cached struct {
 }
 
 func (c *cached) Get(ctx context.Context, key ObjectKey, obj Object, opts ...GetOption) error {
-	if !getOptions(opts).FromStorage {
+	if !collect(opts, GetOption.ApplyToGet).FromStorage {
 		if kind, err := c.Kinds().KindFor(obj); err == nil && c.cache.Serves(kind) {
 			return c.cache.Get(ctx, key, obj, opts...)
 		}
@@ -36,7 +36,7 @@ func (c *cached) Get(ctx context.Context, key ObjectKey, obj Object, opts ...Get
 }
 
 func (c *cached) List(ctx context.Context, list ObjectList, opts ...ListOption) error {
-	if o := listOptions(opts); !o.FromStorage && o.Limit <= 0 && o.Continue == "" {
+	if o := collect(opts, ListOption.ApplyToList); !o.FromStorage && o.Limit <= 0 && o.Continue == "" {
 		if kind, err := c.Kinds().KindFor(list); err == nil && c.cache.Serves(kind) {
 			return c.cache.List(ctx, list, opts...)
 		}

@@ -181,7 +181,7 @@ func (c *httpClient) List(ctx context.Context, list ObjectList, opts ...ListOpti
 	if err != nil {
 		return err
 	}
-	o := listOptions(opts)
+	o := collect(opts, ListOption.ApplyToList)
 	u, err := c.path(kind, o.Namespace, "", "")
 	if err != nil {
 		return err
@@ -200,11 +200,11 @@ func (c *httpClient) Create(ctx context.Context, obj Object, opts ...CreateOptio
 		return err
 	}
 	return c.do(ctx, kind, http.MethodPost, u,
-		dryRunQuery(createOptions(opts).DryRun), runtime.ContentTypeJSON, obj, obj)
+		dryRunQuery(collect(opts, CreateOption.ApplyToCreate).DryRun), runtime.ContentTypeJSON, obj, obj)
 }
 
 func (c *httpClient) Update(ctx context.Context, obj Object, opts ...UpdateOption) error {
-	return c.put(ctx, obj, "", updateOptions(opts))
+	return c.put(ctx, obj, "", collect(opts, UpdateOption.ApplyToUpdate))
 }
 
 func (c *httpClient) put(ctx context.Context, obj Object, sub string, o UpdateOptions) error {
@@ -222,7 +222,7 @@ func (c *httpClient) put(ctx context.Context, obj Object, sub string, o UpdateOp
 }
 
 func (c *httpClient) Patch(ctx context.Context, obj Object, patch Patch, opts ...PatchOption) error {
-	return c.patch(ctx, obj, "", patch, patchOptions(opts))
+	return c.patch(ctx, obj, "", patch, collect(opts, PatchOption.ApplyToPatch))
 }
 
 func (c *httpClient) patch(ctx context.Context, obj Object, sub string, patch Patch, o PatchOptions) error {
@@ -265,7 +265,7 @@ func (c *httpClient) Delete(ctx context.Context, obj Object, opts ...DeleteOptio
 		return err
 	}
 	return c.do(ctx, kind, http.MethodDelete, u,
-		nil, runtime.ContentTypeJSON, deleteBody(deleteOptions(opts)), nil)
+		nil, runtime.ContentTypeJSON, deleteBody(collect(opts, DeleteOption.ApplyToDelete)), nil)
 }
 
 func (c *httpClient) DeleteAllOf(ctx context.Context, obj Object, opts ...DeleteAllOfOption) error {
@@ -273,7 +273,7 @@ func (c *httpClient) DeleteAllOf(ctx context.Context, obj Object, opts ...Delete
 	if err != nil {
 		return err
 	}
-	o := deleteAllOfOptions(opts)
+	o := collect(opts, DeleteAllOfOption.ApplyToDeleteAllOf)
 	u, err := c.path(kind, o.Namespace, "", "")
 	if err != nil {
 		return err
@@ -286,11 +286,11 @@ func (c *httpClient) DeleteAllOf(ctx context.Context, obj Object, opts ...Delete
 type httpStatus struct{ c *httpClient }
 
 func (w httpStatus) Update(ctx context.Context, obj Object, opts ...UpdateOption) error {
-	return w.c.put(ctx, obj, "status", updateOptions(opts))
+	return w.c.put(ctx, obj, "status", collect(opts, UpdateOption.ApplyToUpdate))
 }
 
 func (w httpStatus) Patch(ctx context.Context, obj Object, patch Patch, opts ...PatchOption) error {
-	return w.c.patch(ctx, obj, "status", patch, patchOptions(opts))
+	return w.c.patch(ctx, obj, "status", patch, collect(opts, PatchOption.ApplyToPatch))
 }
 
 // setTypeMeta sets obj's apiVersion and kind, which a server needs in a

@@ -93,7 +93,7 @@ func (c *local) List(ctx context.Context, list ObjectList, opts ...ListOption) e
 	if err != nil {
 		return err
 	}
-	o := listOptions(opts)
+	o := collect(opts, ListOption.ApplyToList)
 	if err := kind.CheckNamespace(o.Namespace); err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (c *local) Create(ctx context.Context, obj Object, opts ...CreateOption) er
 	if err != nil {
 		return err
 	}
-	o := createOptions(opts)
+	o := collect(opts, CreateOption.ApplyToCreate)
 	generate := obj.GetName() == "" && obj.GetGenerateName() != ""
 	for attempt := 1; ; attempt++ {
 		if generate {
@@ -141,7 +141,7 @@ func (c *local) Create(ctx context.Context, obj Object, opts ...CreateOption) er
 }
 
 func (c *local) Update(ctx context.Context, obj Object, opts ...UpdateOption) error {
-	return c.update(ctx, obj, updateOptions(opts).DryRun, func(cur runtime.Object) (runtime.Object, error) {
+	return c.update(ctx, obj, collect(opts, UpdateOption.ApplyToUpdate).DryRun, func(cur runtime.Object) (runtime.Object, error) {
 		return withStatusOf(obj.DeepCopyObject(), cur)
 	})
 }
@@ -151,7 +151,7 @@ func (c *local) Patch(ctx context.Context, obj Object, patch Patch, opts ...Patc
 	if err != nil {
 		return err
 	}
-	return c.update(ctx, obj, patchOptions(opts).DryRun, func(cur runtime.Object) (runtime.Object, error) {
+	return c.update(ctx, obj, collect(opts, PatchOption.ApplyToPatch).DryRun, func(cur runtime.Object) (runtime.Object, error) {
 		next, err := patched(cur, patch.Type(), data)
 		if err != nil {
 			return nil, err
@@ -187,7 +187,7 @@ func (c *local) Delete(ctx context.Context, obj Object, opts ...DeleteOption) er
 	if err != nil {
 		return err
 	}
-	o := deleteOptions(opts)
+	o := collect(opts, DeleteOption.ApplyToDelete)
 	policy := c.propagation(o)
 	if policy == metav1.DeletePropagationForeground {
 		// Dependents first, then the owner, as the foreground policy
@@ -291,7 +291,7 @@ func (c *local) DeleteAllOf(ctx context.Context, obj Object, opts ...DeleteAllOf
 	if err != nil {
 		return err
 	}
-	o := deleteAllOfOptions(opts)
+	o := collect(opts, DeleteAllOfOption.ApplyToDeleteAllOf)
 	if err := kind.CheckNamespace(o.Namespace); err != nil {
 		return err
 	}
@@ -335,7 +335,7 @@ func storagePreconditions(o DeleteOptions) *storage.Preconditions {
 type localStatus struct{ c *local }
 
 func (w localStatus) Update(ctx context.Context, obj Object, opts ...UpdateOption) error {
-	return w.c.update(ctx, obj, updateOptions(opts).DryRun, func(cur runtime.Object) (runtime.Object, error) {
+	return w.c.update(ctx, obj, collect(opts, UpdateOption.ApplyToUpdate).DryRun, func(cur runtime.Object) (runtime.Object, error) {
 		next, err := withStatusOf(cur, obj)
 		if err != nil {
 			return nil, err
@@ -356,7 +356,7 @@ func (w localStatus) Patch(ctx context.Context, obj Object, patch Patch, opts ..
 	if err != nil {
 		return err
 	}
-	return w.c.update(ctx, obj, patchOptions(opts).DryRun, func(cur runtime.Object) (runtime.Object, error) {
+	return w.c.update(ctx, obj, collect(opts, PatchOption.ApplyToPatch).DryRun, func(cur runtime.Object) (runtime.Object, error) {
 		next, err := patched(cur, patch.Type(), data)
 		if err != nil {
 			return nil, err

@@ -218,58 +218,12 @@ func (p PropagationPolicy) ApplyToDeleteAllOf(o *DeleteAllOfOptions) {
 	p.ApplyToDelete(&o.DeleteOptions)
 }
 
-func getOptions(opts []GetOption) GetOptions {
-	var o GetOptions
+// collect applies opts in order to zero options, each with apply (the
+// option interface's method, such as GetOption.ApplyToGet).
+func collect[F, O any](opts []F, apply func(F, *O)) O {
+	var o O
 	for _, f := range opts {
-		f.ApplyToGet(&o)
-	}
-	return o
-}
-
-func listOptions(opts []ListOption) ListOptions {
-	var o ListOptions
-	for _, f := range opts {
-		f.ApplyToList(&o)
-	}
-	return o
-}
-
-func createOptions(opts []CreateOption) CreateOptions {
-	var o CreateOptions
-	for _, f := range opts {
-		f.ApplyToCreate(&o)
-	}
-	return o
-}
-
-func updateOptions(opts []UpdateOption) UpdateOptions {
-	var o UpdateOptions
-	for _, f := range opts {
-		f.ApplyToUpdate(&o)
-	}
-	return o
-}
-
-func patchOptions(opts []PatchOption) PatchOptions {
-	var o PatchOptions
-	for _, f := range opts {
-		f.ApplyToPatch(&o)
-	}
-	return o
-}
-
-func deleteOptions(opts []DeleteOption) DeleteOptions {
-	var o DeleteOptions
-	for _, f := range opts {
-		f.ApplyToDelete(&o)
-	}
-	return o
-}
-
-func deleteAllOfOptions(opts []DeleteAllOfOption) DeleteAllOfOptions {
-	var o DeleteAllOfOptions
-	for _, f := range opts {
-		f.ApplyToDeleteAllOf(&o)
+		apply(f, &o)
 	}
 	return o
 }

@@ -97,8 +97,10 @@ func toK8s(err error, o op) error {
 		return k8sstorage.NewInternalError(k8sstorage.NewCorruptObjError(e.Key, err))
 	case lwstorage.CodeInternal:
 		return k8sstorage.NewInternalError(err)
+	// The messages of the statuses made here reach the client as they are:
+	// the storage error's ClientMessage, with no storage key or etcd text.
 	case lwstorage.CodeInvalidArgument:
-		return apierrors.NewBadRequest(e.Error())
+		return apierrors.NewBadRequest(e.ClientMessage())
 	case lwstorage.CodeGone:
 		return goneError(e, o)
 	case lwstorage.CodeTooLargeResourceVersion:
@@ -108,9 +110,9 @@ func toK8s(err error, o op) error {
 		if retry <= 0 {
 			retry = 1
 		}
-		return apierrors.NewTooManyRequests(e.Error(), retry)
+		return apierrors.NewTooManyRequests(e.ClientMessage(), retry)
 	case lwstorage.CodeRequestTooLarge:
-		return apierrors.NewRequestEntityTooLargeError(e.Error())
+		return apierrors.NewRequestEntityTooLargeError(e.ClientMessage())
 	}
 	return &apierrors.StatusError{ErrStatus: e.Status()}
 }

@@ -48,6 +48,18 @@ func TestToK8sError(t *testing.T) {
 			return apierrors.IsResourceExpired(err) && !strings.Contains(err.Error(), "/pods/") &&
 				!strings.Contains(err.Error(), "etcdserver") && strings.Contains(err.Error(), "too old resource version: 5 (7)")
 		}},
+		{"too many names no key and no etcd text", &lwstorage.Error{Code: lwstorage.CodeTooManyRequests, Key: "/pods/a",
+			Msg: "create: too many requests to etcd", Err: errors.New("etcdserver: too many requests")}, opOther, func(err error) bool {
+			return apierrors.IsTooManyRequests(err) && !strings.Contains(err.Error(), "/pods/") && !strings.Contains(err.Error(), "etcdserver")
+		}},
+		{"request too large names no key and no etcd text", &lwstorage.Error{Code: lwstorage.CodeRequestTooLarge, Key: "/pods/a",
+			Msg: "create", Err: errors.New("etcdserver: request is too large")}, opOther, func(err error) bool {
+			return apierrors.IsRequestEntityTooLargeError(err) && !strings.Contains(err.Error(), "/pods/") && !strings.Contains(err.Error(), "etcdserver")
+		}},
+		{"bad argument names no key", &lwstorage.Error{Code: lwstorage.CodeInvalidArgument, Key: "/pods/a\x00", Msg: "invalid key: contains NUL"},
+			opOther, func(err error) bool {
+				return apierrors.IsBadRequest(err) && !strings.Contains(err.Error(), "/pods/") && strings.Contains(err.Error(), "contains NUL")
+			}},
 		{"other gone names no key and no etcd text", goneWithInternals(), opOther, func(err error) bool {
 			return apierrors.IsResourceExpired(err) && !strings.Contains(err.Error(), "/pods/") && !strings.Contains(err.Error(), "etcdserver")
 		}},

@@ -19,12 +19,10 @@ import (
 
 // authenticate identifies req's user with Config.Authenticator; a request
 // with wrong credentials is 401, and so is one without any unless
-// AllowAnonymous, as Kubernetes answers.
-func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
+// AllowAnonymous, as Kubernetes answers. info learns the user's name.
+func (s *Server) authenticate(req *http.Request, info *filters.RequestInfo) (*http.Request, error) {
 	if s.cfg.Authenticator == nil {
-		if info := filters.RequestInfoFrom(req.Context()); info != nil {
-			info.User = auth.AnonymousUser
-		}
+		info.User = auth.AnonymousUser
 		return req, nil
 	}
 	u, ok, err := s.cfg.Authenticator.Authenticate(req)
@@ -37,9 +35,7 @@ func (s *Server) authenticate(req *http.Request) (*http.Request, error) {
 	case !ok:
 		return req, apierrors.NewUnauthorized("Unauthorized")
 	}
-	if info := filters.RequestInfoFrom(req.Context()); info != nil {
-		info.User = u.Name
-	}
+	info.User = u.Name
 	return req.WithContext(auth.WithUser(req.Context(), u)), nil
 }
 

@@ -242,6 +242,23 @@ func TestCorruptObjectIs500(t *testing.T) {
 	r.status(t, http.StatusInternalServerError, metav1.StatusReasonInternalError)
 }
 
+// TestListOfCorruptObjectsNamesNoKeyInItsMessage: a list that meets two
+// objects it cannot decode is a 500 StoreReadError whose message gives
+// their number, not their storage keys (the log has them; the causes name
+// them one by one as Kubernetes' do, for an unsafe delete).
+func TestListOfCorruptObjectsNamesNoKeyInItsMessage(t *testing.T) {
+	f := newFixture(t)
+	ctx := testCtx(t)
+	for _, name := range []string{"bad1", "bad2"} {
+		_, err := etcdServer.Client.Put(ctx, embedtest.Prefix(t)+"widgets/default/"+name, "{not json")
+		require.NoError(t, err)
+	}
+	st := f.do(http.MethodGet, apiBase+"/namespaces/default/widgets", "", nil).
+		status(t, http.StatusInternalServerError, metav1.StatusReasonStoreReadError)
+	require.Contains(t, st.Message, "2 stored objects cannot be decoded")
+	require.NotContains(t, st.Message, "/widgets/", "the message names a storage key")
+}
+
 // TestRootPaths: GET / lists the paths served, as kube-apiserver does.
 func TestRootPaths(t *testing.T) {
 	f := newFixture(t)

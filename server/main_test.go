@@ -88,6 +88,8 @@ type fixture struct {
 	srv     *Server
 	ts      *httptest.Server
 	client  *http.Client
+	// timeout bounds each request (0: 30 s).
+	timeout time.Duration
 }
 
 // newFixture serves widgets and gadgets; edit may change the Config.
@@ -112,6 +114,17 @@ func newFixture(tb testing.TB, edit ...func(*Config)) *fixture {
 		f.client.CloseIdleConnections()
 	})
 	return f
+}
+
+// untilTestDeadline is 9/10 of the time left before the test binary's
+// deadline (-timeout), or 10 minutes without one: a bound for requests
+// whose latency is not what a test checks and scales with the machine's
+// load.
+func untilTestDeadline(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return max(time.Until(d)*9/10, time.Second)
+	}
+	return 10 * time.Minute
 }
 
 func testCtx(tb testing.TB) context.Context {
@@ -149,7 +162,13 @@ func (f *fixture) doAccept(method, path, contentType, accept string, body any) r
 		require.NoError(f.t, err)
 		r = bytes.NewReader(enc)
 	}
-	req, err := http.NewRequestWithContext(testCtx(f.t), method, f.ts.URL+path, r)
+	timeout := f.timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, f.ts.URL+path, r)
 	require.NoError(f.t, err)
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)

@@ -2,18 +2,24 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/server/wire"
@@ -50,8 +56,13 @@ func (w *clientWriter) SetWriteDeadline(t time.Time) error {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	if !t.IsZero() {
-		w.timer = time.AfterFunc(time.Until(t), func() { w.once.Do(func() { close(w.expired) }) })
+	expire := func() { w.once.Do(func() { close(w.expired) }) }
+	switch {
+	case t.IsZero():
+	case !t.After(time.Now()):
+		expire() // at once, as a connection's next write fails at once
+	default:
+		w.timer = time.AfterFunc(time.Until(t), expire)
 	}
 	return nil
 }
@@ -69,6 +80,7 @@ func testServer(tb testing.TB, slow time.Duration) (*Server, *resource) {
 	s := &Server{
 		cfg: Config{SlowWatcherTimeout: slow, WriteTimeout: time.Minute},
 		log: slog.New(slog.DiscardHandler), enc: &wire.EventEncoder{}, closing: make(chan struct{}),
+		clock: clock.RealClock{},
 	}
 	return s, &resource{Resource: Resource{Group: group, Version: "v1", Kind: "Widget", Plural: "widgets"},
 		gvString: "demo.listwatch.dev/v1", wire: wire.NewKind("demo.listwatch.dev/v1", "Widget")}
@@ -124,20 +136,29 @@ func TestFastWatcherGetsEverything(t *testing.T) {
 // 10 ms is never ended by a 40 ms SlowWatcherTimeout, although writing
 // the 40 events waiting for it takes it 400 ms: the deadline moves on
 // with each line taken, the policy is about a client taking nothing.
+// The server's clock is fake and the client moves it on by its pace as it
+// takes each line: on the real clock, a loaded machine that runs the
+// client 40 ms late would be a client taking nothing for 40 ms.
 func TestSlowButReadingWatcherIsNotEnded(t *testing.T) {
-	s, r := testServer(t, 40*time.Millisecond)
-	src := fakeWatch(40)
+	const slow, pace, events = 40 * time.Millisecond, 10 * time.Millisecond, 40
+	s, r := testServer(t, slow)
+	fake := clocktesting.NewFakeClock(time.Now())
+	s.clock = fake
+	src := fakeWatch(events)
 	src.Stop()
+	start := fake.Now()
 	w := newClientWriter(func(expired <-chan struct{}) bool {
 		select {
-		case <-time.After(10 * time.Millisecond): // the client's pace, not synchronisation
-			return true
-		case <-expired:
+		case <-expired: // the watchdog fired (synchronously, in an earlier Step)
 			return false
+		default:
 		}
+		fake.Step(pace)
+		return true
 	})
 	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
-	require.Equal(t, int64(40), w.lines.Load())
+	require.Equal(t, int64(events), w.lines.Load())
+	require.Greater(t, fake.Since(start), slow, "the client took longer than the timeout in all")
 }
 
 func mustJSON(tb testing.TB, u *unstructured.Unstructured) []byte {
@@ -155,4 +176,52 @@ func TestWatchTimeout(t *testing.T) {
 		require.GreaterOrEqual(t, d, 30*time.Second)
 		require.LessOrEqual(t, d, time.Minute)
 	}
+}
+
+// lineWriter records what a watch writes.
+type lineWriter struct {
+	header http.Header
+	mu     sync.Mutex
+	body   []byte
+}
+
+func (w *lineWriter) Header() http.Header { return w.header }
+func (w *lineWriter) WriteHeader(int)     {}
+func (w *lineWriter) FlushError() error   { return nil }
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.body = append(w.body, b...)
+	return len(b), nil
+}
+
+// TestUnencodableEventEndsWatchWithoutItsCause: an event the server
+// cannot encode ends the watch with an ERROR event whose Status says that
+// the server failed, not the encoder's error (which the log has).
+func TestUnencodableEventEndsWatchWithoutItsCause(t *testing.T) {
+	s, r := testServer(t, time.Minute)
+	var logs syncBuffer
+	s.log = slog.New(slog.NewTextHandler(&logs, nil))
+	bad := widget.NewUnstructuredWidget("ns", "bad", nil)
+	bad.Object["spec"] = map[string]any{"replicas": math.NaN()}
+	src := watch.NewFakeWithChanSize(2, false)
+	src.Add(bad)
+	src.Add(widget.NewUnstructuredWidget("ns", "after", nil))
+	src.Stop()
+	w := &lineWriter{header: http.Header{}}
+	s.pump(context.Background(), w, http.NewResponseController(w), src, r)
+	lines := strings.Split(strings.TrimSpace(string(w.body)), "\n")
+	require.Len(t, lines, 1, "the ERROR event ends the watch: %s", w.body)
+	var ev struct {
+		Type   string
+		Object metav1.Status
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &ev))
+	require.Equal(t, "ERROR", ev.Type)
+	require.EqualValues(t, http.StatusInternalServerError, ev.Object.Code)
+	require.NotContains(t, lines[0], "NaN", "the client is told the encoder's error")
+	require.NotContains(t, lines[0], "json:", "the client is told the encoder's error")
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	require.Contains(t, logs.b.String(), "NaN", "the log names the cause")
 }

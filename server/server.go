@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/registry"
 	"github.com/listwatch/listwatch/server/filters"
@@ -32,6 +33,9 @@ type Server struct {
 	inflight  *filters.InFlight
 	timeout   *filters.Timeout
 	watches   *filters.WatchLimits
+	// clock times the slow-watcher policy (see watchdog): the real clock,
+	// but for the tests that drive that policy with a fake one.
+	clock clock.WithDelayedExecution
 
 	closeOnce sync.Once
 	// closing is closed by Close; every watch stream ends when it is.
@@ -67,6 +71,7 @@ func New(cfg Config) (*Server, error) {
 		resources: map[string]*resource{},
 		enc:       &wire.EventEncoder{},
 		closing:   make(chan struct{}),
+		clock:     clock.RealClock{},
 		inflight:  filters.NewInFlight(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight),
 	}
 	s.watches = filters.NewWatchLimits(c.MaxWatches, c.MaxWatchesPerUser)
@@ -150,10 +155,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	start := time.Now()
-	req, info := filters.WithRequestInfo(req)
+	info := &filters.RequestInfo{}
 	rec := &filters.StatusRecorder{ResponseWriter: w}
 	long := filters.IsLongRunning(req)
-	s.serveLimited(rec, req, parts, long)
+	s.serveLimited(rec, req, parts, long, info)
 	code := rec.Code
 	if code == 0 {
 		code = http.StatusOK // net/http's answer to a handler that wrote nothing
@@ -166,9 +171,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // serveLimited authenticates req, then serves it within its in-flight
 // limit and its deadline: a request with wrong credentials is 401 even when
-// the limit is reached, and never takes a slot.
-func (s *Server) serveLimited(w http.ResponseWriter, req *http.Request, parts []string, long bool) {
-	req, err := s.authenticate(req)
+// the limit is reached, and never takes a slot. info learns the user.
+func (s *Server) serveLimited(w http.ResponseWriter, req *http.Request, parts []string, long bool, info *filters.RequestInfo) {
+	req, err := s.authenticate(req, info)
 	if err != nil {
 		// The client has nothing to keep the connection for.
 		w.Header().Set("Connection", "close")
@@ -176,7 +181,7 @@ func (s *Server) serveLimited(w http.ResponseWriter, req *http.Request, parts []
 		return
 	}
 	if long {
-		s.serveAPI(w, req, parts, true)
+		s.serveAPI(w, req, parts, true, info)
 		return
 	}
 	kind := filters.RequestKind(req)
@@ -187,11 +192,12 @@ func (s *Server) serveLimited(w http.ResponseWriter, req *http.Request, parts []
 		return
 	}
 	defer release()
-	s.timeout.Serve(w, req, func(w http.ResponseWriter, req *http.Request) { s.serveAPI(w, req, parts, false) })
+	s.timeout.Serve(w, req, func(w http.ResponseWriter, req *http.Request) { s.serveAPI(w, req, parts, false, info) })
 }
 
-// serveAPI authorizes and dispatches an authenticated request.
-func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []string, long bool) {
+// serveAPI authorizes and dispatches an authenticated request; info
+// learns its verb and resource.
+func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []string, long bool, info *filters.RequestInfo) {
 	if !isResourcePath(parts) {
 		if err := s.authorizeNonResource(req); err != nil {
 			s.writeError(w, req, err)
@@ -199,7 +205,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []stri
 		}
 	}
 	if long {
-		filters.LogWatchStart(s.log, req)
+		filters.LogWatchStart(s.log, req, info)
 	}
 	switch {
 	case len(parts) == 1 && parts[0] == "metrics" && s.metrics != nil:
@@ -242,9 +248,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request, parts []stri
 			s.writeError(w, req, err)
 			return
 		}
-		if info := filters.RequestInfoFrom(req.Context()); info != nil {
-			info.Verb, info.Resource, info.Subresource = verb(req, t), t.res.Plural, t.subresource
-		}
+		info.Verb, info.Resource, info.Subresource = verb(req, t), t.res.Plural, t.subresource
 		s.serveAuthorized(w, req, t)
 	default:
 		s.writeError(w, req, errPathNotFound)

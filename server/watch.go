@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/server/auth"
 	"github.com/listwatch/listwatch/server/request"
@@ -150,7 +151,7 @@ func (s *Server) pumpEncoded(ctx context.Context, w http.ResponseWriter, rc *htt
 	r *resource, encode func(watch.Event) ([]byte, error)) {
 	defer src.Stop()
 	events := src.ResultChan()
-	wd := &watchdog{timeout: s.cfg.SlowWatcherTimeout, rc: rc}
+	wd := &watchdog{timeout: s.cfg.SlowWatcherTimeout, rc: rc, clock: s.clock}
 	defer wd.stop()
 	for {
 		var ev watch.Event
@@ -190,8 +191,10 @@ func (s *Server) writeBatch(w http.ResponseWriter, rc *http.ResponseController, 
 		}
 		line, err := encode(ev)
 		if err != nil {
+			// The client is told the server failed; the cause (the
+			// encoder's words) is for the log.
 			s.log.Error("watch event cannot be encoded", "resource", r.Plural, "err", err)
-			line, ev.Type = errorLine(apierrors.NewInternalError(err), r), watch.Error
+			line, ev.Type = errorLine(err, r), watch.Error
 		}
 		wd.arm()
 		if _, err := w.Write(line); err != nil {
@@ -261,8 +264,9 @@ func errorLine(err error, r *resource) []byte {
 type watchdog struct {
 	timeout time.Duration
 	rc      *http.ResponseController
-	next    time.Time   // when to move it on again; zero while disarmed
-	timer   *time.Timer // nil until the first write
+	clock   clock.WithDelayedExecution // times the timeout (the Server's)
+	next    time.Time                  // when to move it on again; zero while disarmed
+	timer   clock.Timer                // nil until the first write
 
 	mu    sync.Mutex
 	fired bool // guarded by mu
@@ -272,13 +276,13 @@ type watchdog struct {
 // arm starts the timeout, or moves it on unless it moved within
 // timeout/10.
 func (d *watchdog) arm() {
-	now := time.Now()
+	now := d.clock.Now()
 	if now.Before(d.next) {
 		return
 	}
 	d.next = now.Add(d.timeout / 10)
 	if d.timer == nil {
-		d.timer = time.AfterFunc(d.timeout, d.fire)
+		d.timer = d.clock.AfterFunc(d.timeout, d.fire)
 		return
 	}
 	d.timer.Reset(d.timeout)
@@ -299,6 +303,7 @@ func (d *watchdog) fire() {
 		return
 	}
 	d.fired = true
+	// A connection's deadline is on the wall clock, whatever times d.
 	_ = d.rc.SetWriteDeadline(time.Now().Add(-time.Second))
 }
 

@@ -107,7 +107,10 @@ func (e *Error) Error() string {
 	if len(e.Endpoints) > 0 {
 		msg = fmt.Sprintf("%s at %s", msg, strings.Join(e.Endpoints, ", "))
 	}
-	if e.Key != "" {
+	switch {
+	case len(e.CorruptKeys) > 1:
+		msg = fmt.Sprintf("%s (keys %s); the first (key %q)", msg, strings.Join(e.CorruptKeys, ", "), e.Key)
+	case e.Key != "":
 		msg = fmt.Sprintf("%s (key %q)", msg, e.Key)
 	}
 	if e.Err != nil {

@@ -1,7 +1,6 @@
 package filters
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -14,7 +13,9 @@ const RequestLogLevel = slog.LevelInfo - 2
 
 // RequestInfo is what the layers of a request learn about it, for its
 // log line and metrics: who asked and, for a resource request, its verb
-// and resource.
+// and resource. The server hands it down to the layers that fill it in
+// (not in the request's context: a context value needs a copy of the
+// request, which a watch would hold for its whole life).
 type RequestInfo struct {
 	User     string
 	Verb     string // metric verb ("LIST", "WATCH", ...); "" for other paths
@@ -24,33 +25,13 @@ type RequestInfo struct {
 	Subresource string
 }
 
-type requestInfoKey struct{}
-
-// WithRequestInfo returns req carrying a new, empty RequestInfo, and that
-// info.
-func WithRequestInfo(req *http.Request) (*http.Request, *RequestInfo) {
-	info := &RequestInfo{}
-	return req.WithContext(context.WithValue(req.Context(), requestInfoKey{}, info)), info
-}
-
-// RequestInfoFrom returns the RequestInfo of ctx (nil outside
-// WithRequestInfo).
-func RequestInfoFrom(ctx context.Context) *RequestInfo {
-	info, _ := ctx.Value(requestInfoKey{}).(*RequestInfo)
-	return info
-}
-
 // LogWatchStart logs that a watch request has started, at RequestLogLevel.
-func LogWatchStart(log *slog.Logger, req *http.Request) {
+func LogWatchStart(log *slog.Logger, req *http.Request, info *RequestInfo) {
 	if !log.Enabled(req.Context(), RequestLogLevel) {
 		return
 	}
-	user := ""
-	if info := RequestInfoFrom(req.Context()); info != nil {
-		user = info.User
-	}
 	log.LogAttrs(req.Context(), RequestLogLevel, "HTTP watch started",
-		slog.String("verb", "WATCH"), slog.String("path", req.URL.RequestURI()), slog.String("user", user),
+		slog.String("verb", "WATCH"), slog.String("path", req.URL.RequestURI()), slog.String("user", info.User),
 		slog.String("srcIP", req.RemoteAddr), slog.String("userAgent", req.UserAgent()))
 }
 

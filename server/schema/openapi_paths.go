@@ -111,20 +111,7 @@ func (r *Type) pathsV2(paths map[string]spec.PathItem) {
 				o.Parameters = append(o.Parameters, spec.Parameter{ParamProps: spec.ParamProps{Name: q, In: "query"},
 					SimpleSchema: spec.SimpleSchema{Type: queryParamType(q)}})
 			}
-			o.AddExtension("x-kubernetes-action", op.action)
-			o.AddExtension("x-kubernetes-group-version-kind", gvkExtension(r, op.kind))
-			switch op.method {
-			case "GET":
-				item.Get = o
-			case "POST":
-				item.Post = o
-			case "PUT":
-				item.Put = o
-			case "PATCH":
-				item.Patch = o
-			case "DELETE":
-				item.Delete = o
-			}
+			setOperation(r, op, o, &item.Get, &item.Post, &item.Put, &item.Patch, &item.Delete)
 		}
 		paths[path] = item
 	}
@@ -163,22 +150,29 @@ func (r *Type) pathsV3(paths map[string]*spec3.Path) {
 				o.Parameters = append(o.Parameters, &spec3.Parameter{ParameterProps: spec3.ParameterProps{
 					Name: q, In: "query", Schema: s}})
 			}
-			o.AddExtension("x-kubernetes-action", op.action)
-			o.AddExtension("x-kubernetes-group-version-kind", gvkExtension(r, op.kind))
-			switch op.method {
-			case "GET":
-				item.Get = o
-			case "POST":
-				item.Post = o
-			case "PUT":
-				item.Put = o
-			case "PATCH":
-				item.Patch = o
-			case "DELETE":
-				item.Delete = o
-			}
+			setOperation(r, op, o, &item.Get, &item.Post, &item.Put, &item.Patch, &item.Delete)
 		}
 		paths[path] = item
+	}
+}
+
+// setOperation gives o, an OpenAPI v2 or v3 operation of r, op's
+// Kubernetes extensions and stores it in the field of op's method among
+// get, post, put, patch and del (a path item's).
+func setOperation[O interface{ AddExtension(string, any) }](r *Type, op operation, o O, get, post, put, patch, del *O) {
+	o.AddExtension("x-kubernetes-action", op.action)
+	o.AddExtension("x-kubernetes-group-version-kind", gvkExtension(r, op.kind))
+	switch op.method {
+	case "GET":
+		*get = o
+	case "POST":
+		*post = o
+	case "PUT":
+		*put = o
+	case "PATCH":
+		*patch = o
+	case "DELETE":
+		*del = o
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -147,7 +146,8 @@ func (a *listAppender) corruptError() error {
 	}
 	first.ListStopped = a.stopped
 	if n := len(a.corrupt); n > 1 {
-		first.Msg = fmt.Sprintf("%d stored objects cannot be decoded (keys %s); the first", n, strings.Join(first.CorruptKeys, ", "))
+		// The keys are for the log (Error); the client is told the count.
+		first.Msg = fmt.Sprintf("%d stored objects cannot be decoded", n)
 	}
 	return &first
 }

@@ -51,7 +51,7 @@ func (s *Store) interpret(ctx context.Context, err error, key string, rev int64,
 	case errors.Is(err, rpctypes.ErrRequestTooLarge):
 		return &storage.Error{Code: storage.CodeRequestTooLarge, Key: key, Msg: op + ": request is too large for etcd", Err: err}
 	case errors.Is(err, rpctypes.ErrTooManyRequests):
-		return &storage.Error{Code: storage.CodeTooManyRequests, Key: key, Msg: op, Err: err, RetryAfterSeconds: 1}
+		return &storage.Error{Code: storage.CodeTooManyRequests, Key: key, Msg: op + ": too many requests to etcd", Err: err, RetryAfterSeconds: 1}
 	case errors.Is(err, rpctypes.ErrTimeout), errors.Is(err, rpctypes.ErrTimeoutDueToLeaderFail),
 		errors.Is(err, rpctypes.ErrTimeoutDueToConnectionLost), errors.Is(err, rpctypes.ErrTimeoutWaitAppliedIndex),
 		errors.Is(err, context.DeadlineExceeded):

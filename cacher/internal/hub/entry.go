@@ -65,15 +65,21 @@ func (s *Spec) Interested(ev *watchcache.Event) bool {
 }
 
 // Member is the hub's view of a watcher: what it calls, with its lock
-// held, to deliver, wake or end it.
+// held, to deliver to, wake or end it.
 type Member interface {
-	// DeliverDirect delivers ev straight to the client in direct mode,
-	// without blocking: true when ev is sent or concerns nothing; false,
-	// with nothing changed, when the client's channel is full or the
-	// event must end the watch (the watcher's goroutine then handles it).
-	// An encoded watcher takes the wrapper of the change's object from
-	// shared.
-	DeliverDirect(ev *watchcache.Event, shared *Wrappers) bool
+	// DeliverDirect delivers p, which concerns the watcher, for the hub (see
+	// handoff.go) without blocking, when the watcher has taken everything
+	// before it: true when p is sent or needs no sending; false, with
+	// nothing changed, when the watcher needs its goroutine (its client's
+	// channel is full, the watch ended, p must end it).
+	DeliverDirect(p *Published) bool
+	// DrainDirect delivers, for the hub (see handoff.go), what the watcher
+	// has to take from the log (Entry.Take) without blocking: true when all
+	// of it went out; false when the watcher needs its goroutine (its
+	// client's channel is full, the watch ended, an event must end it, it
+	// fell behind the log), with what it did not deliver given back
+	// (Entry.Untake).
+	DrainDirect() bool
 	// Resume starts a goroutine for a parked watcher, which resumes in live
 	// dispatch.
 	Resume()
@@ -81,67 +87,141 @@ type Member interface {
 	Abort(cause error)
 }
 
-// Entry is one watch in the hub: its Spec and the dispatch state the hub
-// owns. The hub is the only writer of every field but handoff (shared with
-// the watcher's goroutine, see handoff.go), parkAsk and busy (atomics the
-// goroutine and the park loop exchange); the watcher's goroutine reads
-// what dispatch left for it through the methods below.
+// Entry is one watch in the hub: its Spec, its cursor into the hub's log
+// and the dispatch state the hub owns. The hub is the only writer of every
+// field but cursor (the deliverer's, see Take), from and behind (atomics
+// dispatch and the deliverer exchange), handoff (shared with the
+// watcher's goroutine, see handoff.go), parkAsk and busy (atomics the
+// goroutine and the park loop exchange).
 type Entry struct {
 	Spec
 	member Member
-
-	// input is the queue of live events, filled without blocking by the
-	// dispatcher while the watcher is registered; never closed.
-	input *queue
-	// lagged is signalled after the dispatcher removed the watcher because
-	// input was full (or the cache was replaced); lagFrom is then the RV up
-	// to which every concerning event has been queued.
+	// ready holds a token while the watcher may have entries to take from
+	// the log (or the park loop asks its goroutine to park); never closed.
+	ready chan struct{}
+	// lagged is signalled after dispatch removed the watcher from live
+	// dispatch (it fell max events behind, or the cache was replaced);
+	// lagFrom is then the RV up to which every concerning event is in the
+	// log before stop.
 	lagged  chan struct{}
 	lagFrom uint64
 	seq     uint64 // dispatch round, to visit the entry once per event
 	slot    slot   // index position
-	// direct lets the dispatcher deliver live events straight to the
-	// client (Member.DeliverDirect), saving the goroutine hop per event
-	// while the client keeps up. The dispatcher sets it when the goroutine
-	// offered delivery back with nothing queued (see handoff.go) and
-	// clears it when the client's channel is full (the event then goes to
-	// input, which wakes the goroutine) and when the watcher leaves live
-	// dispatch.
-	direct bool
-	// handoff is who delivers, as the goroutine and dispatch pass delivery
-	// between them without the goroutine taking the hub's lock.
+
+	// log is the hub's log, set when the watcher joins live dispatch.
+	log *eventLog
+	// cursor is the number of the next log entry the watcher reads: owned
+	// by whoever delivers (see handoff), set by the hub when the watcher
+	// joins.
+	cursor uint64
+	// from is 0 when the watcher has taken every entry that concerns it,
+	// else the number of the oldest it has not: dispatch sets it (from 0)
+	// and wakes the watcher, Take swaps it back to 0. While it is set,
+	// dispatch does not wake the watcher again.
+	from atomic.Uint64
+	// stop is 0 while the watcher is in live dispatch, else the number of
+	// the first entry published after it left: Take reads none from it on.
+	stop atomic.Uint64
+	// behind counts the changes in the log that concern the watcher and
+	// wait for its goroutine (not those the hub delivers); past max it
+	// leaves live dispatch (lags).
+	behind atomic.Int64
+	max    int64
+	// waking: dispatch deferred waking the watcher to the end of the feed's
+	// batch (registry.waking).
+	waking bool
+	// handoff is who delivers, the hub or the goroutine (see handoff.go).
 	handoff atomic.Int32
-	// held are the live events dispatch holds for the watcher while the
-	// feed batches (see registry.hold).
-	held []*watchcache.Event
+
 	// parked: the watcher has no goroutine (see park.go); parkTimer wakes
 	// it for its deadline bookmark.
 	parked    bool
 	parkTimer clock.Timer
-	// parkAsk is set by the park loop (with a token on input's ready
-	// channel) to ask the goroutine to park if it can; busy is set by the
-	// goroutine when it delivers a batch, and cleared by the park loop,
-	// which leaves busy watchers be.
+	// parkAsk is set by the park loop (with a token on ready) to ask the
+	// goroutine to park if it can; busy is set by the goroutine when it
+	// delivers a batch, and cleared by the park loop, which leaves busy
+	// watchers be.
 	parkAsk, busy atomic.Bool
 }
 
 // NewEntry returns the hub's entry of a watch with spec, served by m,
-// whose live events queue holds up to bufferSize events.
+// which leaves live dispatch when more than bufferSize changes that
+// concern it wait in the log.
 func NewEntry(spec Spec, m Member, bufferSize int) *Entry {
-	return &Entry{Spec: spec, member: m, input: newQueue(bufferSize), lagged: make(chan struct{}, 1)}
+	return &Entry{Spec: spec, member: m, ready: make(chan struct{}, 1), lagged: make(chan struct{}, 1),
+		max: int64(max(bufferSize, 1))}
 }
 
-// Ready holds a token while live events may be queued for the goroutine
-// (or the park loop asks it to park).
-func (e *Entry) Ready() <-chan struct{} { return e.input.ready }
+// Ready holds a token while the watcher may have entries to take (or the
+// park loop asks it to park).
+func (e *Entry) Ready() <-chan struct{} { return e.ready }
 
-// Take moves every queued live event into dst (reset first) and returns it.
-func (e *Entry) Take(dst []*watchcache.Event) []*watchcache.Event { return e.input.takeAll(dst) }
+// signal deposits the ready token unless one is there already.
+func (e *Entry) signal() {
+	select {
+	case e.ready <- struct{}{}:
+	default:
+	}
+}
 
-// DropToken consumes the ready token of what was just taken, if still there.
+// Take moves into dst (reset first) the log entries that concern the
+// watcher and that it has not taken, oldest first, up to where it left
+// live dispatch if it did. lost reports that the log no longer held one
+// of them (the watcher fell behind the log): dst then holds those before
+// it, and the watcher leaves live dispatch (Hub.Lag) and catches up from
+// the cache's history. Called by whoever delivers (see cursor).
+func (e *Entry) Take(dst []*Published) (_ []*Published, lost bool) {
+	dst = dst[:0]
+	from := e.from.Swap(0)
+	if from == 0 {
+		return dst, false
+	}
+	end := e.log.head.Load()
+	if s := e.stop.Load(); s != 0 && s < end {
+		end = s
+	}
+	var changes int64
+	seq := max(e.cursor, from)
+	for ; seq < end; seq++ {
+		p := e.log.at(seq)
+		if p == nil {
+			lost = true
+			break
+		}
+		if !p.concerns(e) {
+			continue
+		}
+		dst = append(dst, p)
+		if p.to == toInterested {
+			changes++
+		}
+	}
+	e.cursor = seq
+	e.behind.Add(-changes)
+	return dst, lost
+}
+
+// Untake gives back rest, the end of what Take returned, which the hub's
+// delivery could not deliver (Hub.mu held): the next Take starts with it
+// (or where the last Take found the log lost).
+func (e *Entry) Untake(rest []*Published) {
+	var changes int64
+	if len(rest) > 0 {
+		e.cursor = rest[0].seq
+		for _, p := range rest {
+			if p.to == toInterested {
+				changes++
+			}
+		}
+	}
+	e.behind.Store(changes) // what waits for the goroutine now
+	e.from.Store(e.cursor)
+}
+
+// DropToken consumes the ready token, if there.
 func (e *Entry) DropToken() {
 	select {
-	case <-e.input.ready:
+	case <-e.ready:
 	default:
 	}
 }
@@ -149,7 +229,7 @@ func (e *Entry) DropToken() {
 // Lagged is signalled when dispatch took the watcher out of live dispatch.
 func (e *Entry) Lagged() <-chan struct{} { return e.lagged }
 
-// LagFrom is the RV up to which dispatch queued every concerning event
+// LagFrom is the RV up to which every concerning event is in the log
 // before the watcher lagged; read after Lagged was signalled.
 func (e *Entry) LagFrom() uint64 { return e.lagFrom }
 

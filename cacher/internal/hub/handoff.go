@@ -1,31 +1,33 @@
 package hub
 
-import "github.com/listwatch/listwatch/watchcache"
-
-// How delivery passes between a watcher's goroutine and the dispatcher
-// without the goroutine taking the hub's lock. The dispatcher delivers
-// straight to result (direct mode) while the client keeps up; when result
-// is full it queues to input, and the goroutine delivers. Once the
-// goroutine has delivered everything it took, it offers delivery back
-// (offerDirect) and waits: the dispatcher, at the watcher's next event,
-// takes the offer if nothing is queued (takeOffer). A goroutine woken by
-// a token first reclaims delivery; if the dispatcher took the offer, the
-// token is stale (or parkLoop's) and the goroutine leaves the delivery
-// state alone. Taking hub.mu after every batch instead made each watcher
-// that fell behind wait for the dispatcher's whole round.
+// Who delivers a live watcher's entries, as its goroutine and the hub pass
+// delivery between them without the goroutine taking the hub's lock. While
+// the client keeps up the hub delivers, under its lock and without
+// blocking: each entry straight to the client as it is published
+// (DeliverDirect), or what a batch of the feed's published at its end
+// (DrainDirect); the client is then woken by the feed's goroutine itself,
+// with no goroutine of the watcher's in between. When the client's channel
+// is full the hub hands delivery to the watcher's goroutine (starting one
+// for a parked watcher), which takes everything the log holds for it at
+// each wake-up; once it has delivered all of it, it offers delivery back
+// (OfferDirect) and waits: the hub, at the watcher's next entry, takes the
+// offer (byHub) if nothing is left to take. A goroutine woken by a token
+// first reclaims delivery (Reclaim); if the hub took the offer, the token
+// is stale (or the park loop's) and the goroutine leaves the delivery
+// state alone.
 
 // Values of Entry.handoff.
 const (
-	deliveredByGoroutine int32 = iota // the goroutine delivers; dispatch queues
-	offeredToDispatch                 // the goroutine is idle: dispatch may go direct
-	deliveredByDispatch               // direct mode: dispatch delivers
+	deliveredByGoroutine int32 = iota // the goroutine delivers; the hub wakes it
+	offeredToHub                      // the goroutine is idle: the hub may deliver
+	deliveredByHub                    // the hub delivers (always, while parked)
 )
 
-// setDirect turns direct mode on or off (Hub.mu held).
-func (e *Entry) setDirect(on bool) {
-	e.direct = on
-	if on {
-		e.handoff.Store(deliveredByDispatch)
+// setDelivery makes the hub (byHub) or the goroutine the deliverer (Hub.mu
+// held).
+func (e *Entry) setDelivery(byHub bool) {
+	if byHub {
+		e.handoff.Store(deliveredByHub)
 	} else {
 		e.handoff.Store(deliveredByGoroutine)
 	}
@@ -34,45 +36,31 @@ func (e *Entry) setDirect(on bool) {
 // OfferDirect is called by the goroutine once it has delivered everything
 // it took: from then on it must not touch the delivery state until
 // Reclaim returns true.
-func (e *Entry) OfferDirect() { e.handoff.Store(offeredToDispatch) }
+func (e *Entry) OfferDirect() { e.handoff.Store(offeredToHub) }
 
-// Offered reports whether the goroutine offered delivery to dispatch and
-// dispatch has not taken the offer yet.
-func (e *Entry) Offered() bool { return e.handoff.Load() == offeredToDispatch }
+// Offered reports whether the goroutine offered delivery to the hub and
+// the hub has not taken the offer yet.
+func (e *Entry) Offered() bool { return e.handoff.Load() == offeredToHub }
 
 // Reclaim is called by the goroutine woken by a token on Ready: true if
-// the goroutine delivers (its offer was not taken, or dispatch queued
-// again after it was); false if dispatch delivers directly.
+// the goroutine delivers (its offer was not taken, or the hub handed
+// delivery back since); false if the hub delivers.
 func (e *Entry) Reclaim() bool {
-	return e.handoff.CompareAndSwap(offeredToDispatch, deliveredByGoroutine) ||
+	return e.handoff.CompareAndSwap(offeredToHub, deliveredByGoroutine) ||
 		e.handoff.Load() == deliveredByGoroutine
 }
 
-// takeOffer puts the watcher in direct mode if its goroutine offered
-// delivery and nothing is queued (Hub.mu held, not in direct mode).
-func (e *Entry) takeOffer() {
-	if e.handoff.Load() == offeredToDispatch && e.input.empty() &&
-		e.handoff.CompareAndSwap(offeredToDispatch, deliveredByDispatch) {
-		e.direct = true
-	}
-}
-
-// offer hands ev to the watcher without blocking (Hub.mu held): straight
-// to the client in direct mode, else to its input queue; false means the
-// queue is full.
-func (e *Entry) offer(ev *watchcache.Event, shared *Wrappers) bool {
-	if !e.direct {
-		e.takeOffer()
-	}
-	if e.direct {
-		if e.member.DeliverDirect(ev, shared) {
+// byHub reports whether the hub delivers for e, taking the goroutine's
+// offer if there is one (Hub.mu held, nothing left for e to take).
+func (e *Entry) byHub() bool {
+	switch e.handoff.Load() {
+	case deliveredByHub:
+		return true
+	case offeredToHub:
+		if e.handoff.CompareAndSwap(offeredToHub, deliveredByHub) {
+			e.behind.Store(0) // it took everything
 			return true
 		}
-		e.setDirect(false)
 	}
-	if !e.input.push(ev) {
-		return false
-	}
-	e.wake()
-	return true
+	return false
 }

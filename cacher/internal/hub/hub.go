@@ -1,22 +1,23 @@
 // Package hub is the cacher's live dispatch: the registry of the watchers
 // in live dispatch (indexed by key, prefix, label and field values and
-// shard ranges), the hand-off of delivery between dispatch and a
-// watcher's goroutine, parking idle watchers, and bookmarks.
+// shard ranges), the log every change and bookmark is published to once
+// and each live watcher reads from its own cursor (log.go), waking the
+// watchers an entry concerns, parking idle watchers, and bookmarks.
 //
 // The Hub is the only holder of its lock (mu) and the only writer of the
 // dispatch state of every watch (its Entry). Two kinds of callers use it.
 // The cacher's feed, the only writer of the cache, changes the cache and
 // dispatches the change atomically inside Commit, through a Tx. A watcher
 // calls the handful of methods that move it in and out of live dispatch
-// (Opened, Join, Park, WakeAsync, QueueBookmark, Leave). Lock order: the
+// (Opened, Join, Park, WakeAsync, QueueBookmark, Lag, Leave). Lock order: the
 // hub's lock, then the cache's internal lock.
 package hub
 
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/watchcache"
@@ -24,8 +25,8 @@ import (
 
 // Metrics is what the hub measures.
 type Metrics interface {
-	// WatcherLagged counts a watcher taken out of live dispatch because its
-	// queue was full.
+	// WatcherLagged counts a watcher taken out of live dispatch because it
+	// fell too far behind the log.
 	WatcherLagged()
 }
 
@@ -38,6 +39,16 @@ type Config struct {
 	// Wall times the wake-up of a parked watcher for its deadline bookmark.
 	Wall    clock.WithTickerAndDelayedExecution
 	Metrics Metrics
+	// LogSize is how many entries the hub's log holds, at least
+	// MinLogSize: a watcher whose oldest entry not taken is overwritten
+	// leaves live dispatch.
+	LogSize int
+	// Coalesce is how long after a round of wake-ups (see Hub.Commit) the
+	// commits of a burst defer waking the watchers they concern, so that a
+	// client is woken once for the changes of that interval instead of once
+	// per change; a commit after a quiet interval at least this long wakes
+	// them at once (0: every commit does).
+	Coalesce time.Duration
 }
 
 // Hub is the cacher's live dispatch; see the package doc.
@@ -49,20 +60,26 @@ type Hub struct {
 	open map[*Entry]struct{} // every watch not yet finished, live or not
 	wall clock.WithTickerAndDelayedExecution
 	// batching is set by the feed's goroutine while more storage events
-	// wait behind the one it applies: its commits then hold their
-	// deliveries (see registry.hold) and hand them over together, so that a
+	// wait behind the one it applies: its commits then defer waking the
+	// watchers (see registry.hold) to the end of the batch, so that a
 	// client is woken once for several events. Read by Commit.
 	batching atomic.Bool
+	// coalesce is Config.Coalesce; lastWake is when the last round of
+	// wake-ups ran, and wakeArmed reports that a timer runs the next one
+	// (mu).
+	coalesce  time.Duration
+	lastWake  time.Time
+	wakeArmed bool
 }
 
-// MaxHeldEvents bounds how many events a batch of commits holds before it
-// delivers them: well under a watcher's result buffer, so that a batch
-// does not fill it.
+// MaxHeldEvents bounds how many events a batch of commits publishes before
+// it wakes the watchers they concern: well under a watcher's result
+// buffer, so that a batch does not fill it.
 const MaxHeldEvents = 8
 
 // New returns an empty hub.
 func New(cfg Config) *Hub {
-	return &Hub{reg: newRegistry(cfg), open: map[*Entry]struct{}{}, wall: cfg.Wall}
+	return &Hub{reg: newRegistry(cfg), open: map[*Entry]struct{}{}, wall: cfg.Wall, coalesce: cfg.Coalesce}
 }
 
 // Tx is the feed's view of the hub inside Commit (the lock held): valid
@@ -73,57 +90,95 @@ type Tx struct{ h *Hub }
 // to the cache and dispatches it through tx, atomically with respect to
 // watchers joining, parking and leaving.
 //
-// While the feed is batching, Commit holds the deliveries of its dispatch
-// (up to MaxHeldEvents events); they are handed over, in order, before
-// anything else touches a watcher under the lock and when the batch ends.
+// While the feed is batching, and within Config.Coalesce of the last round
+// of wake-ups, Commit defers waking the watchers its dispatch concerns
+// (for up to MaxHeldEvents events) to the end of the batch or of the
+// interval; what they read and in which order is the log's, whenever they
+// wake.
 func (h *Hub) Commit(fn func(tx Tx) error) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	hold := h.batching.Load()
-	if !hold {
-		h.reg.flush()
+	batching := h.batching.Load()
+	var now time.Time
+	early := false
+	if h.coalesce > 0 {
+		now = h.wall.Now()
+		early = now.Sub(h.lastWake) < h.coalesce
 	}
-	h.reg.hold = hold
+	h.reg.hold = batching || early
 	err := fn(Tx{h})
 	h.reg.hold = false
-	if !hold || h.reg.heldEvents >= MaxHeldEvents {
-		h.reg.flush()
+	switch {
+	case h.reg.heldEvents >= MaxHeldEvents || (!batching && !early):
+		h.wakeNow(now)
+	case !batching:
+		h.wakeLater(now)
 	}
 	return err
 }
 
-// lock takes mu and hands over the deliveries held by the feed's batch:
-// every other use of a watcher's dispatch state comes after them.
-func (h *Hub) lock() {
-	h.mu.Lock()
+// wakeNow runs the deferred wake-ups (mu held); now is the time when
+// coalescing, else zero.
+func (h *Hub) wakeNow(now time.Time) {
+	h.lastWake = now
 	h.reg.flush()
 }
 
+// wakeLater runs the deferred wake-ups at the end of the coalescing
+// interval (mu held), unless a commit does first.
+func (h *Hub) wakeLater(now time.Time) {
+	if h.wakeArmed || !h.reg.held.Load() {
+		return
+	}
+	h.wakeArmed = true
+	// The callback wakes from a goroutine of its own: a fake clock runs
+	// callbacks holding its lock, which wakeDue's time read takes.
+	h.wall.AfterFunc(h.lastWake.Add(h.coalesce).Sub(now), func() { go h.wakeDue() })
+}
+
+// wakeDue runs the deferred wake-ups at the end of a coalescing interval.
+func (h *Hub) wakeDue() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.wakeArmed = false
+	if h.reg.held.Load() {
+		h.wakeNow(h.wall.Now())
+	}
+}
+
 // Batch tells the hub whether more storage events wait behind the one the
-// feed applies next (see Hub.batching); false ends a batch, handing over
-// what it held.
+// feed applies next (see Hub.batching); false ends a batch, waking the
+// watchers it deferred.
 func (h *Hub) Batch(more bool) {
 	h.batching.Store(more)
 	if !more && h.reg.held.Load() {
 		h.mu.Lock()
-		h.reg.flush()
-		h.mu.Unlock()
+		defer h.mu.Unlock()
+		if h.coalesce == 0 {
+			h.reg.flush()
+			return
+		}
+		if now := h.wall.Now(); now.Sub(h.lastWake) >= h.coalesce {
+			h.wakeNow(now)
+		} else {
+			h.wakeLater(now)
+		}
 	}
 }
 
-// Dispatch queues ev to every live watcher it concerns and returns how many
-// got it (see registry.dispatch).
+// Dispatch publishes ev to the live watchers it concerns and returns how
+// many it told (see registry.dispatch).
 func (tx Tx) Dispatch(ev *watchcache.Event) int { return tx.h.reg.dispatch(ev) }
 
-// Progressed queues a progress bookmark at rv (see registry.progressed).
-func (tx Tx) Progressed(rv uint64) { tx.h.reg.flush(); tx.h.reg.progressed(rv) }
+// Progressed publishes a progress bookmark at rv (see registry.progressed).
+func (tx Tx) Progressed(rv uint64) { tx.h.reg.progressed(rv) }
 
-// bookmark queues the periodic bookmark at rv to one step of the bookmark
-// round (see registry.bookmark).
-func (tx Tx) bookmark(step int, rv uint64) { tx.h.reg.flush(); tx.h.reg.bookmark(step, rv) }
+// bookmark publishes the periodic bookmark at rv for one step of the
+// bookmark round (see registry.bookmark).
+func (tx Tx) bookmark(step int, rv uint64) { tx.h.reg.bookmark(step, rv) }
 
 // LagAll takes every live watcher out of live dispatch at from.
-func (tx Tx) LagAll(from uint64) { tx.h.reg.flush(); tx.h.reg.lagAll(from) }
+func (tx Tx) LagAll(from uint64) { tx.h.reg.lagAll(from) }
 
 // Live reports whether any watcher is in live dispatch.
 func (tx Tx) Live() bool { return len(tx.h.reg.all) > 0 }
@@ -131,7 +186,6 @@ func (tx Tx) Live() bool { return len(tx.h.reg.all) > 0 }
 // AbortOpen ends every open watch, live or not, for which cause returns
 // an error, with that error as its context's cause.
 func (tx Tx) AbortOpen(cause func(s *Spec) error) {
-	tx.h.reg.flush()
 	for e := range tx.h.open {
 		if err := cause(&e.Spec); err != nil {
 			e.member.Abort(err)
@@ -141,14 +195,14 @@ func (tx Tx) AbortOpen(cause func(s *Spec) error) {
 
 // Opened records a started watch.
 func (h *Hub) Opened(e *Entry) {
-	h.lock()
+	h.mu.Lock()
 	h.open[e] = struct{}{}
 	h.mu.Unlock()
 }
 
 // Leave takes e out of live dispatch and of the open watches, for good.
 func (h *Hub) Leave(e *Entry) {
-	h.lock()
+	h.mu.Lock()
 	h.reg.remove(e)
 	delete(h.open, e)
 	h.mu.Unlock()
@@ -158,7 +212,7 @@ func (h *Hub) Leave(e *Entry) {
 // held, reports that the watcher has handled every event the cache holds:
 // none can slip in between.
 func (h *Hub) Join(e *Entry, caughtUp func() bool) bool {
-	h.lock()
+	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !caughtUp() {
 		return false
@@ -167,17 +221,30 @@ func (h *Hub) Join(e *Entry, caughtUp func() bool) bool {
 	return true
 }
 
-// QueueBookmark queues a bookmark at the cache's RV (rv, read with the
-// lock held) to e while it is in live dispatch: every event up to that RV
-// was queued before it, so the bookmark's promise holds. A full queue
-// skips it (the watcher lags).
+// QueueBookmark publishes a bookmark at the cache's RV (rv, read with the
+// lock held) for e while it is in live dispatch: every event up to that RV
+// is in the log before it, so the bookmark's promise holds.
 func (h *Hub) QueueBookmark(e *Entry, rv func() uint64) {
-	h.lock()
+	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.reg.has(e) {
 		return
 	}
-	e.offer(&watchcache.Event{Type: watch.Bookmark, RV: rv()}, &h.reg.wrappers)
+	h.reg.publishBookmark(rv(), toOne, 0, e, watcherSet{e: {}})
+}
+
+// Lag takes e out of live dispatch when it fell behind the log (Take
+// reported entries lost): it has handled every event up to pos and
+// catches up from there.
+func (h *Hub) Lag(e *Entry, pos uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.reg.has(e) {
+		return // dispatch took it out already
+	}
+	h.reg.remove(e)
+	e.lagFrom = pos
+	h.reg.metrics.WatcherLagged()
 }
 
 // OldestLagging returns the oldest position, at or after floor, at which an
@@ -185,7 +252,7 @@ func (h *Hub) QueueBookmark(e *Entry, rv func() uint64) {
 // registry.lag); false when there is none. Such a watcher has handled
 // every event up to it and catches up from there or later.
 func (h *Hub) OldestLagging(floor uint64) (uint64, bool) {
-	h.lock()
+	h.mu.Lock()
 	defer h.mu.Unlock()
 	var oldest uint64
 	found := false
@@ -198,17 +265,24 @@ func (h *Hub) OldestLagging(floor uint64) (uint64, bool) {
 	return oldest, found
 }
 
-// State reports whether e is in live dispatch, delivered to directly by
-// dispatch, and parked.
+// State reports whether e is in live dispatch, delivered to by the hub
+// (see handoff.go), and parked.
 func (h *Hub) State(e *Entry) (live, direct, parked bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.reg.has(e), e.direct, e.parked
+	return h.reg.has(e), e.handoff.Load() == deliveredByHub, e.parked
+}
+
+// Lock takes the hub's lock and returns its release, for tests that hold
+// it as a long dispatch round would.
+func (h *Hub) Lock() (unlock func()) {
+	h.mu.Lock()
+	return h.mu.Unlock
 }
 
 // Live is how many watchers are in live dispatch.
 func (h *Hub) Live() int {
-	h.lock()
+	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.reg.all)
 }
@@ -221,25 +295,10 @@ func (h *Hub) Visited() uint64 {
 	return h.reg.visited
 }
 
-// Held is how many events dispatch holds for e, and how many shared
-// wrappers it keeps, for tests: both 0 once a batch is handed over.
-func (h *Hub) Held(e *Entry) (events, wrappers int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(e.held), len(h.reg.wrappers.evs)
-}
-
-// Lock takes the hub's lock and returns its release, for tests that hold
-// it as a long dispatch round would.
-func (h *Hub) Lock() (unlock func()) {
-	h.mu.Lock()
-	return h.mu.Unlock
-}
-
 // Add registers e for live dispatch as Join does, unconditionally: for
 // tests and benchmarks of dispatch.
 func (h *Hub) Add(e *Entry) {
-	h.lock()
+	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.reg.add(e)
 }

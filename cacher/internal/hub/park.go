@@ -10,30 +10,31 @@ import (
 // An idle watcher needs no goroutine. Every park delay (the cacher's
 // IdleWatcherParkDelay), ParkLoop asks the goroutines of the watchers in
 // live dispatch that did not deliver anything since its last round to
-// park. One whose watcher has nothing queued does (Park): the watcher
-// enters direct mode (dispatch sends straight to its client) and the
-// goroutine exits; the watch lives on as state only, registered for live
-// dispatch. Whatever the goroutine would have woken for starts a new one
-// (Member.Resume), under the hub's lock so that exactly one runs: dispatch
-// queueing to the watcher (its client's channel was full) or taking it out
-// of live dispatch (offer, lag), the watch's context ending (WakeAsync),
-// or the time of its deadline bookmark. A watch that receives nothing then
-// costs its state and channels, not a goroutine and its stack.
+// park. One whose watcher has nothing to take from the log does (Park):
+// the hub delivers for it (see handoff.go) and the goroutine exits; the
+// watch lives on as state only, registered for live dispatch. Whatever the
+// goroutine would have woken for starts a new one (Member.Resume), under
+// the hub's lock so that exactly one runs: an entry its client's channel
+// has no room for, dispatch taking the watcher out of live dispatch
+// (lag), the watch's context ending (WakeAsync), or the time of its
+// deadline bookmark. A watch that receives nothing then costs its state
+// and channels, not a goroutine and its stack.
 
-// Park parks e if it is idle in live dispatch: registered, nothing queued,
-// not lagged, ctx not ended; it then enters direct mode, and its deadline
-// bookmark, if any (bookmarkAt not zero), wakes it (true: the calling
-// goroutine must exit without touching the watcher again).
+// Park parks e if it is idle in live dispatch: registered, nothing to
+// take from the log, not lagged, ctx not ended; the hub then delivers for
+// it, and its deadline bookmark, if any (bookmarkAt not zero), wakes it
+// (true: the calling goroutine must exit without touching the watcher
+// again).
 func (h *Hub) Park(ctx context.Context, e *Entry, bookmarkAt time.Time) bool {
-	h.lock()
+	h.mu.Lock()
 	defer h.mu.Unlock()
 	e.parkAsk.Store(false)
 	// A context that ended before this point may have found the watcher
 	// unparked already (its wake-up takes mu): stay.
-	if !h.reg.has(e) || ctx.Err() != nil || len(e.lagged) != 0 || !e.input.empty() {
+	if !h.reg.has(e) || ctx.Err() != nil || len(e.lagged) != 0 || e.from.Load() != 0 {
 		return false
 	}
-	e.setDirect(true)
+	e.setDelivery(true)
 	e.parked = true
 	if !bookmarkAt.IsZero() {
 		// The callback wakes e from a goroutine of its own: a fake clock
@@ -46,14 +47,14 @@ func (h *Hub) Park(ctx context.Context, e *Entry, bookmarkAt time.Time) bool {
 
 // WakeAsync wakes e if parked, from a timer or context callback.
 func (h *Hub) WakeAsync(e *Entry) {
-	h.lock()
-	e.wake()
+	h.mu.Lock()
+	e.unpark()
 	h.mu.Unlock()
 }
 
-// wake starts a goroutine for a parked watcher (Hub.mu held); it resumes
+// unpark starts a goroutine for a parked watcher (Hub.mu held); it resumes
 // in live dispatch, where it finds what woke it.
-func (e *Entry) wake() {
+func (e *Entry) unpark() {
 	if !e.parked {
 		return
 	}
@@ -68,14 +69,14 @@ func (e *Entry) wake() {
 // askIdleToPark asks the goroutine of every watcher in live dispatch that
 // delivered nothing since the last call to park if it can.
 func (h *Hub) askIdleToPark() {
-	h.lock()
+	h.mu.Lock()
 	defer h.mu.Unlock()
 	for e := range h.reg.all {
 		if e.parked || e.busy.Swap(false) {
 			continue
 		}
 		e.parkAsk.Store(true)
-		e.input.signal()
+		e.signal()
 	}
 }
 

@@ -3,10 +3,8 @@ package hub
 import (
 	"sync/atomic"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/watchcache"
 )
 
@@ -69,26 +67,25 @@ type registry struct {
 	visited       uint64                             // watchers visited by dispatch, in total (cost measure)
 	metrics       Metrics
 
+	// log is where dispatch publishes what it hands to live watchers.
+	log *eventLog
+
 	// hold (set by the hub's commit while the feed is batching) makes
-	// dispatch hold each delivery in the watcher's held list instead of
-	// offering it; flush offers them, each watcher's in order, so that
-	// its client is woken once for all of them. holding lists the
-	// watchers with held events, heldEvents counts the events dispatched
+	// dispatch defer waking the watchers it tells of new entries to the
+	// end of the batch (flush), so that a client is woken once for several
+	// events. waking lists them, heldEvents counts the events dispatched
 	// since the last flush, and held reports (for a check without mu)
-	// whether anything is held.
+	// whether a wake-up is deferred.
 	hold       bool
-	holding    []*Entry
+	waking     []*Entry
 	heldEvents int
 	held       atomic.Bool // written under Hub.mu, read without it by Hub.Batch (the feed's goroutine)
-	// wrappers are the round's shared wrappers of encoded watchers'
-	// objects (see Wrappers).
-	wrappers Wrappers
 }
 
 func newRegistry(cfg Config) *registry {
 	r := &registry{all: watcherSet{}, progress: watcherSet{}, byKey: map[string]watcherSet{}, byPrefix: map[string]watcherSet{},
 		byIndex: map[string]map[string]watcherSet{}, byShard: map[string]map[string]*shardRanges{},
-		metrics: cfg.Metrics}
+		metrics: cfg.Metrics, log: newLog(cfg.LogSize)}
 	for i := range r.BookmarkSlots {
 		r.BookmarkSlots[i] = watcherSet{}
 	}
@@ -131,7 +128,17 @@ func (r *registry) slotFor(w *Entry) slot {
 }
 
 func (r *registry) add(w *Entry) {
-	w.setDirect(w.input.empty())
+	// The watcher has handled every event the log holds: it reads from the
+	// next one on.
+	w.log, w.cursor = r.log, r.log.head.Load()
+	w.setDelivery(true)
+	w.from.Store(0)
+	w.stop.Store(0)
+	w.behind.Store(0)
+	select {
+	case <-w.lagged: // of an earlier stint in live dispatch
+	default:
+	}
 	w.slot = r.slotFor(w)
 	r.all[w] = struct{}{}
 	if w.ProgressNotify && w.Bookmarks {
@@ -165,10 +172,11 @@ func (r *registry) has(w *Entry) bool {
 }
 
 func (r *registry) remove(w *Entry) {
-	w.setDirect(false)
+	w.setDelivery(false)
 	if _, ok := r.all[w]; !ok {
 		return
 	}
+	w.stop.Store(r.log.head.Load())
 	delete(r.all, w)
 	delete(r.progress, w)
 	delete(r.BookmarkSlots[w.BookmarkSlot], w)
@@ -224,18 +232,19 @@ func (r *registry) setFor(s slot, create bool) watcherSet {
 	return set
 }
 
-// dispatch queues ev to every live watcher it concerns and returns how
-// many got it. A watcher whose queue is full leaves live dispatch.
+// dispatch publishes ev to the log and tells every live watcher it
+// concerns, and returns how many it told. A watcher more than its max
+// changes behind leaves live dispatch instead.
 func (r *registry) dispatch(ev *watchcache.Event) int {
 	if len(r.all) == 0 {
 		return 0
 	}
+	p := &Published{Event: ev}
+	seq := r.log.publish(p)
 	r.seq++
 	if r.hold {
 		r.heldEvents++
-		r.held.Store(true)
 	}
-	defer r.wrappers.reset()
 	n := 0
 	visitOne := func(w *Entry) {
 		if w.seq == r.seq {
@@ -243,21 +252,8 @@ func (r *registry) dispatch(ev *watchcache.Event) int {
 		}
 		w.seq = r.seq
 		r.visited++
-		if !w.Interested(ev) {
-			return
-		}
-		if r.hold {
-			if len(w.held) == 0 {
-				r.holding = append(r.holding, w)
-			}
-			w.held = append(w.held, ev)
+		if w.Interested(ev) && r.notify(w, p, seq, true, ev.RV-1) {
 			n++
-			return
-		}
-		if w.offer(ev, &r.wrappers) {
-			n++
-		} else {
-			r.lag(w, ev.RV-1)
 		}
 	}
 	visit := func(set watcherSet) {
@@ -294,104 +290,152 @@ func (r *registry) dispatch(ev *watchcache.Event) int {
 	return n
 }
 
-// flush offers the held deliveries (see hold), each watcher's in the order
-// dispatched; a watcher whose queue fills leaves live dispatch at the
-// event that did not fit, and the rest of its held events are dropped (it
-// catches up on them from the cache).
-func (r *registry) flush() {
-	if len(r.holding) == 0 {
-		r.heldEvents = 0
-		return
-	}
-	for _, w := range r.holding {
-		for _, ev := range w.held {
-			if !w.offer(ev, &r.wrappers) {
-				r.lag(w, ev.RV-1)
-				break
-			}
+// notify tells w that log entry p (number seq) concerns it. While the
+// hub delivers for w and w has taken everything before p, p goes straight
+// to its client (the common case: a client that keeps up, woken by the
+// feed's goroutine itself). Otherwise the first entry w has not taken
+// wakes it (now, or at the end of the feed's batch or of the coalescing
+// interval, see Hub.Commit) and later ones find it
+// awake; a change (counted) beyond w's max takes it out of live dispatch
+// instead, at lagFrom, with the entries before seq left for it (false).
+func (r *registry) notify(w *Entry, p *Published, seq uint64, counted bool, lagFrom uint64) bool {
+	byHub := w.handoff.Load() == deliveredByHub || (w.from.Load() == 0 && w.byHub())
+	if byHub && !r.hold && w.from.Load() == 0 {
+		if w.member.DeliverDirect(p) {
+			w.cursor = seq + 1
+			return true
 		}
-		clear(w.held)
-		w.held = w.held[:0]
+		// Its client's channel is full: its goroutine takes over from p.
+		w.cursor = seq
+		w.behind.Store(0)
+		if counted {
+			w.behind.Store(1)
+		}
+		w.from.Store(seq)
+		w.setDelivery(false)
+		w.unpark()
+		w.signal()
+		return true
 	}
-	clear(r.holding)
-	r.holding = r.holding[:0]
-	r.heldEvents = 0
-	r.held.Store(false)
-	r.wrappers.reset()
+	// Only what waits for the goroutine counts: the hub delivers the rest
+	// at the end of the batch, or hands it over, counted (Untake).
+	if counted && !byHub && w.behind.Add(1) > w.max {
+		r.lag(w, lagFrom, seq)
+		return false
+	}
+	if w.from.Load() != 0 || !w.from.CompareAndSwap(0, seq) {
+		return true // awake already: it takes seq with the rest
+	}
+	if r.hold {
+		if !w.waking {
+			w.waking = true
+			r.waking = append(r.waking, w)
+			r.held.Store(true)
+		}
+		return true
+	}
+	r.wake(w)
+	return true
 }
 
-// lag takes w out of live dispatch: it has every event up to from queued
-// (or filtered out) and catches up from there.
-func (r *registry) lag(w *Entry, from uint64) {
+// wake wakes w to take what the log holds for it: the hub delivers while
+// its client keeps up (see handoff.go), else its goroutine does, started
+// if it is parked.
+func (r *registry) wake(w *Entry) {
+	if w.byHub() {
+		if w.member.DrainDirect() {
+			w.behind.Store(0) // nothing waits for the goroutine
+			return
+		}
+		w.setDelivery(false)
+		if r.overflow(w) {
+			return
+		}
+		w.unpark()
+	}
+	w.signal()
+}
+
+// overflow takes w out of live dispatch, at the first change beyond its
+// max, if the hub handed more than max to its goroutine (the end of a
+// batch its client had no room for); false if it did not.
+func (r *registry) overflow(w *Entry) bool {
+	if w.behind.Load() <= w.max {
+		return false
+	}
+	var n int64
+	for seq, head := w.cursor, r.log.head.Load(); seq < head; seq++ {
+		p := r.log.at(seq)
+		if p == nil {
+			return false // its goroutine finds the loss
+		}
+		if p.to == toInterested && p.concerns(w) {
+			if n++; n > w.max {
+				r.lag(w, p.Event.RV-1, seq)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// flush wakes the watchers whose wake-up the feed's batch deferred.
+func (r *registry) flush() {
+	for _, w := range r.waking {
+		w.waking = false
+		r.wake(w)
+	}
+	clear(r.waking)
+	r.waking = r.waking[:0]
+	r.heldEvents = 0
+	r.held.Store(false)
+}
+
+// lag takes w out of live dispatch: every event up to from that concerns
+// it is in the log before entry stop, and it catches up from there.
+func (r *registry) lag(w *Entry, from, stop uint64) {
 	r.remove(w)
+	w.stop.Store(stop)
 	w.lagFrom = from
 	select {
 	case w.lagged <- struct{}{}:
 	default:
 	}
-	w.wake()
+	w.unpark()
 	r.metrics.WatcherLagged()
 }
 
 // lagAll takes every live watcher out of live dispatch at from (the cache
 // was replaced after from).
 func (r *registry) lagAll(from uint64) {
+	head := r.log.head.Load()
 	for w := range r.all {
-		r.lag(w, from)
+		r.lag(w, from, head)
 	}
 }
 
-// bookmark queues a bookmark at rv to the live watchers of one step of
-// the bookmark round (see bookmarkLoop), skipping those whose queue is full.
-func (r *registry) bookmark(step int, rv uint64) {
-	set := r.BookmarkSlots[step]
-	if len(set) == 0 {
-		return
-	}
-	ev := &watchcache.Event{Type: watch.Bookmark, RV: rv}
+// publishBookmark publishes a bookmark at rv for the watchers of set (to
+// tells which) and tells them.
+func (r *registry) publishBookmark(rv uint64, to audience, slot int, one *Entry, set watcherSet) {
+	p := &Published{Event: &watchcache.Event{Type: watch.Bookmark, RV: rv}, to: to, slot: slot, one: one}
+	seq := r.log.publish(p)
 	for w := range set {
-		w.offer(ev, &r.wrappers)
+		r.notify(w, p, seq, false, 0)
 	}
 }
 
-// progressed queues a bookmark at rv, a storage progress notification, to
-// the live watchers that asked for them (ProgressNotify and bookmarks).
+// bookmark publishes a bookmark at rv for the live watchers of one step
+// of the bookmark round (see bookmarkLoop).
+func (r *registry) bookmark(step int, rv uint64) {
+	if set := r.BookmarkSlots[step]; len(set) > 0 {
+		r.publishBookmark(rv, toSlot, step, nil, set)
+	}
+}
+
+// progressed publishes a bookmark at rv, a storage progress notification,
+// for the live watchers that asked for them (ProgressNotify and bookmarks).
 func (r *registry) progressed(rv uint64) {
-	if len(r.progress) == 0 {
-		return
+	if len(r.progress) > 0 {
+		r.publishBookmark(rv, toProgress, 0, nil, r.progress)
 	}
-	ev := &watchcache.Event{Type: watch.Bookmark, RV: rv}
-	for w := range r.progress {
-		w.offer(ev, &r.wrappers)
-	}
-}
-
-// Wrappers are the wrappers of the current objects of the changes a
-// dispatch round delivers (one event, or a flush's held events): one per
-// change, shared by every encoded watcher the round delivers it to, so
-// that a change costs one wrapper, not one per watcher. Owned by the
-// registry (Hub.mu held); reset at the end of each round.
-type Wrappers struct {
-	evs  []*watchcache.Event
-	objs []*storage.EncodedObject
-}
-
-// Get returns the wrapper of ev's current object obj, made on first use.
-func (s *Wrappers) Get(ev *watchcache.Event, obj runtime.Object) *storage.EncodedObject {
-	for i, e := range s.evs {
-		if e == ev {
-			return s.objs[i]
-		}
-	}
-	o := &storage.EncodedObject{Object: obj, Encodings: ev.Encodings()}
-	s.evs = append(s.evs, ev)
-	s.objs = append(s.objs, o)
-	return o
-}
-
-// reset forgets the round's wrappers.
-func (s *Wrappers) reset() {
-	clear(s.evs)
-	clear(s.objs)
-	s.evs, s.objs = s.evs[:0], s.objs[:0]
 }

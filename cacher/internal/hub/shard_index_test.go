@@ -93,7 +93,7 @@ func BenchmarkDispatchShards(b *testing.B) {
 				if i%len(evs) == len(evs)-1 {
 					b.StopTimer()
 					for w := range c.hub.reg.all {
-						w.input.takeAll(nil)
+						w.Take(nil)
 					}
 					b.StartTimer()
 				}
@@ -106,9 +106,10 @@ func BenchmarkDispatchShards(b *testing.B) {
 // acceptAll is a Member that takes every event directly.
 type acceptAll struct{}
 
-func (acceptAll) DeliverDirect(*watchcache.Event, *Wrappers) bool { return true }
-func (acceptAll) Resume()                                         {}
-func (acceptAll) Abort(error)                                     {}
+func (acceptAll) DrainDirect() bool             { return true }
+func (acceptAll) DeliverDirect(*Published) bool { return true }
+func (acceptAll) Resume()                       {}
+func (acceptAll) Abort(error)                   {}
 
 type noMetrics struct{}
 

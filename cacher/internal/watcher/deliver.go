@@ -16,30 +16,46 @@ import (
 // What a watcher's client receives: the events it has not handled yet,
 // converted for its predicate, bookmarks, and its initial state.
 
-// deliver converts ev for this watcher and sends it, unless it was handled
-// already or does not concern the watcher.
+// deliver converts ev, an event of history, for this watcher and sends
+// it, unless it was handled already or does not concern the watcher;
+// false when the watch ended.
 func (w *Watcher) deliver(ctx context.Context, ev *watchcache.Event) bool {
+	return w.deliverEvent(ctx, ev, nil, true)
+}
+
+// deliverEvent is deliver for ev, which p, when not nil, published in the
+// hub's log (encoded watchers share its wrapper). With block false (the
+// hub delivering for a parked watcher) it gives up, with nothing changed,
+// when the client's channel is full or the goroutine must act: the watch
+// ended, or the event ends it.
+func (w *Watcher) deliverEvent(ctx context.Context, ev *watchcache.Event, p *hub.Published, block bool) bool {
 	if ev.Type == watch.Bookmark {
 		if !w.e.Bookmarks || ev.RV < w.lastSent || ev.RV < w.pos {
 			return true
 		}
-		return w.sendBookmark(ctx, ev.RV, false)
+		out, ok := w.bookmarkEvent(ev.RV, false)
+		return !ok || w.sendOut(ctx, out, ev.RV, block)
 	}
 	if w.handled(ev.RV, ev.Key()) {
 		return true
 	}
-	w.markHandled(ev.RV, ev.Key())
-	out, ok := w.convert(ev)
-	if !ok {
-		return true
-	}
-	if out.Type == watch.Error {
+	out, ok := w.convertWith(ev, p)
+	switch {
+	case !ok:
+	case out.Type == watch.Error:
 		// The object could not be decoded: the error ends the watch.
+		if !block {
+			return false
+		}
+		w.markHandled(ev.RV, ev.Key())
 		w.env.Metrics.WatcherTerminated("decode")
 		w.send(ctx, out, w.lastSent)
 		return false
+	case !w.sendOut(ctx, out, ev.RV, block):
+		return false
 	}
-	return w.send(ctx, out, ev.RV)
+	w.markHandled(ev.RV, ev.Key())
+	return true
 }
 
 // handled reports whether the change of key at rv was handled already.
@@ -62,8 +78,9 @@ func (w *Watcher) markHandled(rv uint64, key string) {
 func (w *Watcher) convert(ev *watchcache.Event) (watch.Event, bool) { return w.convertWith(ev, nil) }
 
 // convertWith is convert; an encoded watcher takes the wrapper of the
-// change's current object from shared (nil: one of its own).
-func (w *Watcher) convertWith(ev *watchcache.Event, shared *hub.Wrappers) (watch.Event, bool) {
+// change's current object from shared, its entry in the hub's log (nil:
+// one of its own).
+func (w *Watcher) convertWith(ev *watchcache.Event, shared *hub.Published) (watch.Event, bool) {
 	if !w.e.InScope(ev.Key()) {
 		return watch.Event{}, false
 	}
@@ -99,10 +116,25 @@ func (w *Watcher) convertWith(ev *watchcache.Event, shared *hub.Wrappers) (watch
 }
 
 func (w *Watcher) send(ctx context.Context, ev watch.Event, rv uint64) bool {
-	if ctx.Err() != nil {
+	return w.sendOut(ctx, ev, rv, true)
+}
+
+// sendOut sends ev on result, waiting for room if block; false when the
+// watch ended (or, without block, result is full).
+func (w *Watcher) sendOut(ctx context.Context, ev watch.Event, rv uint64, block bool) bool {
+	if ctx != nil && ctx.Err() != nil { // nil: a watcher not started (dispatch's tests)
 		// Ended (by its client, or by the cacher at a revision it cannot
 		// deliver): nothing after that point, even to a reading client.
 		return false
+	}
+	select {
+	case w.result <- ev:
+		w.lastSent = max(w.lastSent, rv)
+		return true
+	default:
+		if !block {
+			return false
+		}
 	}
 	select {
 	case w.result <- ev:
@@ -161,17 +193,18 @@ func (w *Watcher) sendInitial(ctx context.Context) bool {
 // change ev (nil for an initial event), as the watcher's client asked:
 // as it is (Watch), or wrapped with its encodings (WatchEncoded). Every
 // watcher of a change shares the change's encodings of its current
-// object, and the dispatcher's watchers (shared not nil) the wrapper too;
+// object, and the watchers of an entry of the hub's log (shared not nil)
+// the wrapper too;
 // an object of its own (the previous state stamped with the change's RV)
 // and an initial event's object get encodings of their own, seeded with
 // the cached encoding when it is the object's.
-func (w *Watcher) carry(ev *watchcache.Event, el *watchcache.Element, obj runtime.Object, shared *hub.Wrappers) runtime.Object {
+func (w *Watcher) carry(ev *watchcache.Event, el *watchcache.Element, obj runtime.Object, shared *hub.Published) runtime.Object {
 	if !w.Encoded {
 		return obj
 	}
 	switch {
 	case ev != nil && el == ev.Cur && shared != nil:
-		return shared.Get(ev, obj)
+		return shared.Wrapper(obj)
 	case ev != nil && el == ev.Cur:
 		return &storage.EncodedObject{Object: obj, Encodings: ev.Encodings()}
 	case ev == nil:

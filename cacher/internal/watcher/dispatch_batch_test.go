@@ -1,8 +1,12 @@
 package watcher
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -81,17 +85,38 @@ func eventTypes(evs []watch.Event) []watch.EventType {
 	return ts
 }
 
-// While the feed batches (more storage events wait), a commit's deliveries
-// are held and handed over together, in order, when the batch ends; at
-// most hub.MaxHeldEvents are held.
+// addParkedWatcher registers a watcher of every widget (with bookmarks
+// if asked, encoded if asked) in live dispatch, parked, with no goroutine:
+// the hub delivers to it under its lock, so what its client has is known
+// at every step.
+func (f *batchFixture) addParkedWatcher(bookmarks, encoded bool) *Watcher {
+	f.t.Helper()
+	opts := storage.ListOptions{Recursive: true, Predicate: storage.SelectionPredicate{AllowWatchBookmarks: bookmarks}}
+	opts.Predicate.GetAttrs = widget.GetAttrs
+	w := f.c.env.New("/widgets", opts)
+	w.Encoded = encoded
+	ctx, cancel := context.WithCancelCause(context.Background())
+	f.t.Cleanup(func() { cancel(nil) })
+	w.ctx, w.abort, w.release = ctx, cancel, func() {}
+	f.c.hub.Add(w.e)
+	if !f.c.hub.Park(ctx, w.e, time.Time{}) {
+		f.t.Fatal("the idle watcher did not park")
+	}
+	return w
+}
+
+// While the feed batches (more storage events wait), dispatch defers
+// waking the watchers to the end of the batch, and they then take the
+// batch's events together, in order; at most hub.MaxHeldEvents are
+// published before the watchers are woken.
 func TestDispatchBatchHoldsUntilTheBatchEnds(t *testing.T) {
 	f := newBatchFixture(t)
-	w := f.c.addTestWatcher("/widgets", true, storage.Everything)
+	w := f.addParkedWatcher(false, false)
 	f.c.hub.Batch(true)
 	first := f.apply()
 	second := f.apply()
 	if n := len(w.result); n != 0 {
-		t.Fatalf("client has %d events during the batch, want 0 (held)", n)
+		t.Fatalf("client has %d events during the batch, want 0 (not woken yet)", n)
 	}
 	f.c.hub.Batch(false)
 	got := drainRVs(t, w)
@@ -108,32 +133,33 @@ func TestDispatchBatchHoldsUntilTheBatchEnds(t *testing.T) {
 		t.Fatalf("after %d events in a batch the client got %v, want %v", hub.MaxHeldEvents, got, want)
 	}
 	f.c.hub.Batch(false)
+	if _, _, parked := f.c.hub.State(w.e); !parked {
+		t.Fatal("woken by events its result had room for")
+	}
 }
 
-// Anything else that reaches a watcher under the hub's lock comes after
-// the held events: a bookmark at the cache's RV must not overtake them.
-func TestDispatchBatchHandsOverBeforeBookmarks(t *testing.T) {
+// A bookmark published during a batch comes after the batch's events: it
+// must not overtake them.
+func TestDispatchBatchBookmarkAfterTheEvents(t *testing.T) {
 	f := newBatchFixture(t)
-	opts := storage.ListOptions{Recursive: true, Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true}}
-	opts.Predicate.GetAttrs = widget.GetAttrs
-	w := f.c.env.New("/widgets", opts)
-	f.c.hub.Add(w.e)
+	w := f.addParkedWatcher(true, false)
 	f.c.hub.Batch(true)
 	ev := f.apply()
 	f.c.hub.QueueBookmark(w.e, func() uint64 { return ev.RV })
+	f.c.hub.Batch(false)
 	got := drainEvents(t, w)
 	if len(got) != 2 || got[0].Type != watch.Added || got[1].Type != watch.Bookmark {
-		t.Fatalf("client got %v, want the held ADDED, then the BOOKMARK", eventTypes(got))
+		t.Fatalf("client got %v, want the ADDED, then the BOOKMARK", eventTypes(got))
 	}
-	f.c.hub.Batch(false)
 }
 
-// A watcher whose client does not read leaves live dispatch when a held
-// event does not fit, at the RV before it, with every earlier event queued.
+// A watcher whose client does not read leaves live dispatch when one more
+// change than its buffer waits for it in the log, at the RV before that
+// change, with every earlier change left in the log for it.
 func TestDispatchBatchLagsAtTheEventThatDoesNotFit(t *testing.T) {
 	f := newBatchFixture(t)
 	f.c.env.BufferSize = 2
-	w := f.c.addTestWatcher("/widgets", true, storage.Everything)
+	w := f.c.addTestWatcher("/widgets", true, storage.Everything) // no goroutine takes anything
 	var evs []*watchcache.Event
 	for range cap(w.result) {
 		evs = append(evs, f.apply()) // fill the client's channel
@@ -143,34 +169,28 @@ func TestDispatchBatchLagsAtTheEventThatDoesNotFit(t *testing.T) {
 		evs = append(evs, f.apply())
 	}
 	f.c.hub.Batch(false)
-	live, _, _ := f.c.hub.State(w.e)
-	if live {
-		t.Fatal("the watcher is still in live dispatch with its queue full")
+	if live, _, _ := f.c.hub.State(w.e); live {
+		t.Fatal("the watcher is still in live dispatch with its buffer full")
 	}
-	// The channel took the first cap(result), the queue (2) the next two.
+	// The channel took the first cap(result), the log holds the next two
+	// for it.
 	lagAt := evs[cap(w.result)+2].RV - 1
 	if w.e.LagFrom() != lagAt {
 		t.Fatalf("lagged from %d, want %d", w.e.LagFrom(), lagAt)
 	}
-	if q := w.e.Take(nil); len(q) != 2 || q[0] != evs[cap(w.result)] || q[1] != evs[cap(w.result)+1] {
-		t.Fatalf("queued %d events, want the 2 after the channel's", len(q))
-	}
-	if held, _ := f.c.hub.Held(w.e); held != 0 {
-		t.Fatalf("%d events still held", held)
+	q, lost := w.e.Take(nil)
+	if lost || len(q) != 2 || q[0].Event != evs[cap(w.result)] || q[1].Event != evs[cap(w.result)+1] {
+		t.Fatalf("took %d events (lost %v), want the 2 after the channel's", len(q), lost)
 	}
 }
 
-// Encoded watchers (WatchEncoded) that dispatch delivers a change to share
-// one wrapper of its object, also when a batch hands several over.
+// Encoded watchers (WatchEncoded) share one wrapper of a change's object,
+// also when a batch wakes them for several.
 func TestDispatchSharesEncodedWrappers(t *testing.T) {
 	f := newBatchFixture(t)
 	var ws []*Watcher
 	for range 3 {
-		w := f.c.env.New("/widgets", storage.ListOptions{Recursive: true,
-			Predicate: storage.SelectionPredicate{GetAttrs: widget.GetAttrs}})
-		w.Encoded = true
-		f.c.hub.Add(w.e)
-		ws = append(ws, w)
+		ws = append(ws, f.addParkedWatcher(false, true))
 	}
 	f.apply()
 	f.c.hub.Batch(true)
@@ -195,7 +215,73 @@ func TestDispatchSharesEncodedWrappers(t *testing.T) {
 			t.Fatalf("events %d and %d share a wrapper", i-1, i)
 		}
 	}
-	if _, n := f.c.hub.Held(ws[0].e); n != 0 {
-		t.Fatalf("%d wrappers kept after the round", n)
+}
+
+// A watcher whose client fell behind is woken once for what is published
+// before it takes it, and one Take hands it all, in order; the next finds
+// nothing. A watcher the changes do not concern is not woken.
+func TestWatcherTakesTheLogInOneGo(t *testing.T) {
+	f := newBatchFixture(t)
+	w := f.c.addTestWatcher("/widgets", true, storage.Everything) // no goroutine takes anything
+	other := f.c.addTestWatcher("/widgets/ns/none", false, storage.Everything)
+	for range cap(w.result) {
+		f.apply() // fill the client's channel: the hub hands delivery to the goroutine
+	}
+	var want []*watchcache.Event
+	for range 5 {
+		want = append(want, f.apply())
+	}
+	if n := len(w.e.Ready()); n != 1 {
+		t.Fatalf("%d wake-up tokens, want 1", n)
+	}
+	if n := len(other.e.Ready()); n != 0 {
+		t.Fatalf("a watcher the events do not concern was woken (%d tokens)", n)
+	}
+	got, lost := w.e.Take(nil)
+	if lost || len(got) != len(want) {
+		t.Fatalf("took %d entries (lost %v), want %d", len(got), lost, len(want))
+	}
+	for i, p := range got {
+		if p.Event != want[i] {
+			t.Fatalf("entry %d is RV %d, want %d", i, p.Event.RV, want[i].RV)
+		}
+	}
+	if again, _ := w.e.Take(nil); len(again) != 0 {
+		t.Fatalf("a second Take found %d entries, want none", len(again))
+	}
+}
+
+// Within the coalescing interval of the last round of wake-ups, commits
+// defer waking the watchers to the interval's end, when their client gets
+// the interval's changes together, in order; a commit after a quiet
+// interval wakes them at once.
+func TestDispatchCoalescesWakeUps(t *testing.T) {
+	const window = 2 * time.Millisecond
+	wall := clocktesting.NewFakeClock(time.Now())
+	f := newBatchFixture(t)
+	f.c.hub = hub.New(hub.Config{Wall: wall, Metrics: noMetrics{}, Coalesce: window})
+	f.c.env.Hub = f.c.hub
+	w := f.addParkedWatcher(false, false)
+	first := f.apply()
+	if got := drainRVs(t, w); fmt.Sprint(got) != fmt.Sprint([]uint64{first.RV}) {
+		t.Fatalf("after a quiet interval the client got %v, want %d at once", got, first.RV)
+	}
+	second, third := f.apply(), f.apply()
+	if n := len(w.result); n != 0 {
+		t.Fatalf("client has %d events within the interval, want 0 (not woken yet)", n)
+	}
+	wall.Step(window)
+	var got []uint64
+	for deadline := time.Now().Add(5 * time.Second); len(got) < 2 && time.Now().Before(deadline); {
+		got = append(got, drainRVs(t, w)...)
+		time.Sleep(time.Millisecond) // the interval's timer runs on a goroutine of its own
+	}
+	if want := []uint64{second.RV, third.RV}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("at the interval's end the client got %v, want %v", got, want)
+	}
+	wall.Step(window)
+	fourth := f.apply()
+	if got := drainRVs(t, w); fmt.Sprint(got) != fmt.Sprint([]uint64{fourth.RV}) {
+		t.Fatalf("after a quiet interval the client got %v, want %d at once", got, fourth.RV)
 	}
 }

@@ -1,12 +1,16 @@
 package watcher
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/listwatch/listwatch/cacher/internal/hub"
 	"github.com/listwatch/listwatch/examples/widget"
@@ -15,15 +19,17 @@ import (
 )
 
 // BenchmarkDispatchFanout measures fan-out rounds: Events updates, each
-// committed and dispatched as the feed does, to 1,000 watchers of every
-// object in direct mode, each read by a client goroutine, until every
-// client has them all (ns/delivery is per watcher and event). It is the
-// cacher's share of an unpaced fan-out: dispatch, the channel sends and
-// the wake-ups of the clients. Events=1 is a feed that finds no other
+// committed and dispatched as the feed does, to 1,000 started watchers of
+// every object, each read by a client goroutine, until every client has
+// them all (ns/delivery is per watcher and event). It is the cacher's
+// share of an unpaced fan-out: dispatch, the watchers' delivery, the
+// channel sends and the wake-ups. Events=1 is a feed that finds no other
 // event waiting; Events=8 one that finds a backlog, handed over event by
-// event (Batch=false) or together (Batch=true, see hub.batching).
+// event (Batch=false) or together (Batch=true, see hub.Batch); Events=64
+// one whose backlog outruns the clients' channels (16), so that the
+// watchers' goroutines deliver the rest.
 func BenchmarkDispatchFanout(b *testing.B) {
-	for _, events := range []int{1, 8} {
+	for _, events := range []int{1, 8, 64} {
 		for _, batch := range []bool{false, true} {
 			if events == 1 && batch {
 				continue
@@ -38,26 +44,6 @@ func BenchmarkDispatchFanout(b *testing.B) {
 func benchmarkDispatchFanout(b *testing.B, events int, batch bool) {
 	const watchers = 1000
 	c := newDispatchRig(b)
-	var left atomic.Int64
-	round := make(chan struct{}, 1)
-	var wg sync.WaitGroup
-	ws := make([]*Watcher, watchers)
-	for i := range ws {
-		ws[i] = c.addTestWatcher("/widgets", true, storage.Everything)
-		wg.Go(func() {
-			for range ws[i].result {
-				if left.Add(-1) == 0 {
-					round <- struct{}{}
-				}
-			}
-		})
-	}
-	defer func() {
-		for _, w := range ws {
-			close(w.result)
-		}
-		wg.Wait()
-	}()
 	const objects = 100
 	rv := uint64(1)
 	apply := func() *watchcache.Event {
@@ -67,10 +53,39 @@ func benchmarkDispatchFanout(b *testing.B, events int, batch bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		c.cache.UpdateRV(rv)
 		return ev
 	}
 	for range objects {
 		apply()
+	}
+	var left atomic.Int64
+	round := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	ws := make([]*Watcher, watchers)
+	for i := range ws {
+		w := c.env.New("/widgets", storage.ListOptions{Recursive: true,
+			Predicate: storage.SelectionPredicate{GetAttrs: widget.GetAttrs}})
+		w.Plan = Plan{Pos: rv}
+		ctx, cancel := context.WithCancelCause(context.Background())
+		w.Start(ctx, cancel, func() { cancel(nil) })
+		ws[i] = w
+		wg.Go(func() {
+			for range w.ResultChan() {
+				if left.Add(-1) == 0 {
+					round <- struct{}{}
+				}
+			}
+		})
+	}
+	defer func() {
+		for _, w := range ws {
+			w.Stop()
+		}
+		wg.Wait()
+	}()
+	for c.hub.Live() != watchers {
+		runtimeGosched()
 	}
 	evs := make([]*watchcache.Event, events)
 	b.ReportAllocs()
@@ -94,10 +109,109 @@ func benchmarkDispatchFanout(b *testing.B, events int, batch bool) {
 		<-round
 		n += events
 	}
-	for _, w := range ws {
-		if _, direct, _ := c.hub.State(w.e); !direct {
-			b.Fatal("a watcher left direct mode")
-		}
+	if live := c.hub.Live(); live != watchers {
+		b.Fatalf("%d watchers in live dispatch, want %d (none lagged)", live, watchers)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*watchers), "ns/delivery")
+}
+
+// BenchmarkDispatchPaced measures the process CPU per delivery of a paced
+// feed: one change every Gap to 1,000 started watchers of every object,
+// each read by a client goroutine, with the hub's wake-up coalescing off
+// and at 2 ms (cacher.DefaultWakeCoalesce). cpu-ns/delivery is the
+// process's user and system CPU over the run divided by the deliveries;
+// lag-ms is how long after its commit the last client got the last change.
+func BenchmarkDispatchPaced(b *testing.B) {
+	for _, gap := range []time.Duration{250 * time.Microsecond, time.Millisecond} {
+		for _, coalesce := range []time.Duration{0, 2 * time.Millisecond} {
+			b.Run(fmt.Sprintf("Gap=%v/Coalesce=%v", gap, coalesce), func(b *testing.B) {
+				benchmarkDispatchPaced(b, gap, coalesce)
+			})
+		}
+	}
+}
+
+func benchmarkDispatchPaced(b *testing.B, gap, coalesce time.Duration) {
+	const watchers, events = 1000, 2000
+	c := newDispatchRig(b)
+	c.hub = hub.New(hub.Config{Wall: clock.RealClock{}, Metrics: noMetrics{}, Coalesce: coalesce})
+	c.env.Hub = c.hub
+	const objects = 100
+	rv := uint64(1)
+	apply := func() *watchcache.Event {
+		rv++
+		o := widget.NewWidget("ns", fmt.Sprintf("w%04d", rv%objects))
+		ev, err := c.cache.Apply(watch.Modified, o, rv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.cache.UpdateRV(rv)
+		return ev
+	}
+	for range objects {
+		apply()
+	}
+	var left atomic.Int64
+	done := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	ws := make([]*Watcher, watchers)
+	for i := range ws {
+		w := c.env.New("/widgets", storage.ListOptions{Recursive: true,
+			Predicate: storage.SelectionPredicate{GetAttrs: widget.GetAttrs}})
+		w.Plan = Plan{Pos: rv}
+		ctx, cancel := context.WithCancelCause(context.Background())
+		w.Start(ctx, cancel, func() { cancel(nil) })
+		ws[i] = w
+		wg.Go(func() {
+			for range w.ResultChan() {
+				if left.Add(-1) == 0 {
+					done <- struct{}{}
+				}
+			}
+		})
+	}
+	defer func() {
+		for _, w := range ws {
+			w.Stop()
+		}
+		wg.Wait()
+	}()
+	for c.hub.Live() != watchers {
+		runtimeGosched()
+	}
+	evs := make([]*watchcache.Event, events)
+	var cpu time.Duration
+	var lag time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		for i := range evs {
+			evs[i] = apply()
+		}
+		left.Store(watchers * events)
+		b.StartTimer()
+		before := processCPU(b)
+		next := time.Now()
+		for _, ev := range evs {
+			if d := time.Until(next); d > 0 {
+				time.Sleep(d)
+			}
+			next = next.Add(gap)
+			_ = c.hub.Commit(func(tx hub.Tx) error { tx.Dispatch(ev); return nil })
+		}
+		last := time.Now()
+		<-done
+		lag += time.Since(last)
+		cpu += processCPU(b) - before
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*watchers*events), "cpu-ns/delivery")
+	b.ReportMetric(float64(lag.Milliseconds())/float64(b.N), "lag-ms")
+}
+
+// processCPU is the user and system CPU the process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -64,7 +64,8 @@ type Env struct {
 	NewFunc   func() runtime.Object
 	KeyFunc   func(runtime.Object) (string, error)
 	// CatchUpBatch is how many events a catching-up watcher copies from
-	// history at a time; BufferSize its queue of live events.
+	// history at a time; BufferSize how many live events concerning it
+	// may wait for it in the hub's log.
 	CatchUpBatch, BufferSize int
 }
 

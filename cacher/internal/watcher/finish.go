@@ -38,10 +38,8 @@ func (w *Watcher) fail(ctx context.Context, err error, reason string) {
 
 // sendFinalError ends a watch aborted by reinitialize (or by a consistency
 // check that found the cache diverged in its scope, or by a relist that
-// found an object in its scope unreadable, see endWatchesOf) with an error event
-// (500 naming the cause), unless its client stops first. The reason is
-// InternalError, or the storage's own StoreReadError when the storage watch
-// failed on unreadable data (a corrupt object, a corrupt deletion).
+// found an object in its scope unreadable or uncacheable, see endWatches)
+// with an error event (see finalStatus), unless its client stops first.
 func (w *Watcher) sendFinalError(cause error) {
 	reason := "reinitialized"
 	switch {
@@ -51,11 +49,7 @@ func (w *Watcher) sendFinalError(cause error) {
 		reason = "corrupt" // an object in its scope can no longer be read
 	}
 	w.env.Metrics.WatcherTerminated(reason)
-	st := apierrors.NewInternalError(cause).Status()
-	var storageStatus apierrors.APIStatus
-	if errors.As(cause, &storageStatus) && storageStatus.Status().Reason == metav1.StatusReasonStoreReadError {
-		st.Reason, st.Message = metav1.StatusReasonStoreReadError, cause.Error()
-	}
+	st := finalStatus(cause)
 	t := w.env.Wall.NewTimer(finalErrorTimeout)
 	defer t.Stop()
 	select {
@@ -63,6 +57,27 @@ func (w *Watcher) sendFinalError(cause error) {
 	case <-w.stopped:
 	case <-t.C():
 	}
+}
+
+// finalStatus is what the client of a watch the cacher ended is told: a
+// 500 saying why in words that name no storage key and quote no storage,
+// etcd or gRPC error (cause carries those; the cacher logged them once,
+// when it ended the watches). When objects in the watch's scope can no
+// longer be read or held (a storage error with reason StoreReadError), the
+// reason is StoreReadError and the message the storage error's
+// ClientMessage, without the keys.
+func finalStatus(cause error) metav1.Status {
+	msg := "the watch cache was re-initialised; list again"
+	if errors.Is(cause, ErrDiverged) {
+		msg = "the watch cache diverged from the storage; list again"
+	}
+	st := apierrors.NewInternalError(errors.New(msg)).ErrStatus
+	st.Message, st.Details = msg, nil
+	var se *storage.Error
+	if errors.As(cause, &se) && se.Status().Reason == metav1.StatusReasonStoreReadError {
+		st.Reason, st.Message = metav1.StatusReasonStoreReadError, se.ClientMessage()
+	}
+	return st
 }
 
 // ErrReinitialized is the cause with which the cacher ends every watch

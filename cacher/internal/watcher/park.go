@@ -20,9 +20,9 @@ const (
 )
 
 // parkIfAsked parks the watcher if the park loop asked it to and it is
-// idle in live dispatch: registered, nothing queued; it then enters direct
-// mode (true: the calling goroutine, which holds no event, must exit
-// without touching the watcher again).
+// idle in live dispatch: registered, nothing to take from the log; the
+// hub then delivers for it (true: the calling goroutine, which holds no
+// event, must exit without touching the watcher again).
 func (w *Watcher) parkIfAsked(ctx context.Context) bool {
 	if !w.e.ParkAsked() {
 		return false

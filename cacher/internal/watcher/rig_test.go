@@ -1,6 +1,8 @@
 package watcher
 
 import (
+	goruntime "runtime"
+
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -73,3 +75,6 @@ func (c *dispatchRig) dispatch(ev *watchcache.Event) int {
 	_ = c.hub.Commit(func(tx hub.Tx) error { n = tx.Dispatch(ev); return nil })
 	return n
 }
+
+// runtimeGosched yields while a benchmark waits for its watchers to join.
+func runtimeGosched() { goruntime.Gosched() }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/listwatch/listwatch/cacher/internal/history"
 	"github.com/listwatch/listwatch/cacher/internal/hub"
-	"github.com/listwatch/listwatch/watchcache"
 )
 
 // Watcher is one watch served by the cacher: a delivery state machine
@@ -18,9 +17,10 @@ import (
 // dispatch through its Env's Hub; it knows nothing else of the cacher.
 //
 // Its goroutine (run, and follow after a wake-up) owns the delivery state
-// and sends on result, which finish closes; except while the hub delivers
-// directly (direct mode, see hub.Entry): then the hub's dispatch, under
-// the hub's lock, calls DeliverDirect, which owns them and sends on
+// (and its cursor into the hub's log) and sends on result, which finish
+// closes; except while the hub delivers (see the hub's handoff.go: while
+// the client keeps up, and always while parked): then the hub, under its
+// lock, calls DeliverDirect or DrainDirect, which own them and send on
 // result without blocking. The hub owns e's dispatch state. Only the
 // cacher's Watch creates watchers; their clients call ResultChan and Stop.
 type Watcher struct {
@@ -45,7 +45,7 @@ type Watcher struct {
 	abort    context.CancelCauseFunc // ends the watch's context with a cause
 	stopOnce sync.Once
 
-	// Owned by the goroutine (or dispatch in direct mode, see above):
+	// Owned by the goroutine (or the hub while it delivers, see above):
 	pos      uint64 // every event with RV <= pos has been delivered or filtered out
 	lastSent uint64 // RV of the last event or bookmark sent
 	// revRV and revSeen are the keys handled at revision revRV (> pos),
@@ -54,6 +54,8 @@ type Watcher struct {
 	// sources in the middle of one; replays skip what it already handled.
 	revRV   uint64
 	revSeen []string
+	// directBatch is DrainDirect's buffer of log entries.
+	directBatch []*hub.Published
 	// noShared is a shared history that could not serve the watcher: it does
 	// not try it again.
 	noShared *history.Shared
@@ -100,43 +102,30 @@ func (w *Watcher) Stop() {
 	<-w.done
 }
 
-// DeliverDirect implements hub.Member: deliver for the dispatcher in
-// direct mode (the hub's lock held).
-func (w *Watcher) DeliverDirect(ev *watchcache.Event, shared *hub.Wrappers) bool {
-	if w.ctx != nil && w.ctx.Err() != nil {
-		// Ended (by its client, or by the cacher at a revision it cannot
-		// deliver): its goroutine finishes it; nothing after that point.
-		return true
-	}
-	if ev.Type == watch.Bookmark {
-		if !w.e.Bookmarks || ev.RV < w.lastSent || ev.RV < w.pos {
-			return true
-		}
-		out, ok := w.bookmarkEvent(ev.RV, false)
-		return !ok || w.trySend(out, ev.RV)
-	}
-	if w.handled(ev.RV, ev.Key()) {
-		return true
-	}
-	out, ok := w.convertWith(ev, shared)
-	if ok && (out.Type == watch.Error || !w.trySend(out, ev.RV)) {
-		// An error (an object that cannot be decoded) ends the watch,
-		// which the watcher's goroutine does (see deliver).
-		return false
-	}
-	w.markHandled(ev.RV, ev.Key())
-	return true
+// DeliverDirect implements hub.Member: deliver p for the hub without
+// blocking (the hub's lock held).
+func (w *Watcher) DeliverDirect(p *hub.Published) bool {
+	return w.deliverEvent(w.ctx, p.Event, p, false)
 }
 
-// trySend sends ev if result has room.
-func (w *Watcher) trySend(ev watch.Event, rv uint64) bool {
-	select {
-	case w.result <- ev:
-		w.lastSent = max(w.lastSent, rv)
-		return true
-	default:
+// DrainDirect implements hub.Member: deliver, for the hub, what the
+// watcher has to take from the log without blocking (the hub's lock
+// held); what does not fit is given back for its goroutine.
+func (w *Watcher) DrainDirect() bool {
+	batch, lost := w.e.Take(w.directBatch)
+	w.directBatch = batch
+	defer clear(batch)
+	for i, p := range batch {
+		if !w.deliverEvent(w.ctx, p.Event, p, false) {
+			w.e.Untake(batch[i:])
+			return false
+		}
+	}
+	if lost {
+		w.e.Untake(nil) // its goroutine finds the loss again and lags
 		return false
 	}
+	return true
 }
 
 // run is the watcher's first goroutine: initial events, then follow.
@@ -169,9 +158,11 @@ func (w *Watcher) follow(ctx context.Context, catchUpFirst bool) {
 	}
 }
 
-// live follows live dispatch until the watcher lags, ends or parks.
+// live follows live dispatch until the watcher lags, ends or parks: woken
+// by the hub when its client fell behind, it takes everything the log
+// holds for it in one go, then offers delivery back to the hub.
 func (w *Watcher) live(ctx context.Context) liveEnd {
-	var batch []*watchcache.Event
+	var batch []*hub.Published
 	var beforeDeadline <-chan time.Time
 	if !w.BookmarkAt.IsZero() {
 		t := w.env.Wall.NewTimer(w.BookmarkAt.Sub(w.env.Wall.Now()))
@@ -188,17 +179,18 @@ func (w *Watcher) live(ctx context.Context) liveEnd {
 			w.env.Hub.QueueBookmark(w.e, w.env.Source.CacheRV)
 		case <-w.e.Ready():
 			if !w.e.Reclaim() {
-				// Dispatch delivers directly: a stale token, or parkLoop
-				// asking the goroutine to park.
+				// The hub delivers: a stale token, or the park loop asking
+				// the goroutine to park.
 				if w.parkIfAsked(ctx) {
 					return liveParked
 				}
 				continue
 			}
-			batch = w.e.Take(batch)
-			if len(batch) == 0 {
+			var lost bool
+			batch, lost = w.e.Take(batch)
+			if len(batch) == 0 && !lost {
 				// A stale token (what it announced was taken already), or
-				// parkLoop asking the goroutine to park.
+				// the park loop asking the goroutine to park.
 				if w.parkIfAsked(ctx) {
 					return liveParked
 				}
@@ -206,30 +198,43 @@ func (w *Watcher) live(ctx context.Context) liveEnd {
 				continue
 			}
 			w.e.MarkBusy()
-			for _, ev := range batch {
-				if !w.deliver(ctx, ev) {
-					return liveEnded
-				}
+			if !w.deliverAll(ctx, batch) {
+				return liveEnded
+			}
+			if lost {
+				// Fell behind the log: the cache's history has the rest.
+				w.env.Hub.Lag(w.e, w.pos)
+				return liveLagged
 			}
 			w.e.OfferDirect()
 		case <-w.e.Lagged():
-			if !w.drain(ctx, batch) {
-				return liveEnded
-			}
-			return liveLagged
+			return w.drain(ctx, batch)
 		}
 	}
 }
 
-// drain delivers what the dispatcher queued before it took the watcher out
-// of live dispatch; every event up to lagFrom is then handled.
-func (w *Watcher) drain(ctx context.Context, batch []*watchcache.Event) bool {
-	for _, ev := range w.e.Take(batch) {
-		if !w.deliver(ctx, ev) {
+// deliverAll delivers a batch taken from the log.
+func (w *Watcher) deliverAll(ctx context.Context, batch []*hub.Published) bool {
+	defer clear(batch)
+	for _, p := range batch {
+		if !w.deliverEvent(ctx, p.Event, p, true) {
 			return false
 		}
 	}
-	w.e.DropToken()
-	w.pos = max(w.pos, w.e.LagFrom())
 	return true
+}
+
+// drain delivers what the log held for the watcher when dispatch took it
+// out of live dispatch; every event up to lagFrom is then handled, unless
+// the log lost some of it (the watcher then catches up from pos).
+func (w *Watcher) drain(ctx context.Context, batch []*hub.Published) liveEnd {
+	batch, lost := w.e.Take(batch)
+	if !w.deliverAll(ctx, batch) {
+		return liveEnded
+	}
+	w.e.DropToken()
+	if !lost {
+		w.pos = max(w.pos, w.e.LagFrom())
+	}
+	return liveLagged
 }

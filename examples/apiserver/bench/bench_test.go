@@ -12,11 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -26,12 +24,14 @@ import (
 var (
 	flagObjects   = flag.Int("apiserver.objects", 10000, "widgets listed (and cached) per storage")
 	flagWatchers  = flag.String("apiserver.watchers", "200,1000,5000", "comma-separated watcher counts of the fan-out runs (empty: none)")
+	flagProtocols = flag.String("apiserver.protocols", "h2", "comma-separated HTTP versions of the fan-out runs' watchers: h2 (HTTP/2, 100 watches per connection) and/or h1 (HTTP/1.1, one connection per watch)")
+	flagPace      = flag.String("apiserver.pace", "0", "comma-separated writer paces of the fan-out runs: 0 writes as fast as one writer can, a duration (200ms) writes once per duration so that the latencies are those of one write reaching every watcher")
 	flagDuration  = flag.Duration("apiserver.duration", 5*time.Second, "how long the writer writes in each fan-out run")
 	flagStorages  = flag.String("apiserver.storages", "kubernetes,listwatch", "comma-separated storages, in the order they run")
 	flagChild     = flag.Bool("apiserver.child", false, "run the one storage of -apiserver.storages and print its result as JSON (set by the parent)")
 	flagResume    = flag.Int("apiserver.resume", 100, "watchers open across the restart run (0: no restart run)")
 	flagServerLog = flag.Bool("apiserver.serverlog", false, "write the servers' warnings and errors to stderr")
-	flagProfile   = flag.String("apiserver.cpuprofile", "", "directory to write a CPU profile of each fan-out run to (<storage>-<watchers>.pprof; the child process: server, etcd and clients)")
+	flagProfile   = flag.String("apiserver.cpuprofile", "", "directory to write a CPU profile of each fan-out run to (<storage>-<protocol>-<watchers>[-pace<pace>].pprof; the child process: server, etcd, the writer and, unless -apiserver.watchproc, the watchers; their goroutines labelled bench=client)")
 )
 
 // fanObjects is how many widgets the writer updates round robin.
@@ -50,19 +50,43 @@ type result struct {
 }
 
 type fanResult struct {
-	Watchers         int
-	WritesPerSec     float64
-	EventsPerSec     float64
-	P50, P99         time.Duration
-	Delivered, Wants int64
-	// CPU is the process's user+system CPU time from the first write
-	// until the events were delivered (server, etcd and clients).
+	Watchers int
+	Protocol protocol
+	// Pace is the time between two writes (0: as fast as one writer can).
+	Pace time.Duration
+	// Connections is how many connections the watchers' clients dialed.
+	Connections int64
+	// Refused counts the watchers whose watch was not established; Lost
+	// those whose watch the server ended during the run.
+	Refused, Lost int
+	Writes        int
+	WritesPerSec  float64
+	EventsPerSec  float64
+	P50, P99, Max time.Duration
+	// ReachP50 and ReachP99 are, with a pace, the quantiles over the
+	// writes of the time from sending one until every watcher still
+	// watching received it.
+	ReachP50, ReachP99 time.Duration
+	Delivered, Wants   int64
+	// CPU is the process's user+system CPU time (server, etcd and
+	// clients) from the first write until the events were delivered; with
+	// a pace, summed over each write's span from its sending until every
+	// watcher received it.
 	CPU time.Duration
-	// Elapsed is the wall time of the same span.
+	// ClientShare is the share of the process's CPU profile spent in the
+	// clients' goroutines (the writer, the watchers and their connections),
+	// -1 if unknown; the rest is the server's and etcd's (and the garbage
+	// collector's).
+	ClientShare float64
+	// Elapsed is the wall time of the same spans.
 	Elapsed time.Duration
 	// Others is the CPU time other processes on the machine used in the
-	// same span (-1: unknown).
+	// same spans (-1: unknown); with a pace, their share of the whole run
+	// scaled to the spans.
 	Others time.Duration
+	// Note says what went wrong, if anything did (the writer failed,
+	// watchers still short of events or not stopping at the deadline).
+	Note string
 }
 
 // resultPrefix starts the line a child process reports its result on.
@@ -75,6 +99,10 @@ const resultPrefix = "APISERVER-RESULT "
 func BenchmarkApiserver(b *testing.B) {
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
+	if *flagWatchChild != "" {
+		runWatchChild(b, *flagWatchChild)
+		return
+	}
 	if *flagChild {
 		r := runStorage(b, server.Storage(*flagStorages))
 		out, err := json.Marshal(r)
@@ -132,7 +160,6 @@ func runStorage(b *testing.B, kind server.Storage) result {
 	srv := startServer(b, kind, etcd.Endpoints)
 	defer func() { srv.stop() }()
 	rc := srv.client(b)
-	ctx := context.Background()
 	res := result{Kind: kind}
 
 	// Heap per cached object: the process's live heap before and after
@@ -149,17 +176,19 @@ func runStorage(b *testing.B, kind server.Storage) result {
 
 	putWidgets(b, etcd.Client, "fan", fanObjects)
 	waitCount(b, rc, "fan", fanObjects)
-	for _, f := range strings.Split(*flagWatchers, ",") {
-		if strings.TrimSpace(f) == "" {
-			continue // no fan-out run
-		}
-		w, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || w <= 0 {
-			b.Fatalf("bad -apiserver.watchers %q", *flagWatchers)
-		}
-		res.Fan = append(res.Fan, fanOut(b, srv, w))
+	counts, protos, paces := parseWatchers(b, *flagWatchers), parseProtocols(b, *flagProtocols), parsePaces(b, *flagPace)
+	ends := 2 // the watchers' connections have both ends in this process
+	if *flagWatchProc {
+		ends = 1
 	}
-	_ = ctx
+	raiseFileLimit(b, counts, protos, ends)
+	for _, w := range counts {
+		for _, proto := range protos {
+			for _, pace := range paces {
+				res.Fan = append(res.Fan, fanOut(b, srv, w, proto, pace))
+			}
+		}
+	}
 	if *flagResume > 0 {
 		res.ResumeWatchers = *flagResume
 		res.Resume = restartResume(b, &srv, kind, etcd.Endpoints, *flagResume, func(ns string, k int) {
@@ -168,6 +197,23 @@ func runStorage(b *testing.B, kind server.Storage) result {
 		res.ResumeRelist = res.Resume.relists()
 	}
 	return res
+}
+
+// parseWatchers parses -apiserver.watchers.
+func parseWatchers(b *testing.B, s string) []int {
+	b.Helper()
+	var ns []int
+	for _, f := range strings.Split(s, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue // no fan-out run
+		}
+		w, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || w <= 0 {
+			b.Fatalf("bad -apiserver.watchers %q", s)
+		}
+		ns = append(ns, w)
+	}
+	return ns
 }
 
 func waitCount(b *testing.B, rc *rest.RESTClient, ns string, n int) {
@@ -226,98 +272,26 @@ func currentRV(b *testing.B, rc *rest.RESTClient, ns string) string {
 	return string(rest[:bytes.IndexByte(rest, '"')])
 }
 
-// openWatchers opens w watches of ns from rv, spread over one client per
-// 100 watches, and returns once all are established.
-func openWatchers(b *testing.B, ctx context.Context, srv *running, ns, rv string, w int, lat *latencies) ([]*watcher, *sync.WaitGroup) {
-	b.Helper()
-	ws := make([]*watcher, w)
-	var done, open sync.WaitGroup
-	var rc *rest.RESTClient
-	for i := range ws {
-		if i%100 == 0 {
-			rc = srv.client(b)
-		}
-		ws[i] = &watcher{}
-		ws[i].lastRV.Store(rv)
-		open.Add(1)
-		done.Add(1)
-		go func(w *watcher, rc *rest.RESTClient) {
-			defer done.Done()
-			if err := w.run(ctx, rc, ns, rv, lat, open.Done); err != nil && ctx.Err() == nil {
-				b.Errorf("watch: %v", err)
-			}
-		}(ws[i], rc)
-	}
-	open.Wait()
-	return ws, &done
-}
-
-// fanOut opens w watchers of the fan namespace, writes as fast as one
-// writer can for the configured duration, and measures the delivery.
-func fanOut(b *testing.B, srv *running, w int) fanResult {
-	b.Helper()
-	lat := &latencies{}
-	ctx, cancel := context.WithCancel(context.Background())
-	rc := srv.client(b)
-	ws, done := openWatchers(b, ctx, srv, "fan", currentRV(b, rc, "fan"), w, lat)
-	stopProfile := startProfile(b, srv.kind, w)
-	writes := 0
-	cpu0, machine0 := processCPU(b), machineCPU()
-	start := time.Now()
-	for time.Since(start) < *flagDuration {
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"%d"}}}`, sentAnno, time.Now().UnixNano())
-		wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err := rc.Patch(types.MergePatchType).AbsPath(fmt.Sprintf(widgetsPath, "fan") + fmt.Sprintf("/w-%06d", writes%fanObjects)).
-			Body([]byte(patch)).DoRaw(wctx)
-		wcancel()
-		if err != nil {
-			b.Fatal(err)
-		}
-		writes++
-	}
-	elapsed := time.Since(start)
-	want := int64(writes) * int64(w)
-	// Wait for the watchers to receive what was written (up to 30 s).
-	var got int64
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		got = 0
-		for _, x := range ws {
-			got += x.events.Load()
-		}
-		if got >= want || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond) // polling counters
-	}
-	deliveredIn := time.Since(start)
-	cpu, machine := processCPU(b)-cpu0, machineCPU()
-	others := time.Duration(-1)
-	if machine0 >= 0 && machine >= 0 {
-		others = max(0, machine-machine0-cpu)
-	}
-	stopProfile()
-	cancel()
-	done.Wait()
-	return fanResult{
-		Watchers: w, WritesPerSec: float64(writes) / elapsed.Seconds(),
-		EventsPerSec: float64(got) / deliveredIn.Seconds(),
-		P50:          lat.quantile(0.50), P99: lat.quantile(0.99),
-		Delivered: got, Wants: want,
-		CPU: cpu, Elapsed: deliveredIn, Others: others,
-	}
-}
-
 func printTable(w io.Writer, results []result) {
 	if len(results) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nwatch fan-out over HTTPS (one writer, %v per run)\n", *flagDuration)
-	fmt.Fprintf(w, "| storage | watchers | writes/s | delivered events/s | delivered/expected | p50 | p99 | process CPU per delivered event | process CPU (cores) | other processes' CPU (cores) |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "\nwatch fan-out over HTTPS (one writer, %v per run; pace 0: as fast as it can, else one write per pace, so that the latencies are one write's to every watcher)\n", *flagDuration)
+	fmt.Fprintf(w, "| storage | protocol | watchers | connections | pace | writes/s | delivered events/s | delivered/expected | refused | lost | p50 | p99 | max | one write to all: p50 | p99 | process CPU per delivered event | server CPU per delivered event | process CPU (cores) | other processes' CPU (cores) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	var notes []string
 	for _, r := range results {
 		for _, f := range r.Fan {
-			fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %d/%d | %s | %s | %s | %.2f | %.2f |\n", r.Kind, f.Watchers, f.WritesPerSec, f.EventsPerSec,
-				f.Delivered, f.Wants, ms(f.P50), ms(f.P99), cpuPerEvent(f), f.CPU.Seconds()/f.Elapsed.Seconds(), f.Others.Seconds()/f.Elapsed.Seconds())
+			fmt.Fprintf(w, "| %s | %s | %d | %d | %s | %.0f | %.0f | %d/%d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %.2f | %.2f |\n", r.Kind, f.Protocol, f.Watchers, f.Connections,
+				paceString(f.Pace), f.WritesPerSec, f.EventsPerSec, f.Delivered, f.Wants, f.Refused, f.Lost, ms(f.P50), ms(f.P99), ms(f.Max),
+				reachMs(f, f.ReachP50), reachMs(f, f.ReachP99),
+				cpuPerEvent(f), serverPerEvent(f), f.CPU.Seconds()/f.Elapsed.Seconds(), f.Others.Seconds()/f.Elapsed.Seconds())
+			if f.Note != "" {
+				notes = append(notes, fmt.Sprintf("%s, %s, %d watchers, pace %s: %s", r.Kind, f.Protocol, f.Watchers, paceString(f.Pace), f.Note))
+			}
 		}
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
 	}
 	fmt.Fprintf(w, "\nlists of %d widgets (median of 10), process heap growth per cached object, restart\n", *flagObjects)
 	fmt.Fprintf(w, "| storage | list RV=0 | list consistent | list bytes | heap growth per cached object | watchers relisting after a restart |\n|---|---|---|---|---|---|\n")
@@ -332,10 +306,18 @@ func printTable(w io.Writer, results []result) {
 			k, l = l, k
 		}
 		fmt.Fprintf(w, "\nlistwatch / kubernetes:")
-		for i := range min(len(k.Fan), len(l.Fan)) {
-			fmt.Fprintf(w, " events/s at %d watchers %.2fx (p99 %.2fx, CPU per event %.2fx);", k.Fan[i].Watchers,
-				l.Fan[i].EventsPerSec/k.Fan[i].EventsPerSec, float64(l.Fan[i].P99)/float64(k.Fan[i].P99),
-				perEvent(l.Fan[i])/perEvent(k.Fan[i]))
+		for _, kf := range k.Fan {
+			for _, lf := range l.Fan {
+				if lf.Watchers != kf.Watchers || lf.Protocol != kf.Protocol || lf.Pace != kf.Pace {
+					continue
+				}
+				server := "-"
+				if lf.ClientShare >= 0 && kf.ClientShare >= 0 {
+					server = fmt.Sprintf("%.2fx", perEvent(lf)*(1-lf.ClientShare)/(perEvent(kf)*(1-kf.ClientShare)))
+				}
+				fmt.Fprintf(w, " %s at %d watchers, pace %s: events/s %.2fx (p99 %.2fx, CPU per event %.2fx, server CPU per event %s);", kf.Protocol, kf.Watchers, paceString(kf.Pace),
+					lf.EventsPerSec/kf.EventsPerSec, float64(lf.P99)/float64(kf.P99), perEvent(lf)/perEvent(kf), server)
+			}
 		}
 		fmt.Fprintf(w, " list RV=0 %.2fx, consistent %.2fx; heap per object %.2fx\n",
 			float64(l.ListZero)/float64(k.ListZero), float64(l.ListConsistent)/float64(k.ListConsistent), l.HeapPerObject/k.HeapPerObject)
@@ -351,5 +333,29 @@ func perEvent(f fanResult) float64 {
 }
 
 func cpuPerEvent(f fanResult) string { return fmt.Sprintf("%.1f µs", perEvent(f)*1e6) }
+
+// serverPerEvent is f's process CPU per delivered event less the clients'
+// share of it (server, etcd and the garbage collector).
+func serverPerEvent(f fanResult) string {
+	if f.ClientShare < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f µs", perEvent(f)*(1-f.ClientShare)*1e6)
+}
+
+// reachMs is a one-write-to-all quantile of f, "-" without a pace.
+func reachMs(f fanResult, d time.Duration) string {
+	if f.Pace == 0 || d == 0 {
+		return "-"
+	}
+	return ms(d)
+}
+
+func paceString(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	return d.String()
+}
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }

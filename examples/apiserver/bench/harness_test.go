@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -44,6 +45,10 @@ type running struct {
 
 	mu      sync.Mutex
 	clients []*rest.RESTClient // made by client; their connections closed by stop
+
+	// dials counts the connections the clients dialed; h1 and h2 count
+	// the responses they received over HTTP/1.1 and over HTTP/2.
+	dials, h1, h2 atomic.Int64
 }
 
 func startServer(b *testing.B, kind server.Storage, endpoints []string) *running {
@@ -112,14 +117,36 @@ func serverLogger() *slog.Logger {
 // behind the watchers' flow-controlled streams; a dial function of its own
 // keeps a client out of that cache.
 func (r *running) client(b *testing.B) *rest.RESTClient {
-	return r.clientWith(b, nil)
+	return r.clientWith(b, protoH2, nil)
 }
 
-// clientWith is client with its transport wrapped by wrap (nil: none).
-func (r *running) clientWith(b *testing.B, wrap transport.WrapperFunc) *rest.RESTClient {
+// clientFor is client speaking proto.
+func (r *running) clientFor(b *testing.B, proto protocol) *rest.RESTClient {
+	return r.clientWith(b, proto, nil)
+}
+
+// clientWith is client speaking proto with its transport wrapped by wrap
+// (nil: none). Over HTTP/2 its requests share one connection; over
+// HTTP/1.1 each concurrent request (each watch) has a connection of its
+// own.
+func (r *running) clientWith(b *testing.B, proto protocol, wrap transport.WrapperFunc) *rest.RESTClient {
 	cfg := rest.CopyConfig(r.cfg)
-	cfg.Dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
-	cfg.WrapTransport = wrap
+	dialer := &net.Dialer{Timeout: 10 * time.Second}
+	cfg.Dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+		r.dials.Add(1)
+		return dialer.DialContext(ctx, network, address)
+	}
+	if proto == protoH1 {
+		// ALPN without h2: client-go then leaves HTTP/2 off the transport.
+		cfg.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	}
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		rt = protoCounter{next: rt, r: r}
+		if wrap != nil {
+			rt = wrap(rt)
+		}
+		return rt
+	}
 	rc, err := rest.UnversionedRESTClientFor(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -128,14 +155,32 @@ func (r *running) clientWith(b *testing.B, wrap transport.WrapperFunc) *rest.RES
 	r.clients = append(r.clients, rc)
 	r.mu.Unlock()
 	// One request first, so that the connection exists before the many
-	// concurrent watches that follow (each would otherwise dial and
-	// handshake a connection of its own).
+	// concurrent watches that follow (over HTTP/2 each would otherwise
+	// dial and handshake a connection of its own).
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := rc.Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
 		b.Fatalf("client: %v", err)
 	}
 	return rc
+}
+
+// protoCounter counts the responses by HTTP version.
+type protoCounter struct {
+	next http.RoundTripper
+	r    *running
+}
+
+func (t protoCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err == nil {
+		if resp.ProtoMajor == 2 {
+			t.r.h2.Add(1)
+		} else {
+			t.r.h1.Add(1)
+		}
+	}
+	return resp, err
 }
 
 // putWidgets writes n widgets named w-<i> straight into etcd, encoded as
@@ -235,9 +280,13 @@ func (l *latencies) quantile(q float64) time.Duration {
 // watcher reads one HTTPS watch of ns as raw JSON lines, counting events
 // and timing those that carry the writer's send time.
 type watcher struct {
-	events atomic.Int64
-	lastRV atomic.Value // string
-	gone   atomic.Bool  // the watch ended with 410 Gone
+	events  atomic.Int64
+	lastRV  atomic.Value // string
+	gone    atomic.Bool  // the watch ended with 410 Gone
+	refused atomic.Bool  // the watch was not established
+	ended   atomic.Bool  // the established watch ended before ctx did
+	stopped atomic.Bool  // run returned
+	err     atomic.Value // error: why it was refused or ended
 }
 
 var (
@@ -245,15 +294,35 @@ var (
 	rvKey   = []byte(`"resourceVersion":"`)
 )
 
-// run watches ns from rv until ctx ends or the stream closes;
-// opened is called once the watch is established (or failed to be).
-func (w *watcher) run(ctx context.Context, rc *rest.RESTClient, ns, rv string, lat *latencies, opened func()) error {
+func (w *watcher) refuse(err error) {
+	w.err.Store(err)
+	w.refused.Store(true)
+}
+
+func (w *watcher) end(err error) {
+	w.err.Store(err)
+	w.ended.Store(true)
+}
+
+// run watches ns from rv until ctx ends or the stream closes. The watch
+// must be established by openBy, or it is refused; opened is called once
+// it is established or refused.
+func (w *watcher) run(ctx context.Context, rc *rest.RESTClient, ns, rv string, lat *latencies, openBy time.Time, opened func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	late := time.AfterFunc(time.Until(openBy), cancel)
 	stream, err := rc.Get().AbsPath(fmt.Sprintf(widgetsPath, ns)).Param("watch", "1").
 		Param("resourceVersion", rv).Param("allowWatchBookmarks", "true").Stream(ctx)
-	opened()
-	if err != nil {
-		return err
+	if !late.Stop() && err == nil {
+		stream.Close()
+		err = fmt.Errorf("not established by its deadline")
 	}
+	if err != nil {
+		w.refuse(err)
+		opened()
+		return
+	}
+	opened()
 	defer stream.Close()
 	r := bufio.NewReaderSize(stream, 64<<10)
 	var local []time.Duration
@@ -264,14 +333,18 @@ func (w *watcher) run(ctx context.Context, rc *rest.RESTClient, ns, rv string, l
 			if err == bufio.ErrBufferFull {
 				continue
 			}
-			return nil
+			if ctx.Err() == nil {
+				w.end(fmt.Errorf("stream ended: %w", err))
+			}
+			return
 		}
 		now := time.Now()
 		if bytes.HasPrefix(line, []byte(`{"type":"ERROR"`)) {
 			if bytes.Contains(line, []byte(`"code":410`)) {
 				w.gone.Store(true)
 			}
-			return nil
+			w.end(fmt.Errorf("%s", bytes.TrimSpace(line)))
+			return
 		}
 		if i := bytes.Index(line, rvKey); i >= 0 {
 			rest := line[i+len(rvKey):]

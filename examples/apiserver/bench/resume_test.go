@@ -352,7 +352,7 @@ func statusString(st *metav1.Status) string {
 // resumeClient is srv's client whose transport counts watch requests.
 func resumeClient(b *testing.B, srv *running) *rest.RESTClient {
 	b.Helper()
-	return srv.clientWith(b, func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt} })
+	return srv.clientWith(b, protoH2, func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt} })
 }
 
 // restartResume keeps n watchers of the fan namespace open, restarts the
@@ -365,11 +365,16 @@ func restartResume(b *testing.B, srv **running, kind server.Storage, endpoints [
 	lat := &latencies{}
 	ctx, cancel := context.WithCancel(context.Background())
 	rc := (*srv).client(b)
-	ws, done := openWatchers(b, ctx, *srv, "fan", currentRV(b, rc, "fan"), n, lat)
+	ws := openWatchers(b, ctx, *srv, "fan", currentRV(b, rc, "fan"), n, protoH2, lat)
+	if k := ws.refused(); k > 0 {
+		b.Fatalf("%d of %d watchers refused before the restart", k, n)
+	}
 	// The clients disconnect (a server's graceful shutdown waits for open
 	// watches), the server stops, etcd moves on.
 	cancel()
-	done.Wait()
+	if k := ws.wait(); k > 0 {
+		b.Fatalf("%d watchers did not stop within %v", k, stopBudget)
+	}
 	(*srv).stop()
 	write("elsewhere", 1000)
 	started := time.Now()
@@ -378,8 +383,8 @@ func restartResume(b *testing.B, srv **running, kind server.Storage, endpoints [
 	ctx, cancel = context.WithDeadline(context.Background(), started.Add(resumeBudget))
 	defer cancel()
 	var wg sync.WaitGroup
-	rs := make([]*resumer, len(ws))
-	for i, w := range ws {
+	rs := make([]*resumer, len(ws.ws))
+	for i, w := range ws.ws {
 		if i%100 == 0 {
 			rc = resumeClient(b, *srv)
 		}

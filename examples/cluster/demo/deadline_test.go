@@ -41,10 +41,13 @@ func TestProgressDeadlineWithKubectl(t *testing.T) {
 	out, err := k.run(ctx, "rollout", "status", "deployment/web", "--timeout=30s")
 	require.Error(t, err, "rollout status must fail: %s", out)
 	require.Contains(t, err.Error(), "exceeded its progress deadline")
+	// kubectl read the condition from the API server; the observer's
+	// informer gets it asynchronously.
+	require.NoError(t, sc.await("Progressing False with ProgressDeadlineExceeded in the observer's informer", func() bool {
+		c := rollout.Condition(sc.deployment("default", "web").Status, appsv1.DeploymentProgressing)
+		return c != nil && c.Reason == rollout.ReasonProgressDeadline
+	}))
 	dep := sc.deployment("default", "web")
-	c := rollout.Condition(dep.Status, appsv1.DeploymentProgressing)
-	require.NotNil(t, c)
-	require.Equal(t, rollout.ReasonProgressDeadline, c.Reason)
 	require.GreaterOrEqual(t, dep.Status.AvailableReplicas, int32(3), "maxUnavailable (25%% of 4 = 1) kept the old pods serving")
 
 	_, err = k.run(ctx, "rollout", "undo", "deployment/web")
@@ -55,6 +58,6 @@ func TestProgressDeadlineWithKubectl(t *testing.T) {
 		return sc.rolledOut("default", "web", 4) && sc.podsWithImage("default", "web", "nginx:1") == 4 &&
 			len(sc.podsOf("default", "web")) == 4
 	}))
-	c = rollout.Condition(sc.deployment("default", "web").Status, appsv1.DeploymentProgressing)
+	c := rollout.Condition(sc.deployment("default", "web").Status, appsv1.DeploymentProgressing)
 	require.Equal(t, rollout.ReasonNewRSAvailable, c.Reason, "progressing again after the undo")
 }

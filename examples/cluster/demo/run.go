@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/listwatch/listwatch/examples/cluster/rollout"
+	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	nodecontroller "github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
@@ -57,12 +58,12 @@ func Run(ctx context.Context, w io.Writer, o Options, sn Scenario) (err error) {
 		sn.ScaleTo = DefaultScenario.ScaleTo
 	}
 	o = o.withDefaults()
-	r := newRecorder(w)
-	o.OnEvent = chain(func(e nodecontroller.Event) { r.printf("node lifecycle controller: %s", e) }, o.OnEvent)
-	o.OnEvict = chain(func(e taint.Eviction) {
-		r.printf("taint manager: evicted pod %s/%s from %s", e.Namespace, e.Pod, e.Node)
+	r := demorun.NewNarrator(w)
+	o.OnEvent = demorun.Chain(func(e nodecontroller.Event) { r.Printf("node lifecycle controller: %s", e) }, o.OnEvent)
+	o.OnEvict = demorun.Chain(func(e taint.Eviction) {
+		r.Printf("taint manager: evicted pod %s/%s from %s", e.Namespace, e.Pod, e.Node)
 	}, o.OnEvict)
-	r.printf("starting embedded etcd, the API server (deployments, replicasets, pods, nodes, leases over List-Watch), "+
+	r.Printf("starting embedded etcd, the API server (deployments, replicasets, pods, nodes, leases over List-Watch), "+
 		"%d×%d simulated nodes, their kubelets (pods Running %s after binding), a scheduler and two controller manager replicas",
 		o.Zones, o.NodesPerZone, o.StartDelay)
 	s, err := Start(ctx, o)
@@ -84,34 +85,24 @@ func Run(ctx context.Context, w io.Writer, o Options, sn Scenario) (err error) {
 		return err
 	}
 	defer func() { _ = s.View.Pods.RemoveEventHandler(reg) }()
-	r.printf("API server at %s; %s leads the controller manager", s.API.URL, s.Replicas[s.Leader()].Name)
+	r.Printf("API server at %s; %s leads the controller manager", s.API.URL, s.Replicas[s.Leader()].Name)
 	wk := &walk{script: &script{ctx: ctx, s: s, r: r}, k: k, sn: sn, web: web}
 	for i, st := range steps {
-		r.printf("── step %d: %s", i+1, st.title)
+		r.Printf("── step %d: %s", i+1, st.title)
 		if err := st.run(wk); err != nil {
-			r.printf("FAIL step %d: %v", i+1, err)
+			r.Printf("FAIL step %d: %v", i+1, err)
 			return fmt.Errorf("%w: %d (%s): %v", ErrStepFailed, i+1, st.title, err)
 		}
-		r.printf("ok   step %d", i+1)
+		r.Printf("ok   step %d", i+1)
 	}
-	r.printf("all %d steps held", len(steps))
+	r.Printf("all %d steps held", len(steps))
 	return nil
-}
-
-// chain calls a, then b when set.
-func chain[T any](a, b func(T)) func(T) {
-	return func(e T) {
-		a(e)
-		if b != nil {
-			b(e)
-		}
-	}
 }
 
 // kubectl runs and narrates one kubectl command, showing at most max
 // lines of its output.
 func (w *walk) kubectl(max int, args ...string) (string, error) {
-	w.r.printf("$ %s", w.k.line(args...))
+	w.r.Printf("$ %s", w.k.line(args...))
 	out, err := w.k.run(w.ctx, args...)
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	if len(lines) > max {
@@ -121,7 +112,7 @@ func (w *walk) kubectl(max int, args ...string) (string, error) {
 	}
 	for _, l := range lines {
 		if l != "" {
-			w.r.printf("  %s", l)
+			w.r.Printf("  %s", l)
 		}
 	}
 	return out, err
@@ -170,7 +161,7 @@ func (w *walk) peakWithin(replicas int) error {
 	if err != nil {
 		return err
 	}
-	w.r.printf("check: at most %d pods alive at once (%d replicas + maxSurge %d)", peak, replicas, surge)
+	w.r.Printf("check: at most %d pods alive at once (%d replicas + maxSurge %d)", peak, replicas, surge)
 	if peak > replicas+int(surge) {
 		return fmt.Errorf("%d pods alive at once, above %d + maxSurge %d", peak, replicas, surge)
 	}
@@ -204,7 +195,7 @@ var steps = []step{
 				}
 			}
 		})
-		w.r.printf("check: %d pods over %d nodes, %d to %d per node (least allocated spreads them)", w.sn.Replicas, len(per),
+		w.r.Printf("check: %d pods over %d nodes, %d to %d per node (least allocated spreads them)", w.sn.Replicas, len(per),
 			slices.Min(counts), slices.Max(counts))
 		if len(per) != len(w.s.Sim.Nodes()) || slices.Max(counts)-slices.Min(counts) > 1 {
 			return fmt.Errorf("pods per node %v: not spread over every node", per)
@@ -272,7 +263,7 @@ var steps = []step{
 				w.deadNode = n
 			}
 		}
-		w.r.printf("stopping the kubelet of %s (%d pods of web)", w.deadNode, per[w.deadNode])
+		w.r.Printf("stopping the kubelet of %s (%d pods of web)", w.deadNode, per[w.deadNode])
 		if err := w.s.Sim.Stop(w.deadNode); err != nil {
 			return err
 		}
@@ -290,7 +281,7 @@ var steps = []step{
 		}); err != nil {
 			return err
 		}
-		w.r.printf("check: %s has no pods; %d available on the other nodes", w.deadNode, w.sn.ScaleTo)
+		w.r.Printf("check: %s has no pods; %d available on the other nodes", w.deadNode, w.sn.ScaleTo)
 		_, err := w.kubectl(4, "get", "nodes")
 		return err
 	}},
@@ -310,13 +301,13 @@ var steps = []step{
 			return errors.New("no leader")
 		}
 		d := w.deployment("default", "web")
-		w.r.printf("killing %s (the leader) with %d of %d pods updated", w.s.Replicas[lead].Name, d.Status.UpdatedReplicas, w.sn.ScaleTo)
+		w.r.Printf("killing %s (the leader) with %d of %d pods updated", w.s.Replicas[lead].Name, d.Status.UpdatedReplicas, w.sn.ScaleTo)
 		w.s.Kill(lead)
 		standby := 1 - lead
 		if err := w.await("the standby elected", func() bool { return w.s.Replicas[standby].CM.Manager.IsLeader() }); err != nil {
 			return err
 		}
-		w.r.printf("%s leads now", w.s.Replicas[standby].Name)
+		w.r.Printf("%s leads now", w.s.Replicas[standby].Name)
 		if err := w.rolloutStatus("web"); err != nil {
 			return err
 		}
@@ -324,7 +315,7 @@ var steps = []step{
 			return err
 		}
 		made := w.web.created("nginx:1.29")
-		w.r.printf("check: %d pods of nginx:1.29 were ever created for %d replicas", made, w.sn.ScaleTo)
+		w.r.Printf("check: %d pods of nginx:1.29 were ever created for %d replicas", made, w.sn.ScaleTo)
 		if made != w.sn.ScaleTo {
 			return fmt.Errorf("%d pods of the new template created for %d replicas: duplicates", made, w.sn.ScaleTo)
 		}
@@ -336,7 +327,7 @@ var steps = []step{
 		if _, err := w.kubectl(3, "delete", "deployment", "web"); err != nil {
 			return err
 		}
-		defer w.r.printf("check: the garbage collector deleted web's %d replicasets and %d pods", rss, pods)
+		defer w.r.Printf("check: the garbage collector deleted web's %d replicasets and %d pods", rss, pods)
 		return w.await("web's replicasets and pods gone", func() bool {
 			for _, rs := range w.s.View.ReplicaSets.GetStore().List() {
 				if controlledBy(rs, uid) {
@@ -376,7 +367,7 @@ var steps = []step{
 				left++
 			}
 		}
-		w.r.printf("check: %d pods or replicasets of api left when its Deployment was gone", left)
+		w.r.Printf("check: %d pods or replicasets of api left when its Deployment was gone", left)
 		if left != 0 {
 			return fmt.Errorf("%d dependents outlived the foreground deletion", left)
 		}

@@ -2,38 +2,26 @@ package demo
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/listwatch/examples/cluster/rollout"
+	"github.com/listwatch/listwatch/examples/internal/demorun"
 )
 
 // script is the state the steps share.
 type script struct {
 	ctx context.Context
 	s   *Stack
-	r   *recorder
+	r   *demorun.Narrator
 }
 
 // await polls cond, which reads memory only (the observer's informers),
 // until it holds or the step times out.
 func (sc *script) await(what string, cond func() bool) error {
-	ctx, cancel := context.WithTimeout(sc.ctx, sc.s.Options.StepTimeout)
-	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("timed out after %s waiting for %s", sc.s.Options.StepTimeout, what)
-		case <-tick.C:
-		}
-	}
-	return nil
+	return demorun.Await(sc.ctx, sc.s.Options.StepTimeout, what, cond)
 }
 
 // deployment returns the observer's copy of ns/name (nil when unknown).

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,9 +18,9 @@ import (
 
 	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/etcdrun"
 	"github.com/listwatch/listwatch/examples/cluster/controllers"
 	"github.com/listwatch/listwatch/examples/cluster/kubelet"
+	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	nodecontroller "github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
@@ -156,13 +155,11 @@ type Stack struct {
 	View *Informers
 
 	factories []interface{ Shutdown() }
-	etcd      *etcdrun.Server
+	etcd      *demorun.Etcd
 	hc        *http.Client
 	runCtx    context.Context
 	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	errMu     sync.Mutex
-	err       error
+	parts     demorun.Group
 }
 
 // Start starts a cluster; Close stops it.
@@ -179,20 +176,12 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 // start starts the parts in order.
 func (s *Stack) start(ctx context.Context) error {
 	o := s.Options
-	s.Etcd = o.Client
-	if s.Etcd == nil {
-		e, err := etcdrun.StartServer(etcdrun.ServerConfig{NoFsync: true,
-			ClientURLs: []string{"http://127.0.0.1:0"}, PeerURLs: []string{"http://127.0.0.1:0"}})
-		if err != nil {
-			return err
-		}
-		s.etcd = e
-		if s.Etcd, err = etcdrun.Connect(ctx, etcdrun.ClientConfig{Endpoints: e.Endpoints}); err != nil {
-			return err
-		}
-	}
-	s.runCtx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
+	if s.etcd, err = demorun.StartEtcd(ctx, o.Client); err != nil {
+		return err
+	}
+	s.Etcd = s.etcd.Client
+	s.runCtx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if s.API, err = api.StartAPIServer(ctx, api.ServerConfig{Client: s.Etcd, Prefix: o.Prefix, Listen: o.Listen,
 		Logger: o.Logger, Cacher: func(_ api.Kind, c *cacher.Config) { c.BookmarkInterval = o.Bookmarks },
 		Edit: func(c *server.Config) { c.Metrics = o.Metrics }}); err != nil {
@@ -219,8 +208,8 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	agents.Factory.Start(s.runCtx)
 	s.factories = append(s.factories, agents.Factory)
-	s.run("simulator", func() error { return s.Sim.Run(s.runCtx) })
-	s.run("kubelets", func() error { return s.Kubelets.Run(s.runCtx) })
+	s.parts.Go("simulator", func() error { return s.Sim.Run(s.runCtx) })
+	s.parts.Go("kubelets", func() error { return s.Kubelets.Run(s.runCtx) })
 
 	// The scheduler, a process of its own.
 	schedInf, err := api.NewInformers(s.Client)
@@ -233,7 +222,7 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	schedInf.Factory.Start(s.runCtx)
 	s.factories = append(s.factories, schedInf.Factory)
-	s.run("scheduler", func() error { return s.Scheduler.Run(s.runCtx) })
+	s.parts.Go("scheduler", func() error { return s.Scheduler.Run(s.runCtx) })
 
 	// The observer's view.
 	if s.View, err = NewInformers(s.Client); err != nil {
@@ -293,9 +282,10 @@ func (s *Stack) startReplica(i int) error {
 	ctx, cancel := context.WithCancel(s.runCtx)
 	r := &Replica{Name: name, CM: cm, cancel: cancel, done: make(chan struct{})}
 	s.Replicas[i] = r
-	s.wg.Go(func() {
+	s.parts.Go(name, func() error {
 		defer close(r.done)
 		r.err = cm.Run(ctx)
+		return nil // a replica ends when it is killed: no failure of the stack
 	})
 	return nil
 }
@@ -317,39 +307,20 @@ func (s *Stack) Kill(i int) {
 	<-s.Replicas[i].done
 }
 
-// run runs f on a goroutine of the stack and records its error.
-func (s *Stack) run(name string, f func() error) {
-	s.wg.Go(func() {
-		if err := f(); err != nil && !errors.Is(err, context.Canceled) {
-			s.errMu.Lock()
-			if s.err == nil {
-				s.err = fmt.Errorf("%s: %w", name, err)
-			}
-			s.errMu.Unlock()
-		}
-	})
-}
-
 // Close stops everything and returns the first error a component failed
 // with.
 func (s *Stack) Close() error {
 	if s.cancel != nil {
 		s.cancel()
 	}
-	s.wg.Wait()
+	errs := []error{s.parts.Wait()}
 	for _, f := range s.factories {
 		f.Shutdown()
 	}
 	s.hc.CloseIdleConnections()
-	var errs []error
 	if s.API != nil {
 		errs = append(errs, s.API.Close())
 	}
-	if s.etcd != nil {
-		s.Etcd.Close()
-		s.etcd.Close()
-	}
-	s.errMu.Lock()
-	defer s.errMu.Unlock()
-	return errors.Join(append(errs, s.err)...)
+	s.etcd.Close()
+	return errors.Join(errs...)
 }

@@ -51,21 +51,29 @@ func TestDemoShort(t *testing.T) {
 		"zone-a FullDisruption rate=4/s", "AllZonesDisrupted", "no eviction and no NoExecute taint", "all 6 steps held"} {
 		require.True(t, strings.Contains(s, want), "missing %q in:\n%s", want, s)
 	}
-	// Every line's stamp is at or after the one before.
+	// Every line's stamp, elapsed seconds and clock, is at or after the
+	// one before (events were stamped when they happened and printed
+	// later, after newer lines).
+	var prevSecs float64
 	var prev time.Time
+	stamped := 0
 	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
-		var secs float64
-		var clock string
-		if _, err := fmt.Sscanf(line, "[%fs %s", &secs, &clock); err != nil {
+		if !strings.HasPrefix(line, "[") {
 			continue
 		}
+		var secs float64
+		var clock string
+		_, err := fmt.Sscanf(line, "[%fs %s", &secs, &clock)
+		require.NoError(t, err, "a stamp that does not read: %q", line)
 		at, err := time.Parse("15:04:05.000]", clock)
 		require.NoError(t, err, line)
-		if at.Before(prev) && prev.Sub(at) < time.Hour { // not midnight
-			t.Fatalf("a stamp goes backwards at %q", line)
+		if secs < prevSecs || (at.Before(prev) && prev.Sub(at) < time.Hour) { // not midnight
+			t.Fatalf("a stamp goes backwards at %q (previous line at %.2fs %s)", line, prevSecs, prev.Format("15:04:05.000"))
 		}
-		prev = at
+		prevSecs, prev = secs, at
+		stamped++
 	}
+	require.Greater(t, stamped, 20, "stamped lines in:\n%s", s)
 }
 
 // TestServeCommands: the serve mode's commands stop and resume nodes,

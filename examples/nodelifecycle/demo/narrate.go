@@ -4,52 +4,28 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
+	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
 )
 
 // recorder narrates and keeps what the controllers report.
 type recorder struct {
+	*demorun.Narrator
 	mu        sync.Mutex
-	w         io.Writer
-	start     time.Time
 	events    []controller.Event
 	evictions []taint.Eviction
-	// last is the stamp of the last line: lines are stamped when they are
-	// written, never earlier than the line before.
-	last time.Time
 }
 
-func newRecorder(w io.Writer) *recorder { return &recorder{w: w, start: time.Now()} }
-
-// printf writes one narrated line stamped with the time since the start.
-func (r *recorder) printf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.printfLocked(format, args...)
-}
-
-// printfLocked writes one line stamped with the time it is written: the
-// controllers report events from their own goroutines, and stamping each
-// with the time it happened printed them out of order (a later line with
-// an earlier time).
-func (r *recorder) printfLocked(format string, args ...any) {
-	at := time.Now()
-	if at.Before(r.last) {
-		at = r.last
-	}
-	r.last = at
-	fmt.Fprintf(r.w, "[%6.2fs %s] %s\n", at.Sub(r.start).Seconds(), at.Format("15:04:05.000"), fmt.Sprintf(format, args...))
-}
+func newRecorder(w io.Writer) *recorder { return &recorder{Narrator: demorun.NewNarrator(w)} }
 
 // onEvent records and narrates a controller event.
 func (r *recorder) onEvent(e controller.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)
-	r.printfLocked("controller: %s", e)
+	r.Printf("controller: %s", e)
 }
 
 // onEvict records and narrates an eviction.
@@ -61,7 +37,7 @@ func (r *recorder) onEvict(e taint.Eviction) {
 	if e.Waited > 0 {
 		why = fmt.Sprintf("tolerated it for %s", e.Waited)
 	}
-	r.printfLocked("taint manager: evicted pod %s/%s from %s (%s)", e.Namespace, e.Pod, e.Node, why)
+	r.Printf("taint manager: evicted pod %s/%s from %s (%s)", e.Namespace, e.Pod, e.Node, why)
 }
 
 // eventsSince returns the events of kind recorded from index from on.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
@@ -32,49 +33,31 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 		return errors.New("demo: the scenario needs at least 2 zones, 4 nodes per zone and 5 pods per node")
 	}
 	r := newRecorder(w)
-	o.OnEvent, o.OnEvict = chainEvent(r.onEvent, o.OnEvent), chainEvict(r.onEvict, o.OnEvict)
-	r.printf("starting embedded etcd, API server (nodes, pods at /api/v1; leases at /apis/coordination.k8s.io/v1), "+
+	o.OnEvent, o.OnEvict = demorun.Chain(r.onEvent, o.OnEvent), demorun.Chain(r.onEvict, o.OnEvict)
+	r.Printf("starting embedded etcd, API server (nodes, pods at /api/v1; leases at /apis/coordination.k8s.io/v1), "+
 		"%d×%d simulated nodes with %d pods each, node lifecycle controller and taint manager", o.Zones, o.NodesPerZone, o.PodsPerNode)
-	r.printf("timing: lease renewal %s, grace period %s, monitor period %s, tolerationSeconds %d; zone rates %g/s (normal), %g/s (partial, zones > %d nodes)",
+	r.Printf("timing: lease renewal %s, grace period %s, monitor period %s, tolerationSeconds %d; zone rates %g/s (normal), %g/s (partial, zones > %d nodes)",
 		o.Renew, o.Grace, o.Monitor, o.TolerationSeconds, o.Rates.Normal, o.Rates.Secondary, o.Rates.LargeClusterThreshold)
 	s, err := Start(ctx, o)
 	if err != nil {
 		return err
 	}
-	r.printf("API server at %s (try: kubectl --server %s get nodes)", s.API.URL, s.API.URL)
+	r.Printf("API server at %s (try: kubectl --server %s get nodes)", s.API.URL, s.API.URL)
 	sc := &script{ctx: ctx, s: s, r: r}
 	for i, st := range steps {
-		r.printf("── step %d: %s", i+1, st.title)
+		r.Printf("── step %d: %s", i+1, st.title)
 		if err := st.run(sc); err != nil {
-			r.printf("FAIL step %d: %v", i+1, err)
+			r.Printf("FAIL step %d: %v", i+1, err)
 			_ = s.Close()
 			return fmt.Errorf("%w: %d (%s): %v", ErrStepFailed, i+1, st.title, err)
 		}
-		r.printf("ok   step %d", i+1)
+		r.Printf("ok   step %d", i+1)
 	}
 	if err := s.Close(); err != nil {
 		return err
 	}
-	r.printf("all %d steps held", len(steps))
+	r.Printf("all %d steps held", len(steps))
 	return nil
-}
-
-func chainEvent(a, b func(controller.Event)) func(controller.Event) {
-	return func(e controller.Event) {
-		a(e)
-		if b != nil {
-			b(e)
-		}
-	}
-}
-
-func chainEvict[T any](a, b func(T)) func(T) {
-	return func(e T) {
-		a(e)
-		if b != nil {
-			b(e)
-		}
-	}
 }
 
 // steps is the scenario.
@@ -101,9 +84,9 @@ func stepAllReady(sc *script) error {
 		}
 		pods += sc.s.Options.PodsPerNode
 	}
-	sc.r.printf("%d nodes Ready in %d zones, %d pods; nodes informer at rv=%s, pods at rv=%s", len(nodes),
+	sc.r.Printf("%d nodes Ready in %d zones, %d pods; nodes informer at rv=%s, pods at rv=%s", len(nodes),
 		sc.s.Options.Zones, pods, sc.s.Informers.Nodes.LastSyncResourceVersion(), sc.s.Informers.Pods.LastSyncResourceVersion())
-	sc.r.printf("heartbeats: %s", sc.leaseLine(nodes[0]))
+	sc.r.Printf("heartbeats: %s", sc.leaseLine(nodes[0]))
 	return nil
 }
 
@@ -114,7 +97,7 @@ func stepSomeNodesDown(sc *script) error {
 	victims := sc.victims()
 	ev, evictions := sc.r.marks()
 	for _, v := range victims {
-		sc.r.printf("stopping %s; %s", v, sc.leaseLine(v))
+		sc.r.Printf("stopping %s; %s", v, sc.leaseLine(v))
 	}
 	if err := sc.s.Sim.Stop(victims...); err != nil {
 		return err
@@ -157,10 +140,10 @@ func stepSomeNodesDown(sc *script) error {
 			return fmt.Errorf("node %s lost pods", n)
 		}
 	}
-	sc.r.printf("zone-a is %s (2 of %d not Ready); daemon pods kept; %d evictions pending (longer tolerationSeconds)",
+	sc.r.Printf("zone-a is %s (2 of %d not Ready); daemon pods kept; %d evictions pending (longer tolerationSeconds)",
 		sc.s.Controller.ZoneStates()[simulator.ZoneName(0)], sc.s.Options.NodesPerZone, sc.s.Taints.Pending())
 	for _, v := range victims {
-		sc.r.printf("%s: taints %s; pods %s; %s", v, strings.Join(sc.taints(v), ","), strings.Join(sc.pods(v), ","), sc.leaseLine(v))
+		sc.r.Printf("%s: taints %s; pods %s; %s", v, strings.Join(sc.taints(v), ","), strings.Join(sc.pods(v), ","), sc.leaseLine(v))
 	}
 	return nil
 }
@@ -191,9 +174,9 @@ func stepResume(sc *script) error {
 		if !slices.Equal(sc.pods(v), sc.expectedAfterTaint(v)) {
 			return fmt.Errorf("node %s has pods %v, want %v", v, sc.pods(v), sc.expectedAfterTaint(v))
 		}
-		sc.r.printf("%s Ready, untainted (node rv=%s); %s", v, sc.node(v).ResourceVersion, sc.leaseLine(v))
+		sc.r.Printf("%s Ready, untainted (node rv=%s); %s", v, sc.node(v).ResourceVersion, sc.leaseLine(v))
 	}
-	sc.r.printf("%d pending evictions cancelled; those pods still run", pending)
+	sc.r.Printf("%d pending evictions cancelled; those pods still run", pending)
 	return nil
 }
 
@@ -233,7 +216,7 @@ func stepZoneDown(sc *script) error {
 	for _, e := range sc.r.eventsSince(ev, controller.EventZoneState) {
 		states = append(states, fmt.Sprintf("%s→%s (%g/s)", e.Zone, e.Detail, e.Rate))
 	}
-	sc.r.printf("zone transitions: %s; %d nodes tainted no faster than %g/s", strings.Join(states, ", "), len(times), sc.s.Options.Rates.Normal)
+	sc.r.Printf("zone transitions: %s; %d nodes tainted no faster than %g/s", strings.Join(states, ", "), len(times), sc.s.Options.Rates.Normal)
 	return nil
 }
 
@@ -261,7 +244,7 @@ func stepAllDown(sc *script) error {
 	}
 	_, evictions := sc.r.marks()
 	hold := 2*time.Duration(sc.s.Options.TolerationSeconds)*time.Second + sc.s.Options.Grace
-	sc.r.printf("every zone rate 0/s; watching %s for evictions or NoExecute taints", hold)
+	sc.r.Printf("every zone rate 0/s; watching %s for evictions or NoExecute taints", hold)
 	deadline := time.NewTimer(hold)
 	defer deadline.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -271,7 +254,7 @@ func stepAllDown(sc *script) error {
 		case <-sc.ctx.Done():
 			return sc.ctx.Err()
 		case <-deadline.C:
-			sc.r.printf("no eviction and no NoExecute taint in %s with every node Unknown", hold)
+			sc.r.Printf("no eviction and no NoExecute taint in %s with every node Unknown", hold)
 			return nil
 		case <-tick.C:
 			if got := sc.r.evictionsSince(evictions); len(got) > 0 {
@@ -300,6 +283,6 @@ func stepAllBack(sc *script) error {
 		total += len(sc.pods(n))
 	}
 	_, evictions := sc.r.marks()
-	sc.r.printf("%d pods left after %d evictions; nodes informer at rv=%s", total, evictions, sc.s.Informers.Nodes.LastSyncResourceVersion())
+	sc.r.Printf("%d pods left after %d evictions; nodes informer at rv=%s", total, evictions, sc.s.Informers.Nodes.LastSyncResourceVersion())
 	return nil
 }

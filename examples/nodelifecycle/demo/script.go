@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
 )
@@ -23,18 +24,7 @@ type script struct {
 // await polls cond, which reads memory only (informers, recorded
 // reports), until it holds or the step times out.
 func (sc *script) await(what string, cond func() bool) error {
-	ctx, cancel := context.WithTimeout(sc.ctx, sc.s.Options.StepTimeout)
-	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("timed out after %s waiting for %s", sc.s.Options.StepTimeout, what)
-		case <-tick.C:
-		}
-	}
-	return nil
+	return demorun.Await(sc.ctx, sc.s.Options.StepTimeout, what, cond)
 }
 
 // node returns the informer's copy of name (nil if unknown).

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/listwatch/listwatch/examples/internal/demorun"
 )
 
 // Serve starts a cluster and keeps it running until ctx ends, narrating
@@ -15,16 +17,16 @@ import (
 // serving.
 func Serve(ctx context.Context, w io.Writer, in io.Reader, o Options) error {
 	r := newRecorder(w)
-	o.OnEvent, o.OnEvict = chainEvent(r.onEvent, o.OnEvent), chainEvict(r.onEvict, o.OnEvict)
+	o.OnEvent, o.OnEvict = demorun.Chain(r.onEvent, o.OnEvent), demorun.Chain(r.onEvict, o.OnEvict)
 	s, err := Start(ctx, o)
 	if err != nil {
 		return err
 	}
-	r.printf("serving nodes, pods and leases at %s", s.API.URL)
-	r.printf("try: kubectl --server %s get nodes -w", s.API.URL)
-	r.printf("     kubectl --server %s describe node %s", s.API.URL, s.Sim.Nodes()[0])
-	r.printf("     kubectl --server %s get leases -n kube-node-lease", s.API.URL)
-	r.printf("commands: stop|resume <node|zone|all>, status")
+	r.Printf("serving nodes, pods and leases at %s", s.API.URL)
+	r.Printf("try: kubectl --server %s get nodes -w", s.API.URL)
+	r.Printf("     kubectl --server %s describe node %s", s.API.URL, s.Sim.Nodes()[0])
+	r.Printf("     kubectl --server %s get leases -n kube-node-lease", s.API.URL)
+	r.Printf("commands: stop|resume <node|zone|all>, status")
 	lines := make(chan string)
 	go func() { // ends with in; owned by the caller's reader
 		sc := bufio.NewScanner(in)
@@ -39,11 +41,11 @@ func Serve(ctx context.Context, w io.Writer, in io.Reader, o Options) error {
 	for {
 		select {
 		case <-ctx.Done():
-			r.printf("shutting down")
+			r.Printf("shutting down")
 			return s.Close()
 		case line := <-lines:
 			if msg := command(s, line); msg != "" {
-				r.printf("%s", msg)
+				r.Printf("%s", msg)
 			}
 		}
 	}

@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/listwatch/listwatch/etcdrun"
+	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
@@ -106,13 +105,10 @@ type Stack struct {
 	Controller *controller.Controller
 	Taints     *taint.Manager
 
-	etcd   *etcdrun.Server  // nil with Options.Client
-	ecli   *clientv3.Client // the client of etcd
+	etcd   *demorun.Etcd
 	hc     *http.Client
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	errMu  sync.Mutex
-	err    error
+	parts  demorun.Group
 }
 
 // Start starts a cluster, creates its nodes, leases and pods, and starts
@@ -120,23 +116,13 @@ type Stack struct {
 func Start(ctx context.Context, o Options) (*Stack, error) {
 	o = o.withDefaults()
 	s := &Stack{Options: o, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-	cli := o.Client
-	if cli == nil {
-		// A temporary member without fsync: the demo keeps nothing.
-		e, err := etcdrun.StartServer(etcdrun.ServerConfig{NoFsync: true,
-			ClientURLs: []string{"http://127.0.0.1:0"}, PeerURLs: []string{"http://127.0.0.1:0"}})
-		if err != nil {
-			return nil, err
-		}
-		if cli, err = etcdrun.Connect(ctx, etcdrun.ClientConfig{Endpoints: e.Endpoints}); err != nil {
-			e.Close()
-			return nil, err
-		}
-		s.etcd, s.ecli = e, cli
+	var err error
+	if s.etcd, err = demorun.StartEtcd(ctx, o.Client); err != nil {
+		return nil, err
 	}
+	cli := s.etcd.Client
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
-	var err error
 	if s.API, err = api.StartAPIServer(ctx, api.ServerConfig{Client: cli, Prefix: o.Prefix, Listen: o.Listen}); err != nil {
 		s.Close()
 		return nil, err
@@ -166,9 +152,9 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		return nil, err
 	}
 	s.Informers.Factory.Start(runCtx)
-	s.run("simulator", func() error { return s.Sim.Run(runCtx) })
-	s.run("node lifecycle controller", func() error { return s.Controller.Run(runCtx) })
-	s.run("taint manager", func() error { return s.Taints.Run(runCtx) })
+	s.parts.Go("simulator", func() error { return s.Sim.Run(runCtx) })
+	s.parts.Go("node lifecycle controller", func() error { return s.Controller.Run(runCtx) })
+	s.parts.Go("taint manager", func() error { return s.Taints.Run(runCtx) })
 	syncCtx, stop := context.WithTimeout(ctx, o.StepTimeout)
 	defer stop()
 	for res, ok := range s.Informers.Factory.WaitForCacheSync(syncCtx) {
@@ -180,39 +166,20 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	return s, nil
 }
 
-// run runs f on a goroutine of the stack and records its error.
-func (s *Stack) run(name string, f func() error) {
-	s.wg.Go(func() {
-		if err := f(); err != nil && !errors.Is(err, context.Canceled) {
-			s.errMu.Lock()
-			if s.err == nil {
-				s.err = fmt.Errorf("%s: %w", name, err)
-			}
-			s.errMu.Unlock()
-		}
-	})
-}
-
 // Close stops everything and returns the first error a component failed
 // with.
 func (s *Stack) Close() error {
 	if s.cancel != nil {
 		s.cancel()
 	}
-	s.wg.Wait()
+	errs := []error{s.parts.Wait()}
 	if s.Informers != nil {
 		s.Informers.Factory.Shutdown()
 	}
 	s.hc.CloseIdleConnections()
-	var errs []error
 	if s.API != nil {
 		errs = append(errs, s.API.Close())
 	}
-	if s.etcd != nil {
-		s.ecli.Close()
-		s.etcd.Close()
-	}
-	s.errMu.Lock()
-	defer s.errMu.Unlock()
-	return errors.Join(append(errs, s.err)...)
+	s.etcd.Close()
+	return errors.Join(errs...)
 }

@@ -8,13 +8,10 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
-	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/listwatch/listwatch/examples/cluster/demo"
+	"github.com/listwatch/listwatch/examples/internal/demorun"
 )
 
 func main() {
@@ -28,19 +25,11 @@ func main() {
 	fs.DurationVar(&o.Grace, "grace-period", o.Grace, "node monitor grace period")
 	fs.DurationVar(&o.LeaseDuration, "leader-lease", o.LeaseDuration, "controller manager election lease")
 	fs.StringVar(&o.Listen, "listen", "", "API server address (default: a free loopback port)")
-	serve := fs.Bool("serve", false, "keep the cluster running for kubectl instead of playing the scenario")
-	_ = fs.Parse(os.Args[1:])
-	// The API server's cachers log their lists at Info; the narration is
-	// the demo's output.
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	run := func() error { return demo.Run(ctx, os.Stdout, o, sn) }
-	if *serve {
-		run = func() error { return demo.Serve(ctx, os.Stdout, o) }
-	}
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "demo-cluster:", err)
-		os.Exit(1)
-	}
+	demorun.Main(fs, "keep the cluster running for kubectl instead of playing the scenario",
+		func(ctx context.Context, serve bool) error {
+			if serve {
+				return demo.Serve(ctx, os.Stdout, o)
+			}
+			return demo.Run(ctx, os.Stdout, o, sn)
+		})
 }

@@ -6,12 +6,9 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
-	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/demo"
 )
 
@@ -30,22 +27,11 @@ func main() {
 	fs.IntVar(&o.Rates.LargeClusterThreshold, "large-cluster-size-threshold", o.Rates.LargeClusterThreshold, "zone size above which partial disruption keeps the secondary rate")
 	fs.Float64Var(&o.Rates.UnhealthyZoneThreshold, "unhealthy-zone-threshold", o.Rates.UnhealthyZoneThreshold, "share of not-Ready nodes from which a zone is partially disrupted")
 	fs.StringVar(&o.Listen, "listen", "", "API server address (default: a free loopback port)")
-	serve := fs.Bool("serve", false, "keep the cluster running for kubectl; read commands (stop|resume <node|zone|all>, status) on stdin")
-	_ = fs.Parse(os.Args[1:])
-	// The narration is the output: the library's own log lines (the
-	// cachers' lists, ...) would interleave with it, so only warnings and
-	// errors are logged.
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	var err error
-	if *serve {
-		err = demo.Serve(ctx, os.Stdout, os.Stdin, o)
-	} else {
-		err = demo.Run(ctx, os.Stdout, o)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "demo-nodes:", err)
-		os.Exit(1)
-	}
+	demorun.Main(fs, "keep the cluster running for kubectl; read commands (stop|resume <node|zone|all>, status) on stdin",
+		func(ctx context.Context, serve bool) error {
+			if serve {
+				return demo.Serve(ctx, os.Stdout, os.Stdin, o)
+			}
+			return demo.Run(ctx, os.Stdout, o)
+		})
 }

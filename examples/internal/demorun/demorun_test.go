@@ -1,0 +1,58 @@
+package demorun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The group keeps the first failure, named after its part, and does not
+// count a part that ended because its context was cancelled.
+func TestGroupKeepsTheFirstFailure(t *testing.T) {
+	var g Group
+	boom := errors.New("boom")
+	first := make(chan struct{})
+	g.Go("stopped", func() error { return context.Canceled })
+	g.Go("failed", func() error { defer close(first); return boom })
+	g.Go("later", func() error { <-first; return errors.New("later") })
+	err := g.Wait()
+	if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "failed: ") {
+		t.Fatalf("Wait: %v, want the failed part's boom", err)
+	}
+	var ok Group
+	ok.Go("stopped", func() error { return context.Canceled })
+	if err := ok.Wait(); err != nil {
+		t.Fatalf("Wait with only a cancelled part: %v", err)
+	}
+}
+
+// Every line is stamped, in order, and Chain calls both callbacks.
+func TestNarratorAndChain(t *testing.T) {
+	var out bytes.Buffer
+	n := NewNarrator(&out)
+	var got []string
+	f := Chain(func(s string) { n.Printf("a %s", s) }, func(s string) { got = append(got, s) })
+	f("x")
+	Chain(func(s string) { n.Printf("b %s", s) }, nil)("y")
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "[") || !strings.HasSuffix(lines[0], "] a x") ||
+		!strings.HasSuffix(lines[1], "] b y") || len(got) != 1 || got[0] != "x" {
+		t.Fatalf("narration %q, second callback got %q", lines, got)
+	}
+}
+
+// Await returns once its condition holds, and names what it waited for
+// when it times out.
+func TestAwait(t *testing.T) {
+	calls := 0
+	if err := Await(context.Background(), time.Minute, "three calls", func() bool { calls++; return calls == 3 }); err != nil {
+		t.Fatal(err)
+	}
+	err := Await(context.Background(), time.Millisecond, "nothing", func() bool { return false })
+	if err == nil || !strings.Contains(err.Error(), "waiting for nothing") {
+		t.Fatalf("Await that cannot hold: %v", err)
+	}
+}
