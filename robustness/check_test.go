@@ -2,6 +2,7 @@ package robustness
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -39,10 +40,13 @@ type violation struct {
 
 // result is what the checks found in one run.
 type result struct {
-	cfg     runConfig
-	took    time.Duration
-	truth   *truth
-	finalRV uint64
+	cfg  runConfig
+	took time.Duration // the traffic's
+	// checkTook is the checks' time.
+	checkTook time.Duration
+	truth     *truth
+	changes   int // etcd's changes of the run's keys
+	finalRV   uint64
 
 	requests, watchStarts int
 	writes, reads, failed int
@@ -80,26 +84,40 @@ func (res *result) of(c checkName) []violation {
 	return out
 }
 
-// check runs every check on the recorded run.
+// check runs every check on the recorded run, reporting each one's
+// progress and time.
 func (r *run) check(took time.Duration, finalRV uint64) *result {
-	res := &result{cfg: r.cfg, took: took, truth: newTruth(r.hist.Changes()), finalRV: finalRV,
+	begin := time.Now()
+	changes := r.hist.Changes()
+	res := &result{cfg: r.cfg, took: took, truth: newTruth(changes), changes: len(changes), finalRV: finalRV,
 		watchErrors: map[int32]int{}, errorsByCode: map[string]int{}}
 	ops := r.rec.all()
 	r.mu.Lock()
 	watches, starts := slices.Clone(r.watches), slices.Clone(r.watchStarts)
 	res.faults = slices.Clone(r.faults)
 	r.mu.Unlock()
+	r.progress("%d requests, %d watches, %d etcd changes to check", len(ops), len(watches), len(changes))
 	for _, f := range res.faults {
 		if f.Err != "" {
 			res.add(checkHistory, nil, fmt.Sprintf("fault %s on %s at %v: %s", f.Kind, f.Target, f.Start, f.Err))
 		}
 	}
-	r.checkLinearizable(res, ops)
-	r.checkReadsAtRV(res, ops)
-	r.checkWatches(res, watches)
-	r.checkLostWrites(res, ops)
+	step := func(name checkName, f func()) {
+		t0 := time.Now()
+		f()
+		r.progress("%s done in %v (%d violations)", name, time.Since(t0).Round(time.Millisecond), len(res.of(name)))
+	}
+	step(checkLinearizable, func() { r.checkLinearizable(res, ops) })
+	step(checkReadAtRV, func() { r.checkReadsAtRV(res, ops) })
+	step(checkWatch, func() { r.checkWatches(res, watches) })
+	step(checkLost, func() { r.checkLostWrites(res, ops) })
 	res.requests, res.watchStarts = len(ops)+len(starts), len(starts)
-	r.checkErrors(res, append(ops, starts...))
+	step(checkErrors, func() { r.checkErrors(res, append(ops, starts...)) })
+	res.checkTook = time.Since(begin)
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	r.progress("all done in %v; heap %d MB in use, %d MB obtained from the OS; the replicas' log %d MB",
+		res.checkTook.Round(time.Millisecond), m.HeapInuse>>20, m.Sys>>20, r.log.size()>>20)
 	return res
 }
 
@@ -111,7 +129,7 @@ func (r *run) checkLinearizable(res *result, ops []*op) {
 	for _, h := range hist {
 		res.modelOps += len(h)
 	}
-	res.badKeys, res.undecided = linearizable(hist, 20*time.Second)
+	res.badKeys, res.undecided = linearizable(hist, 20*time.Second, r.progress)
 	for _, k := range res.badKeys {
 		o := firstIllegal(hist[k])
 		res.add(checkLinearizable, o, fmt.Sprintf("the history of %s is not linearizable from request #%d on", k, o.ID))
@@ -217,7 +235,10 @@ func (r *run) checkWatches(res *result, watches []*watchRec) {
 	for _, w := range watches {
 		byID[w.ID] = w
 	}
-	for _, w := range watches {
+	for i, w := range watches {
+		if i > 0 && i%1000 == 0 {
+			r.progress("watch: %d of %d watches checked", i, len(watches))
+		}
 		if w.StartErr != nil {
 			continue
 		}
@@ -352,12 +373,13 @@ func (res *result) table() string {
 	fmt.Fprintf(&b, "| watches checked | %d (%d resumes, %d final ones told about etcd's final revision), %d events; ended in-band: %v |\n",
 		res.watches, res.resumes, res.finalWatches-res.stalled, res.events, res.watchErrors)
 	fmt.Fprintf(&b, "| faults survived | %d: %s |\n", n, strings.Join(fk, ", "))
-	fmt.Fprintf(&b, "| etcd revisions | %d changes of the run's keys, up to revision %d |\n", len(res.truth.bySeq), res.finalRV)
+	fmt.Fprintf(&b, "| etcd revisions | %d changes of the run's keys, up to revision %d |\n", res.changes, res.finalRV)
 	var vs []string
 	for _, c := range allChecks {
 		vs = append(vs, fmt.Sprintf("%s %d", c, len(res.of(c))))
 	}
 	fmt.Fprintf(&b, "| violations | %d (%s) |\n", len(res.violations), strings.Join(vs, ", "))
+	fmt.Fprintf(&b, "| checks took | %v |\n", res.checkTook.Round(time.Second))
 	fmt.Fprintf(&b, "| longest wait | %v (%s) |\n", res.longest.Round(time.Millisecond), res.longestOp)
 	return b.String()
 }

@@ -85,3 +85,36 @@ func sameIDs(a, b []int) bool {
 	}
 	return true
 }
+
+// TestFailedWriteClosedByLaterRevision: a write that failed without an
+// answer but that etcd holds (at RV 11) took effect before a request was
+// answered at RV 12; a consistent get that begins after that answer and
+// misses it is not linearizable, though the failed write alone would
+// allow it (it could have taken effect at any later time).
+func TestFailedWriteClosedByLaterRevision(t *testing.T) {
+	tr := newTruth([]storagetest.Change{
+		{Rev: 10, Key: "ns-a/k0", Seq: "s1"},
+		{Rev: 11, Key: "ns-a/k0", Seq: "s2"},
+		{Rev: 12, Key: "ns-b/k1", Seq: "s3"},
+	})
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	ops := []*op{
+		{ID: 1, Client: 1, Kind: opCreate, Key: "ns-a/k0", Seq: "s1", RV: 10, Call: ms(0), Return: ms(1)},
+		{ID: 2, Client: 1, Kind: opUpdate, Key: "ns-a/k0", Seq: "s2", Call: ms(2), Return: ms(3)},
+		{ID: 3, Client: 2, Kind: opCreate, Key: "ns-b/k1", Seq: "s3", RV: 12, Call: ms(4), Return: ms(5)},
+		{ID: 4, Client: 3, Kind: opGet, Key: "ns-a/k0", Mode: rvConsistent, Found: true, GotSeq: "s1", RV: 10, Call: ms(6), Return: ms(7)},
+	}
+	ops[1].setErr(storage.ErrTimeout)
+	r := &run{keys: keyspace{keys: []string{"ns-a/k0", "ns-b/k1"}}}
+	res := &result{truth: tr, finalRV: 12, errorsByCode: map[string]int{}}
+	r.checkLinearizable(res, ops)
+	if got := res.badKeys; len(got) != 1 || got[0] != "ns-a/k0" {
+		t.Errorf("keys not linearizable: %v, want [ns-a/k0]", got)
+	}
+	// Without the answer at RV 12, the get may precede the failed write.
+	res = &result{truth: tr, finalRV: 12, errorsByCode: map[string]int{}}
+	r.checkLinearizable(res, []*op{ops[0], ops[1], ops[3]})
+	if len(res.badKeys) != 0 {
+		t.Errorf("keys not linearizable: %v, want none", res.badKeys)
+	}
+}

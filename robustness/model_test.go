@@ -172,12 +172,26 @@ var keyModel = (&porcupine.NondeterministicModel{
 // effect, at the RV etcd gave it; one etcd does not hold did not), and
 // consistent reads: gets, and lists without a selector (each a read of
 // every key at the list's first page).
+//
+// A failed create or update etcd holds took effect after its call, and
+// before any answer that showed a revision at or past the one it was
+// written at (etcd commits revisions in order, so that revision existed
+// when the answer was given): its return time is that answer's, so it is
+// not left open to the end of the history, where every later request of
+// its key would be concurrent with it.
 func modelOps(ops []*op, keys keyspace, t *truth) map[string][]porcupine.Operation {
 	out := map[string][]porcupine.Operation{}
+	seenBy := newRevisionSeen(ops)
 	add := func(key string, o *op, ret time.Duration, in mInput, res mOutput) {
 		r := int64(ret)
-		if res.Unknown || o.failed() && res.Code == "ok" { // took effect at some point after its call
+		switch {
+		case res.Unknown: // it may take effect at any point after its call
 			r = math.MaxInt64
+		case o.failed() && res.Code == "ok":
+			r = math.MaxInt64
+			if by, ok := seenBy.by(res.RV); ok {
+				r = int64(max(by, o.Call))
+			}
 		}
 		out[key] = append(out[key], porcupine.Operation{ClientId: o.Client, Input: in, Output: res,
 			Call: int64(o.Call), Return: r, Metadata: o})
@@ -217,6 +231,41 @@ func modelOps(ops []*op, keys keyspace, t *truth) map[string][]porcupine.Operati
 	return out
 }
 
+// revisionSeen tells by when the run knew a revision was committed: the
+// earliest return of a successful request whose RV is at or past it.
+type revisionSeen struct {
+	rvs    []uint64        // ascending
+	before []time.Duration // before[i]: the earliest return among requests with RV >= rvs[i]
+}
+
+func newRevisionSeen(ops []*op) *revisionSeen {
+	var ok []*op
+	for _, o := range ops {
+		if !o.failed() && o.RV > 0 {
+			ok = append(ok, o)
+		}
+	}
+	sort.Slice(ok, func(i, j int) bool { return ok[i].RV < ok[j].RV })
+	s := &revisionSeen{rvs: make([]uint64, len(ok)), before: make([]time.Duration, len(ok))}
+	for i := len(ok) - 1; i >= 0; i-- {
+		s.rvs[i], s.before[i] = ok[i].RV, ok[i].Return
+		if i+1 < len(ok) {
+			s.before[i] = min(s.before[i], s.before[i+1])
+		}
+	}
+	return s
+}
+
+// by returns when a request was first answered with revision rev or a
+// later one (false: never).
+func (s *revisionSeen) by(rev uint64) (time.Duration, bool) {
+	i := sort.Search(len(s.rvs), func(i int) bool { return s.rvs[i] >= rev })
+	if i == len(s.rvs) {
+		return 0, false
+	}
+	return s.before[i], true
+}
+
 // writeOutput is a write's answer for the model; false drops the write
 // (it failed and etcd shows it did not take effect).
 func writeOutput(o *op, t *truth) (mOutput, bool) {
@@ -245,9 +294,23 @@ func writeOutput(o *op, t *truth) (mOutput, bool) {
 // linearizable checks every key's history; it returns the keys whose
 // history is not linearizable, and those the checker could not decide in
 // time, in key order.
-func linearizable(hist map[string][]porcupine.Operation, timeout time.Duration) (bad, undecided []string) {
-	for k, ops := range hist {
-		switch porcupine.CheckOperationsTimeout(keyModel, ops, timeout) {
+// progress, if not nil, is told each key's result and time.
+func linearizable(hist map[string][]porcupine.Operation, timeout time.Duration,
+	progress func(format string, args ...any)) (bad, undecided []string) {
+	keys := make([]string, 0, len(hist))
+	for k := range hist {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		ops := hist[k]
+		t0 := time.Now()
+		verdict := porcupine.CheckOperationsTimeout(keyModel, ops, timeout)
+		if progress != nil {
+			progress("linearizable: key %s (%d of %d), %d operations: %s in %v", k, i+1, len(keys), len(ops),
+				verdict, time.Since(t0).Round(time.Millisecond))
+		}
+		switch verdict {
 		case porcupine.Illegal:
 			bad = append(bad, k)
 		case porcupine.Unknown:

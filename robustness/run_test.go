@@ -49,6 +49,9 @@ type run struct {
 	hist     *storagetest.History
 	replicas []*replica
 
+	// logf reports the progress of the checks (nil: silent).
+	logf func(format string, args ...any)
+
 	compactRev atomic.Uint64 // the last compaction's revision
 	log        logBuffer     // the replicas' logs
 
@@ -56,6 +59,13 @@ type run struct {
 	watches     []*watchRec
 	watchStarts []*op
 	faults      []faultRecord
+}
+
+// progress reports a step of the checks.
+func (r *run) progress(format string, args ...any) {
+	if r.logf != nil {
+		r.logf("checks: "+format, args...)
+	}
 }
 
 func (r *run) addWatch(w *watchRec) {
@@ -98,7 +108,7 @@ func (r *run) guaranteeEnv(cli *clientv3.Client) storagetest.GuaranteeEnv {
 // the result of its checks.
 func execute(t *testing.T, cfg runConfig) (*run, *result) {
 	t.Helper()
-	r := &run{cfg: cfg, keys: newKeyspace(cfg.Keys), rec: &recorder{}}
+	r := &run{cfg: cfg, keys: newKeyspace(cfg.Keys), rec: &recorder{}, logf: t.Logf}
 	r.prefix = fmt.Sprintf("/robustness/%s-%d", strings.ReplaceAll(t.Name(), "/", "_"), cfg.Seed)
 	setup, cancelSetup := context.WithTimeout(context.Background(), time.Minute)
 	defer cancelSetup()
@@ -227,6 +237,12 @@ func (l *logBuffer) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	l.b = append(l.b, p...)
 	return len(p), nil
+}
+
+func (l *logBuffer) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.b)
 }
 
 func (l *logBuffer) bytes() []byte {

@@ -19,16 +19,24 @@ type version struct {
 	labels  labels.Set
 }
 
-// truth is etcd's history of the run's keys, indexed for the checks.
+// truth is etcd's history of the run's keys, indexed for the checks: each
+// lookup costs a map access or a binary search, not a scan of the history.
 type truth struct {
-	byKey map[string][]version // ascending rev
-	bySeq map[string]version   // the version each write's seq made
-	keys  []string
+	byKey      map[string][]version // ascending rev
+	bySeq      map[string]version   // the version each write's seq made
+	deletedSeq map[string]bool      // key + "#" + seq of every version etcd deleted
+	lastDelete map[string]uint64    // the revision of each key's last delete
+	keys       []string
 }
 
 func newTruth(changes []storagetest.Change) *truth {
-	t := &truth{byKey: map[string][]version{}, bySeq: map[string]version{}}
+	t := &truth{byKey: map[string][]version{}, bySeq: map[string]version{},
+		deletedSeq: map[string]bool{}, lastDelete: map[string]uint64{}}
 	for _, c := range changes {
+		if c.Deleted {
+			t.deletedSeq[c.Key+"#"+c.Seq] = true
+			t.lastDelete[c.Key] = max(t.lastDelete[c.Key], c.Rev)
+		}
 		v := version{rev: c.Rev, seq: c.Seq, deleted: c.Deleted, labels: c.Labels}
 		if _, ok := t.byKey[c.Key]; !ok {
 			t.keys = append(t.keys, c.Key)
@@ -119,20 +127,10 @@ func (t *truth) absentFrom(key string, rev uint64) bool {
 	if _, ok := t.at(key, rev); !ok {
 		return true
 	}
-	for _, v := range t.byKey[key] {
-		if v.rev > rev && v.deleted {
-			return true
-		}
-	}
-	return false
+	return t.lastDelete[key] > rev
 }
 
 // deletedVersion reports whether etcd deleted key's version seq.
 func (t *truth) deletedVersion(key, seq string) bool {
-	for _, v := range t.byKey[key] {
-		if v.deleted && v.seq == seq {
-			return true
-		}
-	}
-	return false
+	return t.deletedSeq[key+"#"+seq]
 }

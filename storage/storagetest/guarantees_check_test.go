@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -172,7 +173,7 @@ func TestExpectedStreamTransitions(t *testing.T) {
 	}
 	sel := labels.SelectorFromSet(labels.Set{"grp": "g1"})
 	match := func(l labels.Set, _ fields.Set) bool { return sel.Matches(l) }
-	got := expectedStream(revs, 10, match)
+	got := expectedStream(revs, 10, math.MaxUint64, match)
 	want := []expectedEvent{
 		{watch.Added, 11, "ns/a", "2"},
 		{watch.Modified, 12, "ns/a", "3"},
@@ -183,7 +184,13 @@ func TestExpectedStreamTransitions(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("expectedStream = %v, want %v", got, want)
 	}
-	all := expectedStream(revs, 12, func(labels.Set, fields.Set) bool { return true })
+	if span := expectedStream(revs, 10, 13, match); !slices.Equal(span, want[:3]) {
+		t.Errorf("expectedStream up to 13 = %v, want %v", span, want[:3])
+	}
+	if none := expectedStream(revs, 14, 13, match); len(none) != 0 {
+		t.Errorf("expectedStream of an empty span = %v, want none", none)
+	}
+	all := expectedStream(revs, 12, math.MaxUint64, func(labels.Set, fields.Set) bool { return true })
 	wantAll := []expectedEvent{
 		{watch.Modified, 13, "ns/a", "4"},
 		{watch.Modified, 14, "ns/a", "5"},

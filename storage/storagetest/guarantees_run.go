@@ -300,7 +300,7 @@ func (r *guaranteeRun) waitComplete(ctx context.Context, ws []*watchRun, revs []
 	expected := make([][]expectedEvent, len(ws))
 	stalled := 0
 	for i, w := range ws {
-		expected[i] = expectedStream(revs, w.spec.start, w.match)
+		expected[i] = expectedStream(revs, w.spec.start, math.MaxUint64, w.match)
 		var target uint64
 		atTarget := 0
 		if n := len(expected[i]); n > 0 {

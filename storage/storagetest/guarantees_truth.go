@@ -251,13 +251,16 @@ type expectedEvent struct {
 type matcher func(l labels.Set, f fields.Set) bool
 
 // expectedStream returns the events a watcher with predicate match started at
-// RV start must receive, in order: the changes of every revision after start,
-// with the transitions of a filtered watch (an update into the selection is
-// ADDED, out of it DELETED carrying the previous object).
-func expectedStream(revs []truthRevision, start uint64, match matcher) []expectedEvent {
+// RV start must receive up to RV end (inclusive), in order: the changes of
+// every revision in (start, end], with the transitions of a filtered watch
+// (an update into the selection is ADDED, out of it DELETED carrying the
+// previous object). revs is ascending: the span is found by binary search,
+// and only its revisions are read.
+func expectedStream(revs []truthRevision, start, end uint64, match matcher) []expectedEvent {
 	i := sort.Search(len(revs), func(i int) bool { return revs[i].rev > start })
+	j := sort.Search(len(revs), func(j int) bool { return revs[j].rev > end })
 	var out []expectedEvent
-	for _, r := range revs[i:] {
+	for _, r := range revs[i:max(i, j)] {
 		for _, te := range r.events {
 			if ev, ok := expectedFor(te, match); ok {
 				out = append(out, ev)
