@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/cacher/internal/history"
@@ -252,23 +251,59 @@ var errStopping = &storage.Error{Code: storage.CodeNotReady, RetryAfterSeconds: 
 type brokenRead struct{ error }
 
 // listAt fills g's cache with the state of g.Scope at g.From, read in pages.
+// Objects the storage cannot decode are left out, as the feed's own list
+// leaves them out (listAround), and g.Corrupt keeps the storage's error
+// naming them: a catch-up needs no state of theirs (the storage's watch
+// reports their unsafe deletion itself), an initial state does.
 func (f *feed) listAt(ctx context.Context, g *history.Shared) error {
-	var objs []runtime.Object
+	l := &listing{rv: g.From}
+	var corruptErr *storage.Error
+	var named []string // the corrupt keys the storage named
 	start := g.Scope.Key
 	for {
 		items, next, rv, err := f.listPage(ctx, g.Scope, start, g.From, int64(f.cfg.ListPageSize))
+		if keys, corrupt := corruptKeysOf(err); len(keys) > 0 {
+			if corruptErr == nil {
+				corruptErr = corrupt
+			}
+			named = append(named, keys...)
+			items, next, err = f.listAround(ctx, g.Scope, start, l, keys)
+			rv = g.From
+		}
 		if err != nil {
 			return err
 		}
 		if rv != g.From {
 			return &brokenRead{errors.New("the list did not answer at the revision asked")}
 		}
-		objs = append(objs, items...)
+		l.items = append(l.items, items...)
 		if next == "" {
-			return g.Cache.Replace(objs, g.From)
+			if corruptErr != nil {
+				if len(l.corrupt) > 0 {
+					named = l.corrupt
+				}
+				g.Corrupt = &storage.Error{Code: storage.CodeCorruptObj, Key: named[0], CorruptKeys: named,
+					Msg: corruptErr.Msg, Err: corruptErr.Err}
+			}
+			return g.Cache.Replace(l.items, g.From)
 		}
 		start = next
 	}
+}
+
+// corruptKeysOf returns the keys a list's error names as undecodable: its
+// CorruptKeys, or the key of a one-key read's CodeCorruptObj.
+func corruptKeysOf(err error) ([]string, *storage.Error) {
+	var corrupt *storage.Error
+	switch {
+	case !errors.As(err, &corrupt) || corrupt.Code != storage.CodeCorruptObj:
+		return nil, nil
+	case len(corrupt.CorruptKeys) > 0:
+		return corrupt.CorruptKeys, corrupt
+	case corrupt.Key != "":
+		return []string{corrupt.Key}, corrupt
+	}
+	return nil, nil
 }
 
 // readHistory applies the storage's events of g.Scope after g.From to g's

@@ -49,7 +49,7 @@ func (f *feed) list(ctx context.Context) (*listing, error) {
 				}
 				l.rv = cur
 			}
-			items, next, err = f.listAround(ctx, start, l, corrupt.CorruptKeys)
+			items, next, err = f.listAround(ctx, f.resource(), start, l, corrupt.CorruptKeys)
 			rv = l.rv
 		}
 		if err != nil {
@@ -111,21 +111,21 @@ func (f *feed) listPage(ctx context.Context, scope history.Scope, start string, 
 	return items, next, got, nil
 }
 
-// listAround reads the page that starts at key start again, at l.rv,
-// leaving out the corrupt keys (which it adds to l.corrupt): the page's
+// listAround reads the page of scope that starts at key start again, at
+// l.rv, leaving out the corrupt keys (which it adds to l.corrupt): the page's
 // keys come from a keys-only range, and each run of readable keys is
 // listed with a limit of its length. A run that meets further corrupt
 // keys (the storage names at most its limit of them at once) is split
 // again.
-func (f *feed) listAround(ctx context.Context, start string, l *listing, corrupt []string) ([]runtime.Object, string, error) {
+func (f *feed) listAround(ctx context.Context, scope history.Scope, start string, l *listing, corrupt []string) ([]runtime.Object, string, error) {
 	lister, ok := f.store.(storage.KeyVersionLister)
 	if !ok {
 		return nil, "", &storage.Error{Code: storage.CodeCorruptObj, Key: corrupt[0], CorruptKeys: corrupt,
 			Msg: "the storage cannot list keys without their values; the cache cannot be filled around corrupt objects"}
 	}
 	keys := make([]string, 0, f.cfg.ListPageSize+1)
-	err := lister.KeyVersions(ctx, f.prefix, int64(l.rv), func(kv storage.KeyVersion) error {
-		if kv.Key < start {
+	err := lister.KeyVersions(ctx, scope.Key, int64(l.rv), func(kv storage.KeyVersion) error {
+		if kv.Key < start || (!scope.Recursive && kv.Key != scope.Key) {
 			return nil
 		}
 		keys = append(keys, kv.Key)
@@ -179,7 +179,7 @@ func (f *feed) listAround(ctx context.Context, start string, l *listing, corrupt
 		}
 	}
 	f.log.Warn("cacher: the list met objects the storage cannot decode; serving without them",
-		"prefix", f.prefix, "rv", l.rv, "corruptKeys", strings.Join(l.corrupt, ", "))
+		"prefix", f.prefix, "scope", scope.Key, "rv", l.rv, "corruptKeys", strings.Join(l.corrupt, ", "))
 	return items, next, nil
 }
 

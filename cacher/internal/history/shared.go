@@ -53,6 +53,10 @@ type Shared struct {
 	Cache *watchcache.Cache
 	From  uint64
 	Scope Scope
+	// Corrupt is the storage's error naming the objects of Scope at From
+	// it could not decode, which Cache leaves out (nil: none); set before
+	// Cache holds the state.
+	Corrupt error
 
 	// Refs counts the watchers replaying it; guarded by the feed's lock.
 	Refs int

@@ -198,6 +198,10 @@ func (w *Watcher) initialFromStorage(ctx context.Context) bool {
 			return false
 		}
 	}
+	if r.g.Corrupt != nil { // the state cannot be told whole
+		w.fail(ctx, r.g.Corrupt, "storage")
+		return false
+	}
 	var res watchcache.ListResult
 	r.g.Whole(func() { res, err = r.g.Cache.List(0, watchcache.NotOlderThan, w.ListOptions(nil)) })
 	if err != nil {
