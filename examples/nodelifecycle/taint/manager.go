@@ -204,6 +204,14 @@ func (m *Manager) processPod(ctx context.Context, p *corev1.Pod, taints []corev1
 		m.evict(ctx, p.Namespace, p.Name, p.Spec.NodeName, 0)
 	default:
 		m.sched.schedule(key, p.Spec.NodeName, m.clock.Now().Add(d), d)
+		// p was read from the informer before this call: if the pod has
+		// been deleted since, its delete handler's cancel may have come
+		// before this schedule. The informer removes a pod from its
+		// indexer before that handler runs, so a pod no longer there has
+		// no eviction to wait for.
+		if _, ok := m.cfg.Informers.Pods.GetIndexer().GetByKey(key); !ok {
+			m.sched.cancel(key)
+		}
 	}
 }
 
