@@ -291,21 +291,6 @@ func (f *feed) listAt(ctx context.Context, g *history.Shared) error {
 	}
 }
 
-// corruptKeysOf returns the keys a list's error names as undecodable: its
-// CorruptKeys, or the key of a one-key read's CodeCorruptObj.
-func corruptKeysOf(err error) ([]string, *storage.Error) {
-	var corrupt *storage.Error
-	switch {
-	case !errors.As(err, &corrupt) || corrupt.Code != storage.CodeCorruptObj:
-		return nil, nil
-	case len(corrupt.CorruptKeys) > 0:
-		return corrupt.CorruptKeys, corrupt
-	case corrupt.Key != "":
-		return []string{corrupt.Key}, corrupt
-	}
-	return nil, nil
-}
-
 // readHistory applies the storage's events of g.Scope after g.From to g's
 // cache, through one storage stream, a whole revision at a time, until
 // the cache's history holds what it read (nil), ctx ends, or the storage

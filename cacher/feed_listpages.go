@@ -39,8 +39,7 @@ func (f *feed) list(ctx context.Context) (*listing, error) {
 	start := f.prefix
 	for {
 		items, next, rv, err := f.listPage(ctx, f.resource(), start, l.rv, int64(f.cfg.ListPageSize))
-		var corrupt *storage.Error
-		if errors.As(err, &corrupt) && len(corrupt.CorruptKeys) > 0 {
+		if keys, _ := corruptKeysOf(err); len(keys) > 0 {
 			if l.rv == 0 {
 				// The first page failed before telling its revision: pin one.
 				cur, err := f.store.GetCurrentResourceVersion(ctx)
@@ -49,7 +48,7 @@ func (f *feed) list(ctx context.Context) (*listing, error) {
 				}
 				l.rv = cur
 			}
-			items, next, err = f.listAround(ctx, f.resource(), start, l, corrupt.CorruptKeys)
+			items, next, err = f.listAround(ctx, f.resource(), start, l, keys)
 			rv = l.rv
 		}
 		if err != nil {
@@ -67,6 +66,21 @@ func (f *feed) list(ctx context.Context) (*listing, error) {
 		}
 		start = next
 	}
+}
+
+// corruptKeysOf returns the keys a list's error names as undecodable: its
+// CorruptKeys, or the key of a one-key read's CodeCorruptObj.
+func corruptKeysOf(err error) ([]string, *storage.Error) {
+	var corrupt *storage.Error
+	switch {
+	case !errors.As(err, &corrupt) || corrupt.Code != storage.CodeCorruptObj:
+		return nil, nil
+	case len(corrupt.CorruptKeys) > 0:
+		return corrupt.CorruptKeys, corrupt
+	case corrupt.Key != "":
+		return []string{corrupt.Key}, corrupt
+	}
+	return nil, nil
 }
 
 // listPage lists at most limit objects of scope (the whole resource for
