@@ -58,7 +58,7 @@ func Run(ctx context.Context, w io.Writer, o Options, sn Scenario) (err error) {
 		sn.ScaleTo = DefaultScenario.ScaleTo
 	}
 	o = o.withDefaults()
-	r := demorun.NewNarrator(w)
+	r := demorun.NewNarrator(w, nil)
 	o.OnEvent = demorun.Chain(func(e nodecontroller.Event) { r.Printf("node lifecycle controller: %s", e) }, o.OnEvent)
 	o.OnEvict = demorun.Chain(func(e taint.Eviction) {
 		r.Printf("taint manager: evicted pod %s/%s from %s", e.Namespace, e.Pod, e.Node)

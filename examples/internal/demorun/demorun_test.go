@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/reflector/workqueue/workqueuetest"
 )
 
 // The group keeps the first failure, named after its part, and does not
@@ -32,7 +34,7 @@ func TestGroupKeepsTheFirstFailure(t *testing.T) {
 // Every line is stamped, in order, and Chain calls both callbacks.
 func TestNarratorAndChain(t *testing.T) {
 	var out bytes.Buffer
-	n := NewNarrator(&out)
+	n := NewNarrator(&out, nil)
 	var got []string
 	f := Chain(func(s string) { n.Printf("a %s", s) }, func(s string) { got = append(got, s) })
 	f("x")
@@ -54,5 +56,18 @@ func TestAwait(t *testing.T) {
 	err := Await(context.Background(), time.Millisecond, "nothing", func() bool { return false })
 	if err == nil || !strings.Contains(err.Error(), "waiting for nothing") {
 		t.Fatalf("Await that cannot hold: %v", err)
+	}
+}
+
+// A Narrator stamps with its clock: the time since it started and the
+// time of day.
+func TestNarratorClock(t *testing.T) {
+	var out bytes.Buffer
+	clock := workqueuetest.NewFakeClock(time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC))
+	n := NewNarrator(&out, clock)
+	clock.Step(1500 * time.Millisecond)
+	n.Printf("x")
+	if got, want := out.String(), "[  1.50s 10:00:01.500] x\n"; got != want {
+		t.Fatalf("narration %q, want %q", got, want)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/listwatch/listwatch/reflector/workqueue"
 )
 
 // Narrator writes a demo's narration, each line stamped with the time
@@ -12,14 +14,22 @@ import (
 type Narrator struct {
 	mu    sync.Mutex
 	w     io.Writer
+	clock workqueue.Clock
 	start time.Time
 	// last is the stamp of the last line: lines are stamped when they are
 	// written, never earlier than the line before.
 	last time.Time
 }
 
-// NewNarrator returns a Narrator writing to w, starting now.
-func NewNarrator(w io.Writer) *Narrator { return &Narrator{w: w, start: time.Now()} }
+// NewNarrator returns a Narrator writing to w, starting now on clock (nil
+// is the wall clock): the demo's parts' clock, so that its stamps and the
+// times the parts report agree.
+func NewNarrator(w io.Writer, clock workqueue.Clock) *Narrator {
+	if clock == nil {
+		clock = workqueue.RealClock{}
+	}
+	return &Narrator{w: w, clock: clock, start: clock.Now()}
+}
 
 // Printf writes one line. Lines are stamped when they are written: the
 // parts report from their own goroutines, and stamping each line with the
@@ -28,7 +38,7 @@ func NewNarrator(w io.Writer) *Narrator { return &Narrator{w: w, start: time.Now
 func (n *Narrator) Printf(format string, args ...any) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	at := time.Now()
+	at := n.clock.Now()
 	if at.Before(n.last) {
 		at = n.last
 	}

@@ -52,6 +52,9 @@ type Controller struct {
 	mu         sync.Mutex
 	queues     map[string]*zoneQueue // by zone
 	zoneStates map[string]ZoneState
+	// nextMonitor and nextTaint are when Run's next passes are due (zero
+	// before Run arms them).
+	nextMonitor, nextTaint time.Time
 }
 
 // New checks cfg and returns a Controller; Run runs it.
@@ -108,10 +111,15 @@ func (c *Controller) Run(ctx context.Context) error {
 	wg.Go(func() { nsErr <- ns.Start(ctx) })
 	defer wg.Wait()
 
+	now := c.clock.Now()
 	monitor := c.clock.NewTimer(0)
 	defer monitor.Stop()
 	taint := c.clock.NewTimer(c.cfg.TaintPeriod)
 	defer taint.Stop()
+	c.setNext(&c.nextMonitor, now)
+	c.setNext(&c.nextTaint, now.Add(c.cfg.TaintPeriod))
+	// A timer is re-armed before its next pass is published: Quiet must
+	// not hold while a timer is not yet set for the pass it announces.
 	for {
 		select {
 		case <-ctx.Done():
@@ -120,12 +128,35 @@ func (c *Controller) Run(ctx context.Context) error {
 			return err
 		case <-monitor.C():
 			c.monitor(ctx)
+			now := c.clock.Now()
 			monitor.Reset(c.cfg.MonitorPeriod)
+			c.setNext(&c.nextMonitor, now.Add(c.cfg.MonitorPeriod))
 		case <-taint.C():
 			c.taintPass(ctx)
+			now := c.clock.Now()
 			taint.Reset(c.cfg.TaintPeriod)
+			c.setNext(&c.nextTaint, now.Add(c.cfg.TaintPeriod))
 		}
 	}
+}
+
+// setNext sets a pass's due time (nextMonitor or nextTaint).
+func (c *Controller) setNext(next *time.Time, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	*next = at
+}
+
+// Quiet reports whether Run has done the monitor and taint passes due by
+// its clock's current time (false before Run arms them). A caller stepping
+// a fake clock steps it only when the controller is quiet, so that no pass
+// is late on that clock. The NoSchedule taints, which nothing times, are
+// not counted.
+func (c *Controller) Quiet() bool {
+	now := c.clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return now.Before(c.nextMonitor) && now.Before(c.nextTaint)
 }
 
 // emit reports e.

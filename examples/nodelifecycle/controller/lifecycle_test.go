@@ -1,13 +1,18 @@
 package controller
 
 import (
+	"context"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 )
 
@@ -123,4 +128,45 @@ func TestZoneAndAllZonesDisruption(t *testing.T) {
 	})
 	require.Len(t, c.eventsOf(EventAllDisruptedOver), 1)
 	require.Equal(t, 4.0, c.ctrl.ZoneRate("zone-b"))
+}
+
+// TestAllDisruptedRemovesUnseenTaints: entering the all-zones-down mode
+// removes the NoExecute taint of a node whose informer copy does not show
+// it yet (a taint pass just added it), and reports only what it removed.
+func TestAllDisruptedRemovesUnseenTaints(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := etcdServer.Client.Delete(ctx, embedtest.Prefix(t), clientv3.WithPrefix())
+	require.NoError(t, err)
+	a, err := api.StartAPIServer(ctx, api.ServerConfig{Client: etcdServer.Client, Prefix: embedtest.Prefix(t)})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Close()) }()
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+	client := api.NewClient(a.URL, hc)
+	inf, err := api.NewInformers(client) // not started: the test hands the pass its nodes
+	require.NoError(t, err)
+	var events []Event
+	c, err := New(Config{Client: client, Informers: inf, OnEvent: func(e Event) { events = append(events, e) }})
+	require.NoError(t, err)
+	var seen []*corev1.Node // as the informer shows them: untainted
+	for _, name := range []string{"node-a0", "node-a1"} {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{api.ZoneLabel: "zone-a"}}}
+		seen = append(seen, n.DeepCopy())
+		if name == "node-a0" {
+			n.Spec.Taints = []corev1.Taint{{Key: api.TaintUnreachable, Effect: corev1.TaintEffectNoExecute}}
+		}
+		require.NoError(t, client.Create(ctx, api.Nodes, n))
+	}
+	c.handleDisruption(ctx, map[string]zoneCount{"zone-a": {notReady: 2}}, seen)
+
+	var got corev1.Node
+	require.NoError(t, client.Get(ctx, api.Nodes, "", "node-a0", &got))
+	require.Empty(t, got.Spec.Taints)
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, string(e.Kind)+" "+e.Node)
+	}
+	require.Equal(t, []string{string(EventAllDisrupted) + " ", string(EventUntainted) + " node-a0",
+		string(EventZoneState) + " "}, kinds)
 }

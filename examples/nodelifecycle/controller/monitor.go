@@ -166,11 +166,12 @@ func (c *Controller) handleDisruption(ctx context.Context, counts map[string]zon
 	plan := c.cfg.Rates.planDisruption(prev, counts)
 	if plan.enterAllDisrupted {
 		c.emit(Event{Time: now, Kind: EventAllDisrupted, Detail: "every zone is fully disrupted: NoExecute taints removed, evictions stop"})
+		// Every node, not only those the informer shows tainted: a taint
+		// pass may have just tainted one the informer still shows
+		// without, and that taint would stay (the queues stop).
 		for _, n := range nodes {
 			c.queue(n.Labels[api.ZoneLabel]).remove(n.Name)
-			if hasTaint(n, api.TaintUnreachable, corev1.TaintEffectNoExecute) || hasTaint(n, api.TaintNotReady, corev1.TaintEffectNoExecute) {
-				c.removeNoExecute(ctx, n.Name)
-			}
+			c.removeNoExecute(ctx, n.Name)
 		}
 	}
 	if plan.leaveAllDisrupted {
@@ -190,15 +191,21 @@ func (c *Controller) handleDisruption(ctx context.Context, counts map[string]zon
 	}
 }
 
-// removeNoExecute removes node's controller NoExecute taints whatever its
-// NodeReady says.
+// removeNoExecute removes node's controller NoExecute taints, as the API
+// server has it, whatever its NodeReady says (nothing is written or
+// reported when it has none).
 func (c *Controller) removeNoExecute(ctx context.Context, node string) {
+	changed := false
 	n, err := api.Mutate(ctx, c.cfg.Client, api.Nodes, "", node, func() *corev1.Node { return &corev1.Node{} },
 		func(n *corev1.Node) (bool, error) {
-			return setControllerTaints(n, corev1.TaintEffectNoExecute, "", nil), nil
+			changed = setControllerTaints(n, corev1.TaintEffectNoExecute, "", nil)
+			return changed, nil
 		})
 	if err != nil {
 		c.log.Warn("cannot remove NoExecute taints", "node", node, "err", err)
+		return
+	}
+	if !changed {
 		return
 	}
 	c.emit(Event{Time: c.clock.Now(), Kind: EventUntainted, Node: node, Zone: n.Labels[api.ZoneLabel],

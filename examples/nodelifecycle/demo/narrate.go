@@ -8,6 +8,7 @@ import (
 	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
+	"github.com/listwatch/listwatch/reflector/workqueue"
 )
 
 // recorder narrates and keeps what the controllers report.
@@ -18,7 +19,9 @@ type recorder struct {
 	evictions []taint.Eviction
 }
 
-func newRecorder(w io.Writer) *recorder { return &recorder{Narrator: demorun.NewNarrator(w)} }
+func newRecorder(w io.Writer, clock workqueue.Clock) *recorder {
+	return &recorder{Narrator: demorun.NewNarrator(w, clock)}
+}
 
 // onEvent records and narrates a controller event.
 func (r *recorder) onEvent(e controller.Event) {

@@ -32,7 +32,7 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 	if o.Zones < 2 || o.NodesPerZone < 4 || o.PodsPerNode < 5 {
 		return errors.New("demo: the scenario needs at least 2 zones, 4 nodes per zone and 5 pods per node")
 	}
-	r := newRecorder(w)
+	r := newRecorder(w, o.Clock)
 	o.OnEvent, o.OnEvict = demorun.Chain(r.onEvent, o.OnEvent), demorun.Chain(r.onEvict, o.OnEvict)
 	r.Printf("starting embedded etcd, API server (nodes, pods at /api/v1; leases at /apis/coordination.k8s.io/v1), "+
 		"%d×%d simulated nodes with %d pods each, node lifecycle controller and taint manager", o.Zones, o.NodesPerZone, o.PodsPerNode)
@@ -44,6 +44,9 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 	}
 	r.Printf("API server at %s (try: kubectl --server %s get nodes)", s.API.URL, s.API.URL)
 	sc := &script{ctx: ctx, s: s, r: r}
+	if c, ok := o.Clock.(stepper); ok {
+		sc.step = c.Step
+	}
 	for i, st := range steps {
 		r.Printf("── step %d: %s", i+1, st.title)
 		if err := st.run(sc); err != nil {
@@ -156,7 +159,8 @@ func stepResume(sc *script) error {
 	}
 	// Renew at once rather than at the next round: the pending evictions
 	// are due T (the first tolerating pod's tolerationSeconds) after step 2
-	// saw the first ones, less the zone's spacing between the two taints.
+	// ended, less the zone's spacing between the two taints, and on the
+	// wall clock the controllers react meanwhile.
 	if err := sc.s.Sim.HeartbeatNow(sc.ctx, victims...); err != nil {
 		return err
 	}
@@ -245,28 +249,22 @@ func stepAllDown(sc *script) error {
 	_, evictions := sc.r.marks()
 	hold := 2*time.Duration(sc.s.Options.TolerationSeconds)*time.Second + sc.s.Options.Grace
 	sc.r.Printf("every zone rate 0/s; watching %s for evictions or NoExecute taints", hold)
-	deadline := time.NewTimer(hold)
-	defer deadline.Stop()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-sc.ctx.Done():
-			return sc.ctx.Err()
-		case <-deadline.C:
-			sc.r.Printf("no eviction and no NoExecute taint in %s with every node Unknown", hold)
-			return nil
-		case <-tick.C:
-			if got := sc.r.evictionsSince(evictions); len(got) > 0 {
-				return fmt.Errorf("pod %s evicted while every zone is down", got[0].Pod)
-			}
-			for _, n := range sc.s.Sim.Nodes() {
-				if sc.hasNoExecute(n) {
-					return fmt.Errorf("node %s NoExecute-tainted while every zone is down", n)
-				}
+	end := sc.s.Options.Clock.Now().Add(hold)
+	if err := sc.until("the end of the watch", hold+sc.s.Options.StepTimeout, func() (bool, error) {
+		if got := sc.r.evictionsSince(evictions); len(got) > 0 {
+			return false, fmt.Errorf("pod %s evicted while every zone is down", got[0].Pod)
+		}
+		for _, n := range sc.s.Sim.Nodes() {
+			if sc.hasNoExecute(n) {
+				return false, fmt.Errorf("node %s NoExecute-tainted while every zone is down", n)
 			}
 		}
+		return !sc.s.Options.Clock.Now().Before(end), nil
+	}); err != nil {
+		return err
 	}
+	sc.r.Printf("no eviction and no NoExecute taint in %s with every node Unknown", hold)
+	return nil
 }
 
 func stepAllBack(sc *script) error {

@@ -2,16 +2,19 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
+	"github.com/listwatch/listwatch/reflector"
 )
 
 // script is the state the steps share.
@@ -19,12 +22,149 @@ type script struct {
 	ctx context.Context
 	s   *Stack
 	r   *recorder
+	// step moves Options.Clock forward when Run drives it (nil on the
+	// wall clock).
+	step func(time.Duration)
 }
 
-// await polls cond, which reads memory only (informers, recorded
-// reports), until it holds or the step times out.
+// stepper is a clock Run drives (workqueuetest.FakeClock is one).
+type stepper interface{ Step(d time.Duration) }
+
+// fakeTick is how far Run steps a clock it drives at a time: less than
+// every period of the scenario, so that no timer is passed by much.
+const fakeTick = 50 * time.Millisecond
+
+// await waits until cond, which reads memory only (informers, recorded
+// reports), holds, or fails after StepTimeout.
 func (sc *script) await(what string, cond func() bool) error {
-	return demorun.Await(sc.ctx, sc.s.Options.StepTimeout, what, cond)
+	return sc.until(what, sc.s.Options.StepTimeout, func() (bool, error) { return cond(), nil })
+}
+
+// until waits until cond (memory only) reports done or fails, or fails
+// after timeout on the wall clock. On the wall clock it polls cond. On a
+// clock Run drives, it checks cond each time the cluster is quiet and,
+// while cond does not hold, steps the clock by fakeTick: time moves only
+// once everything due at the current time has happened.
+func (sc *script) until(what string, timeout time.Duration, cond func() (bool, error)) error {
+	var err error
+	check := func() bool {
+		var done bool
+		done, err = cond()
+		return done || err != nil
+	}
+	if sc.step == nil {
+		if werr := demorun.Await(sc.ctx, timeout, what, check); werr != nil {
+			return werr
+		}
+		return err
+	}
+	ctx, cancel := context.WithTimeout(sc.ctx, timeout)
+	defer cancel()
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	busy := ""
+	for ctx.Err() == nil {
+		b := sc.busy(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		if busy = b; busy == "" {
+			if check() {
+				return err
+			}
+			sc.step(fakeTick)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-poll.C:
+		}
+	}
+	return fmt.Errorf("timed out after %s waiting for %s (clock at %s; busy: %s)", timeout, what,
+		sc.s.Options.Clock.Now().Format("15:04:05.000"), busy)
+}
+
+// busy names a part of the cluster that has not done everything due at
+// the clock's current time, or an informer that does not hold every
+// object as the API server has it; "" when the cluster is quiet. The
+// parts are asked again after the informers, which a part may have
+// written to meanwhile: the informers then hold every write a part made
+// before its reactions to them are counted.
+func (sc *script) busy(ctx context.Context) string {
+	parts := func() string {
+		switch {
+		case !sc.s.Sim.Quiet():
+			return "simulator"
+		case !sc.s.Controller.Quiet():
+			return "node lifecycle controller"
+		case !sc.s.Taints.Quiet():
+			return "taint manager"
+		}
+		return ""
+	}
+	if b := parts(); b != "" {
+		return b
+	}
+	if err := sc.informersCurrent(ctx); err != nil {
+		return err.Error()
+	}
+	return parts()
+}
+
+// informersCurrent reports an error unless the informers hold every node,
+// lease and pod at the resourceVersion a consistent list has it.
+func (sc *script) informersCurrent(ctx context.Context) error {
+	inf := sc.s.Informers
+	var nodes corev1.NodeList
+	if err := sc.s.Client.List(ctx, api.Nodes, "", &nodes); err != nil {
+		return err
+	}
+	if !holds(inf.Nodes, ptrs(nodes.Items)) {
+		return errors.New("nodes informer behind")
+	}
+	var leases coordinationv1.LeaseList
+	if err := sc.s.Client.List(ctx, api.Leases, api.LeaseNamespace, &leases); err != nil {
+		return err
+	}
+	if !holds(inf.Leases, ptrs(leases.Items)) {
+		return errors.New("leases informer behind")
+	}
+	var pods corev1.PodList
+	if err := sc.s.Client.List(ctx, api.Pods, "", &pods); err != nil {
+		return err
+	}
+	if !holds(inf.Pods, ptrs(pods.Items)) {
+		return errors.New("pods informer behind")
+	}
+	return nil
+}
+
+// holds reports whether inf holds exactly objs, each at its
+// resourceVersion.
+func holds[T reflector.Object](inf *reflector.SharedIndexInformer[T], objs []T) bool {
+	if len(inf.GetStore().ListKeys()) != len(objs) {
+		return false
+	}
+	for _, o := range objs {
+		key, err := reflector.MetaNamespaceKeyFunc(o)
+		if err != nil {
+			return false
+		}
+		got, ok := inf.GetIndexer().GetByKey(key)
+		if !ok || got.GetResourceVersion() != o.GetResourceVersion() {
+			return false
+		}
+	}
+	return true
+}
+
+// ptrs returns pointers to the elements of items.
+func ptrs[E any](items []E) []*E {
+	out := make([]*E, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
 }
 
 // node returns the informer's copy of name (nil if unknown).

@@ -16,7 +16,7 @@ import (
 // is a node, a zone or "all", and "status". At the end of in it keeps
 // serving.
 func Serve(ctx context.Context, w io.Writer, in io.Reader, o Options) error {
-	r := newRecorder(w)
+	r := newRecorder(w, o.Clock)
 	o.OnEvent, o.OnEvict = demorun.Chain(r.onEvent, o.OnEvent), demorun.Chain(r.onEvict, o.OnEvict)
 	s, err := Start(ctx, o)
 	if err != nil {

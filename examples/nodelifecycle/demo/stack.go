@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
+	"github.com/listwatch/listwatch/reflector/workqueue"
 )
 
 // Options size the cluster and scale its timing. Zero values take the
@@ -37,8 +38,16 @@ type Options struct {
 	Client *clientv3.Client
 	// Prefix is the etcd key prefix; "" means "/registry".
 	Prefix string
-	// StepTimeout bounds each step's wait.
+	// StepTimeout bounds each step's wait (on the wall clock).
 	StepTimeout time.Duration
+	// Clock is the clock of the simulator, the controllers, the taint
+	// manager and the narration; nil is the wall clock. Run steps a clock
+	// that has a Step method (a workqueuetest.FakeClock) itself, by
+	// fakeTick, and only when every part has done what was due and the
+	// informers hold every write: each step's wait then ends at the same
+	// point of the scenario, on that clock, however slow the machine.
+	// Serve never steps it.
+	Clock workqueue.Clock
 	// OnEvent and OnEvict, when set, also get the controllers' reports.
 	OnEvent func(controller.Event)
 	// OnEvict gets the taint manager's evictions.
@@ -87,6 +96,9 @@ func (o Options) withDefaults() Options {
 	if o.Prefix == "" {
 		o.Prefix = "/registry"
 	}
+	if o.Clock == nil {
+		o.Clock = workqueue.RealClock{}
+	}
 	return o
 }
 
@@ -134,7 +146,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	if s.Sim, err = simulator.New(simulator.Config{Client: s.Client, Zones: o.Zones, NodesPerZone: o.NodesPerZone,
 		PodsPerNode: o.PodsPerNode, RenewInterval: o.Renew, TolerationSeconds: o.TolerationSeconds,
-		Nodes: s.Informers.Nodes, Workers: 32}); err != nil {
+		Nodes: s.Informers.Nodes, Workers: 32, Clock: o.Clock}); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -143,11 +155,11 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		return nil, err
 	}
 	if s.Controller, err = controller.New(controller.Config{Client: s.Client, Informers: s.Informers,
-		MonitorPeriod: o.Monitor, GracePeriod: o.Grace, Rates: o.Rates, OnEvent: o.OnEvent}); err != nil {
+		MonitorPeriod: o.Monitor, GracePeriod: o.Grace, Rates: o.Rates, OnEvent: o.OnEvent, Clock: o.Clock}); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if s.Taints, err = taint.New(taint.Config{Client: s.Client, Informers: s.Informers, OnEvict: o.OnEvict}); err != nil {
+	if s.Taints, err = taint.New(taint.Config{Client: s.Client, Informers: s.Informers, OnEvict: o.OnEvict, Clock: o.Clock}); err != nil {
 		s.Close()
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/reflector"
+	"github.com/listwatch/listwatch/reflector/workqueue"
 )
 
 // Config configures a Simulator. Zero values take the documented defaults.
@@ -42,6 +43,9 @@ type Config struct {
 	// NodeReady is not True there posts True again (as a kubelet does
 	// when the controller marked it Unknown).
 	Nodes *reflector.SharedIndexInformer[*corev1.Node]
+	// Clock times the renewals and gives the times written in nodes and
+	// leases; nil is the wall clock.
+	Clock workqueue.Clock
 }
 
 // ErrUnknownNode is returned for a node the simulator does not run.
@@ -50,13 +54,15 @@ var ErrUnknownNode = errors.New("simulator: unknown node")
 // Simulator runs simulated kubelets.
 type Simulator struct {
 	cfg   Config
+	clock workqueue.Clock
 	nodes []string          // all node names, zone by zone
 	zone  map[string]string // node → zone
 
-	mu      sync.Mutex
-	stopped map[string]bool
-	leases  map[string]*coordinationv1.Lease // last stored lease per node
-	beats   map[string]time.Time             // last successful renewal per node
+	mu        sync.Mutex
+	stopped   map[string]bool
+	leases    map[string]*coordinationv1.Lease // last stored lease per node
+	beats     map[string]time.Time             // last successful renewal per node
+	nextRound time.Time                        // when Run's next round is due (zero before Run)
 }
 
 // New checks cfg and returns a Simulator; Setup creates its objects and
@@ -80,8 +86,11 @@ func New(cfg Config) (*Simulator, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 16
 	}
-	s := &Simulator{cfg: cfg, zone: map[string]string{}, stopped: map[string]bool{},
+	s := &Simulator{cfg: cfg, clock: cfg.Clock, zone: map[string]string{}, stopped: map[string]bool{},
 		leases: map[string]*coordinationv1.Lease{}, beats: map[string]time.Time{}}
+	if s.clock == nil {
+		s.clock = workqueue.RealClock{}
+	}
 	for z := range cfg.Zones {
 		for j := range cfg.NodesPerZone {
 			n := NodeName(z, j)
@@ -119,7 +128,7 @@ func (s *Simulator) NodesInZone(zone string) []string {
 // Setup creates the nodes (Ready), their leases and their pods.
 func (s *Simulator) Setup(ctx context.Context) error {
 	return s.forEach(ctx, s.nodes, func(ctx context.Context, n string) error {
-		now := time.Now()
+		now := s.clock.Now()
 		if err := s.cfg.Client.Create(ctx, api.Nodes, newNode(n, s.zone[n], now)); err != nil {
 			return fmt.Errorf("simulator: creating node %s: %w", n, err)
 		}
@@ -183,18 +192,45 @@ func (s *Simulator) forEach(ctx context.Context, nodes []string, f func(context.
 
 // Run renews the leases of heartbeating nodes every RenewInterval (and
 // posts NodeReady True where the node informer shows otherwise) until ctx
-// ends. Renewal failures are retried at the next round.
+// ends. Renewal failures are retried at the next round; a round that
+// overruns skips the rounds it missed, as a time.Ticker drops ticks.
 func (s *Simulator) Run(ctx context.Context) error {
-	t := time.NewTicker(s.cfg.RenewInterval)
+	next := s.clock.Now().Add(s.cfg.RenewInterval)
+	t := s.clock.NewTimer(s.cfg.RenewInterval)
 	defer t.Stop()
+	s.setNextRound(next)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 		}
 		_ = s.forEach(ctx, s.heartbeating(), s.heartbeat)
+		now := s.clock.Now()
+		for !next.After(now) {
+			next = next.Add(s.cfg.RenewInterval)
+		}
+		// Re-armed before it is published: Quiet must not hold while the
+		// timer is not yet set for the round it announces.
+		t.Reset(next.Sub(now))
+		s.setNextRound(next)
 	}
+}
+
+func (s *Simulator) setNextRound(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextRound = at
+}
+
+// Quiet reports whether Run has done every round due by its clock's
+// current time (false before Run starts). A caller stepping a fake clock
+// steps it only when the simulator is quiet, so that no renewal is late on
+// that clock.
+func (s *Simulator) Quiet() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clock.Now().Before(s.nextRound)
 }
 
 // heartbeating returns the nodes whose heartbeats are on.
@@ -230,7 +266,7 @@ func (s *Simulator) renew(ctx context.Context, node string) error {
 	s.mu.Lock()
 	l := s.leases[node].DeepCopy()
 	s.mu.Unlock()
-	now := time.Now()
+	now := s.clock.Now()
 	renew := metav1.NewMicroTime(now)
 	l.Spec.RenewTime = &renew
 	err := s.cfg.Client.Update(ctx, api.Leases, l)
@@ -252,7 +288,7 @@ func (s *Simulator) renew(ctx context.Context, node string) error {
 func (s *Simulator) postReady(ctx context.Context, node string) error {
 	_, err := api.Mutate(ctx, s.cfg.Client, api.Nodes, "", node, func() *corev1.Node { return &corev1.Node{} },
 		func(n *corev1.Node) (bool, error) {
-			now := time.Now()
+			now := s.clock.Now()
 			for i := range n.Status.Conditions {
 				c := &n.Status.Conditions[i]
 				if c.Type == corev1.NodeReady {

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,7 +57,17 @@ type Manager struct {
 	log    *slog.Logger
 	shards []*workqueue.Queue[item]
 	sched  *scheduler
+	// handling counts the items the workers are handling.
+	handling atomic.Int64
+
+	mu sync.Mutex
+	// handlers are Run's handler registrations, set once they have
+	// synced (nil before).
+	handlers []pendingCounter
 }
+
+// pendingCounter is what Quiet reads of a handler registration.
+type pendingCounter interface{ Pending() int64 }
 
 // New checks cfg and returns a Manager; Run runs it.
 func New(cfg Config) (*Manager, error) {
@@ -151,14 +162,51 @@ func (m *Manager) Run(ctx context.Context) error {
 				if shutdown {
 					return
 				}
+				m.handling.Add(1)
 				m.handle(ctx, it)
+				m.handling.Add(-1)
 				q.Done(it)
 			}
 		})
 	}
 	wg.Go(func() { m.sched.run(ctx) })
+	nodePending, _ := nodeReg.(pendingCounter)
+	podPending, _ := podReg.(pendingCounter)
+	if nodePending != nil && podPending != nil {
+		m.mu.Lock()
+		m.handlers = []pendingCounter{nodePending, podPending}
+		m.mu.Unlock()
+	}
 	<-ctx.Done()
 	return nil
+}
+
+// Quiet reports whether the manager has done all its work due by its
+// clock's current time: no node or pod event is waiting for its handler or
+// a worker, and no eviction is due (false before Run has synced). A caller
+// stepping a fake clock steps it only when the manager is quiet, so that
+// no eviction or cancellation is late on that clock.
+//
+// An item a worker has just taken from its queue may go unseen for the
+// instant before it is counted as handled: then the next call sees it.
+func (m *Manager) Quiet() bool {
+	m.mu.Lock()
+	handlers := m.handlers
+	m.mu.Unlock()
+	if handlers == nil {
+		return false
+	}
+	for _, h := range handlers {
+		if h.Pending() > 0 {
+			return false
+		}
+	}
+	for _, q := range m.shards {
+		if q.Len() > 0 {
+			return false
+		}
+	}
+	return m.handling.Load() == 0 && !m.sched.due(m.clock.Now())
 }
 
 // handle processes one node or pod item.

@@ -51,6 +51,18 @@ func (s *scheduler) cancel(key string) {
 	delete(s.pending, key)
 }
 
+// due reports whether an eviction is due at now and not done yet.
+func (s *scheduler) due(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.pending {
+		if !p.at.After(now) {
+			return true
+		}
+	}
+	return false
+}
+
 // len returns how many evictions are pending.
 func (s *scheduler) len() int {
 	s.mu.Lock()
@@ -86,6 +98,14 @@ func (s *scheduler) fire(ctx context.Context, key string) {
 	}
 	ns, name := splitKey(key)
 	if !s.m.evict(ctx, ns, name, p.node, p.waited) {
+		// Due again in a second (unless rescheduled or cancelled
+		// meanwhile).
+		s.mu.Lock()
+		if cur, still := s.pending[key]; still && cur == p {
+			cur.at = s.m.clock.Now().Add(time.Second)
+			s.pending[key] = cur
+		}
+		s.mu.Unlock()
 		s.q.AddAfter(key, time.Second)
 		return
 	}
