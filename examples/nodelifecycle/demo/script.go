@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -25,6 +26,9 @@ type script struct {
 	// step moves Options.Clock forward when Run drives it (nil on the
 	// wall clock).
 	step func(time.Duration)
+	// current is the etcd revision up to which the informers were last
+	// found to hold every write.
+	current int64
 }
 
 // stepper is a clock Run drives (workqueuetest.FakeClock is one).
@@ -41,10 +45,12 @@ func (sc *script) await(what string, cond func() bool) error {
 }
 
 // until waits until cond (memory only) reports done or fails, or fails
-// after timeout on the wall clock. On the wall clock it polls cond. On a
-// clock Run drives, it checks cond each time the cluster is quiet and,
-// while cond does not hold, steps the clock by fakeTick: time moves only
-// once everything due at the current time has happened.
+// after timeout. On the wall clock it polls cond. On a clock Run drives,
+// it checks cond each time the cluster is quiet and, while cond does not
+// hold, steps the clock by fakeTick: time moves only once everything due
+// at the current time has happened, and timeout is measured on that
+// clock. Then it fails too when the cluster is not quiet for StepTimeout
+// of real time (a part is stuck).
 func (sc *script) until(what string, timeout time.Duration, cond func() (bool, error)) error {
 	var err error
 	check := func() bool {
@@ -58,30 +64,33 @@ func (sc *script) until(what string, timeout time.Duration, cond func() (bool, e
 		}
 		return err
 	}
-	ctx, cancel := context.WithTimeout(sc.ctx, timeout)
-	defer cancel()
+	clock := sc.s.Options.Clock
+	end := clock.Now().Add(timeout)
 	poll := time.NewTicker(time.Millisecond)
 	defer poll.Stop()
-	busy := ""
-	for ctx.Err() == nil {
-		b := sc.busy(ctx)
-		if ctx.Err() != nil {
-			break
-		}
-		if busy = b; busy == "" {
-			if check() {
-				return err
-			}
+	quietAt := time.Now() // on the wall clock
+	for {
+		busy := sc.busy()
+		switch {
+		case sc.ctx.Err() != nil:
+			return fmt.Errorf("waiting for %s: %w", what, sc.ctx.Err())
+		case busy == "" && check():
+			return err
+		case busy == "" && !clock.Now().Before(end):
+			return fmt.Errorf("timed out after %s on the clock waiting for %s", timeout, what)
+		case busy == "":
 			sc.step(fakeTick)
+			quietAt = time.Now()
 			continue
+		case time.Since(quietAt) > sc.s.Options.StepTimeout:
+			return fmt.Errorf("waiting for %s: %s busy for %s at %s on the clock", what, busy,
+				sc.s.Options.StepTimeout, clock.Now().Format("15:04:05.000"))
 		}
 		select {
-		case <-ctx.Done():
+		case <-sc.ctx.Done():
 		case <-poll.C:
 		}
 	}
-	return fmt.Errorf("timed out after %s waiting for %s (clock at %s; busy: %s)", timeout, what,
-		sc.s.Options.Clock.Now().Format("15:04:05.000"), busy)
 }
 
 // busy names a part of the cluster that has not done everything due at
@@ -90,7 +99,7 @@ func (sc *script) until(what string, timeout time.Duration, cond func() (bool, e
 // parts are asked again after the informers, which a part may have
 // written to meanwhile: the informers then hold every write a part made
 // before its reactions to them are counted.
-func (sc *script) busy(ctx context.Context) string {
+func (sc *script) busy() string {
 	parts := func() string {
 		switch {
 		case !sc.s.Sim.Quiet():
@@ -105,6 +114,8 @@ func (sc *script) busy(ctx context.Context) string {
 	if b := parts(); b != "" {
 		return b
 	}
+	ctx, cancel := context.WithTimeout(sc.ctx, sc.s.Options.StepTimeout)
+	defer cancel()
 	if err := sc.informersCurrent(ctx); err != nil {
 		return err.Error()
 	}
@@ -112,8 +123,16 @@ func (sc *script) busy(ctx context.Context) string {
 }
 
 // informersCurrent reports an error unless the informers hold every node,
-// lease and pod at the resourceVersion a consistent list has it.
+// lease and pod at the resourceVersion a consistent list has it. When
+// nothing was written since they last did, it lists nothing.
 func (sc *script) informersCurrent(ctx context.Context) error {
+	rev, err := sc.s.etcd.Client.Get(ctx, sc.s.Options.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return err
+	}
+	if rev.Header.Revision == sc.current {
+		return nil
+	}
 	inf := sc.s.Informers
 	var nodes corev1.NodeList
 	if err := sc.s.Client.List(ctx, api.Nodes, "", &nodes); err != nil {
@@ -136,6 +155,7 @@ func (sc *script) informersCurrent(ctx context.Context) error {
 	if !holds(inf.Pods, ptrs(pods.Items)) {
 		return errors.New("pods informer behind")
 	}
+	sc.current = rev.Header.Revision // the lists were read at it or later
 	return nil
 }
 

@@ -38,15 +38,16 @@ type Options struct {
 	Client *clientv3.Client
 	// Prefix is the etcd key prefix; "" means "/registry".
 	Prefix string
-	// StepTimeout bounds each step's wait (on the wall clock).
+	// StepTimeout bounds each step's wait, on Clock.
 	StepTimeout time.Duration
 	// Clock is the clock of the simulator, the controllers, the taint
 	// manager and the narration; nil is the wall clock. Run steps a clock
-	// that has a Step method (a workqueuetest.FakeClock) itself, by
-	// fakeTick, and only when every part has done what was due and the
+	// that has a Step method (a workqueuetest.FakeClock) itself, 50 ms at
+	// a time, and only when every part has done what was due and the
 	// informers hold every write: each step's wait then ends at the same
-	// point of the scenario, on that clock, however slow the machine.
-	// Serve never steps it.
+	// point of the scenario, on that clock, however slow the machine (a
+	// part busy for StepTimeout of real time fails the step). Serve never
+	// steps it.
 	Clock workqueue.Clock
 	// OnEvent and OnEvict, when set, also get the controllers' reports.
 	OnEvent func(controller.Event)
