@@ -106,6 +106,9 @@ func newListwatchCacher(b *testing.B, srv *embedtest.Server) k8sstorage.Interfac
 	cfg := cacher.Config{Storage: lwStore(b, srv), ResourcePrefix: "/pods",
 		NewFunc: newPod, NewListFunc: newPodList, GetAttrs: podAttrs,
 		IndexFields: []string{"spec.nodeName", "metadata.namespace"}, NoPacking: lwNoPacking(), Logger: benchLog}
+	if d, err := time.ParseDuration(envString("K8SBENCH_LW_COALESCE", "0s")); err == nil {
+		cfg.WakeCoalesce = d
+	}
 	if lwEncoded() {
 		cfg.Codec = watchcache.RuntimeCodec{Codec: codec, New: newPod, Versioner: lwstorage.APIObjectVersioner{}}
 	}

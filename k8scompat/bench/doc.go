@@ -40,8 +40,10 @@
 //	K8SBENCH_PEER_IDLE           idle watcher counts, comma-separated ("10000")
 //	K8SBENCH_PEER_RUNS           runs of each scenario (1; `make bench-peer` sets 3)
 //	K8SBENCH_PEER_CPUPROFILE     directory for the fan-out CPU profiles (default: a new temporary directory)
+//	K8SBENCH_PEER_CAPACITY_PROFILE  directory for a CPU profile of each capacity step (default: none)
 //	K8SBENCH_PEER_LISTPROFILE    directory for CPU profiles of each PeerList measurement (default: none)
 //	K8SBENCH_LW_ENCODED=1        listwatch's cacher keeps objects encoded (cacher.Config.Codec)
+//	K8SBENCH_LW_COALESCE         listwatch's cacher.Config.WakeCoalesce, a Go duration (0s: its default)
 //	K8SBENCH_LW_NOPACK=1         listwatch's cacher keeps objects unpacked (cacher.Config.NoPacking)
 //	KUBE_TEST_API_TYPE           the codec: application/json (default) or application/vnd.kubernetes.protobuf
 //
@@ -53,10 +55,15 @@
 // the delivered events/s of its last step that held. CPU per delivered
 // event is the process's CPU (user+system) over a step divided by the
 // events it delivered; the caches are compared at the highest rate both
-// held. The harness's own cost is measured at that rate too, by the same
-// writer, etcd and watchers over harnessSource (one etcd watch, one decode
-// per event, a channel send per watcher: Backend=harness), and
-// cmd/benchtable shows it beside the caches' and the ratio net of it. The
+// held. The harness (Backend=harness: harnessSource, one etcd watch, one
+// decode per event, a channel send per watcher) climbs the same ladder
+// with the same writer, etcd and watchers: its capacity is the most any
+// cache can deliver to these watchers on this machine (cmd/benchtable's
+// "ceiling" is its ratio to Kubernetes'), and its CPU per event at the
+// caches' equal load is shown beside theirs with their ratio net of it.
+// Each watcher's reader has its own stop channel and counts what it
+// received once, at its end, so that the readers' own cost is what a
+// client's would be, not contention between 10,000 of them. The
 // unpaced fan-outs (BenchmarkPeerFanout) report only how many watches each
 // cache ended.
 //
