@@ -9,11 +9,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/reflector/workqueue/workqueuetest"
 )
 
 // waitFor polls cond (a state read from memory, no I/O) until it holds or
@@ -118,4 +120,57 @@ func TestSimulator(t *testing.T) {
 		rv, _ := strconv.ParseInt(n.ResourceVersion, 10, 64)
 		return ok && rv > unknownRV && isReady(n) && n.Status.Conditions[0].Reason == "KubeletReady"
 	})
+}
+
+// TestRunOnFakeClock: on a fake clock Run renews only when the clock
+// reaches a round, writes the clock's time as renewTime, and is quiet
+// only once the round due has been done; a round missed by a long step
+// is skipped, not made up.
+func TestRunOnFakeClock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := etcdServer.Client.Delete(context.Background(), embedtest.Prefix(t), clientv3.WithPrefix()) // -count=N reruns
+	require.NoError(t, err)
+	a, err := api.StartAPIServer(ctx, api.ServerConfig{Client: etcdServer.Client, Prefix: embedtest.Prefix(t)})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Close()) }()
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+	c := api.NewClient(a.URL, hc)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := workqueuetest.NewFakeClock(start)
+	sim, err := New(Config{Client: c, Zones: 1, NodesPerZone: 2, RenewInterval: time.Second, Clock: clock})
+	require.NoError(t, err)
+	require.NoError(t, sim.Setup(ctx))
+	require.True(t, sim.LastHeartbeat("node-a0").Equal(start))
+	require.False(t, sim.Quiet(), "not running")
+
+	runCtx, stopRun := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- sim.Run(runCtx) }()
+	defer func() { stopRun(); require.NoError(t, <-done) }()
+	waitFor(ctx, t, "Run armed", sim.Quiet)
+
+	clock.Step(999 * time.Millisecond)
+	require.True(t, sim.Quiet(), "no round due yet")
+	clock.Step(time.Millisecond)
+	require.False(t, sim.Quiet(), "a round due")
+	waitFor(ctx, t, "the round at 1 s done", sim.Quiet)
+	at := start.Add(time.Second)
+	for _, n := range sim.Nodes() {
+		require.True(t, sim.LastHeartbeat(n).Equal(at), n)
+		var l coordinationv1.Lease
+		require.NoError(t, c.Get(ctx, api.Leases, api.LeaseNamespace, n, &l))
+		require.True(t, l.Spec.RenewTime.Time.Equal(at), "%s renewTime %s", n, l.Spec.RenewTime)
+	}
+
+	clock.Step(2500 * time.Millisecond) // past the rounds at 2 s and 3 s
+	waitFor(ctx, t, "one round done", sim.Quiet)
+	require.True(t, sim.LastHeartbeat("node-a0").Equal(start.Add(3500*time.Millisecond)))
+	clock.Step(400 * time.Millisecond) // 3.9 s: the next round is at 4 s
+	require.True(t, sim.Quiet())
+	clock.Step(100 * time.Millisecond)
+	require.False(t, sim.Quiet())
+	waitFor(ctx, t, "the round at 4 s done", sim.Quiet)
+	require.True(t, sim.LastHeartbeat("node-a0").Equal(start.Add(4*time.Second)))
 }

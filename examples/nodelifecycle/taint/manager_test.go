@@ -31,7 +31,8 @@ func testPod(name, node string, tol *int64, tolerate bool) *corev1.Pod {
 // pods tolerating it for 30 s and 60 s; 30 s later (fake) the first is
 // evicted; when the taint goes the second's eviction is cancelled and
 // never happens; pods tolerating forever, daemon pods and pods of other
-// nodes are never touched.
+// nodes are never touched. The manager is quiet except while an event or
+// a due eviction waits for it.
 func TestEvictionsOnFakeClock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -80,14 +81,19 @@ func TestEvictionsOnFakeClock(t *testing.T) {
 			})
 		require.NoError(t, err)
 	}
+	waitFor(ctx, t, "the manager quiet", m.Quiet)
 	setTaint(true)
 	waitFor(ctx, t, "plain evicted and two evictions pending", func() bool {
 		return !exists("plain") && m.Pending() == 2 && len(evictedNames()) == 1
 	})
 	require.Equal(t, []string{"plain"}, evictedNames())
+	waitFor(ctx, t, "the manager quiet", m.Quiet)
 
 	require.NoError(t, clock.WaitForTimer(ctx, clock.Now().Add(30*time.Second)))
-	clock.Step(30 * time.Second)
+	clock.Step(30*time.Second - time.Millisecond)
+	require.True(t, m.Quiet(), "no eviction due yet")
+	clock.Step(time.Millisecond)
+	require.False(t, m.Quiet(), "t30's eviction due")
 	// The informer's delete (which also cancels the pending entry) may
 	// come before the eviction's callback.
 	waitFor(ctx, t, "t30 evicted", func() bool { return !exists("t30") && m.Pending() == 1 && len(evictedNames()) == 2 })
