@@ -170,13 +170,14 @@ func (m *Manager) Run(ctx context.Context) error {
 		})
 	}
 	wg.Go(func() { m.sched.run(ctx) })
-	nodePending, _ := nodeReg.(pendingCounter)
-	podPending, _ := podReg.(pendingCounter)
-	if nodePending != nil && podPending != nil {
-		m.mu.Lock()
-		m.handlers = []pendingCounter{nodePending, podPending}
-		m.mu.Unlock()
+	nodePending, okNodes := nodeReg.(pendingCounter)
+	podPending, okPods := podReg.(pendingCounter)
+	if !okNodes || !okPods {
+		return errors.New("taint: the informers' handler registrations do not count pending events")
 	}
+	m.mu.Lock()
+	m.handlers = []pendingCounter{nodePending, podPending}
+	m.mu.Unlock()
 	<-ctx.Done()
 	return nil
 }
