@@ -85,9 +85,9 @@ func BenchmarkScale(b *testing.B) {
 			}
 			watches = append(watches, wi)
 		}
-		// Idle watchers give up their goroutines after the cacher's park
-		// delay: wait for that (at most three delays).
-		for deadline := time.Now().Add(3 * cacher.DefaultIdleWatcherParkDelay); goruntime.NumGoroutine() > goroutines+w/100 &&
+		// Idle watchers give up their goroutines once they joined live
+		// dispatch: wait for that (at most 15 s).
+		for deadline := time.Now().Add(15 * time.Second); goruntime.NumGoroutine() > goroutines+w/100 &&
 			time.Now().Before(deadline); {
 			time.Sleep(100 * time.Millisecond)
 		}

@@ -301,10 +301,10 @@ func BenchmarkScaleHTTP(b *testing.B) {
 		opened := time.Since(start)
 		// The server registers a watch before it answers its headers, so
 		// every watch is in place. Idle cacher watchers give up their
-		// goroutines after the park delay: wait for that, then until the
+		// goroutines once they joined live dispatch: wait until the
 		// goroutine count holds still for a second (at most a minute).
 		settleStart, last, since := time.Now(), goruntime.NumGoroutine(), time.Now()
-		for (time.Since(settleStart) < cacher.DefaultIdleWatcherParkDelay+time.Second || time.Since(since) < time.Second) &&
+		for time.Since(since) < time.Second &&
 			time.Since(settleStart) < time.Minute {
 			time.Sleep(100 * time.Millisecond)
 			if g := goruntime.NumGoroutine(); g != last {

@@ -21,7 +21,6 @@ func TestBookmarkCadence(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	c := startCacher(t, newStore(t, embedtest.Prefix(t), false), func(cfg *cacher.Config) {
 		cfg.Clock = clk
-		cfg.IdleWatcherParkDelay = -1 // parked or not is tested elsewhere
 	})
 	rv := rvAt(create(t, c, "ns", "a", nil))
 	const n = 20

@@ -51,7 +51,7 @@ func New(cfg Config) (*Cacher, error) {
 	}
 	clk := clocks{sched: cfg.Clock, wall: clock.RealClock{}}
 	h := hub.New(hub.Config{IndexLabels: cfg.IndexLabels, IndexFields: cfg.IndexFields, Wall: clk.wall, Metrics: cfg.Metrics,
-		LogSize: cfg.WatcherBufferSize, Coalesce: max(cfg.WakeCoalesce, 0)})
+		LogSize: cfg.WatcherBufferSize, Coalesce: max(cfg.WakeCoalesce, 0), CacheRV: cache.RV})
 	f := newFeed(cfg, cache, h, clk)
 	env := &watcher.Env{Source: f, Hub: h, Wall: clk.wall, Metrics: cfg.Metrics, Versioner: cfg.Versioner,
 		NewFunc: cfg.NewFunc, KeyFunc: cfg.KeyFunc, CatchUpBatch: cfg.CatchUpBatch, BufferSize: cfg.WatcherBufferSize}
@@ -76,13 +76,12 @@ func (c *Cacher) Run(ctx context.Context) error {
 	f.runMu.Unlock()
 
 	defer f.watchTransformer()()
-	bookmarks := c.hub.BookmarkLoop(c.clk.sched, c.cfg.BookmarkInterval, c.cache.RV) // its schedule starts now
+	bookmarks := c.hub.BookmarkLoop(c.clk.sched, c.cfg.BookmarkInterval) // its schedule starts now
 	var own sync.WaitGroup
 	own.Go(func() { f.reflect(ctx) })
 	own.Go(func() { f.progressLoop(ctx) })
 	own.Go(func() { bookmarks(ctx) })
 	own.Go(func() { f.consistencyLoop(ctx) })
-	own.Go(func() { c.hub.ParkLoop(ctx, c.clk.sched, c.cfg.IdleWatcherParkDelay) })
 	<-ctx.Done()
 	own.Wait()
 	f.runMu.Lock()
@@ -96,13 +95,13 @@ func (c *Cacher) Run(ctx context.Context) error {
 // startWatcher starts w's goroutine, with a context that ends with Run's,
 // with reqCtx's, or when w is aborted. The watch counts in the feed's wg until it
 // ends and releases it, whether or not it has a goroutine meanwhile (a
-// parked watcher has none). It fails when Run has not started or has
-// stopped.
+// watcher in live dispatch whose client keeps up has none). It fails when
+// Run has not started or has stopped.
 //
 // The watch's context is a child of the feed's watchers context, which
-// ends it (with its cause) at once. Each way it ends wakes the watcher if
-// it is parked, on a goroutine of its own (the hub aborts watches holding
-// its lock, which waking takes): end, for the request's context and
+// ends it (with its cause) at once. Each way it ends wakes the watcher
+// (starting a goroutine if it has none), on a goroutine of its own (the
+// hub aborts watches holding its lock, which waking takes): end, for the request's context and
 // aborts, and a callback on the watchers context, shared by all the
 // watches. A callback on each watch's own context cost a children map and
 // a callback context more per watch (about 260 bytes).
@@ -119,10 +118,10 @@ func (c *Cacher) startWatcher(reqCtx context.Context, w *watcher.Watcher) error 
 			return // ended already, and woken
 		}
 		cancel(cause)
-		go w.WakeAsync()
+		go w.Wake()
 	}
 	stopReq := context.AfterFunc(reqCtx, func() { end(nil) })
-	stopWake := context.AfterFunc(f.watchersCtx, w.WakeAsync)
+	stopWake := context.AfterFunc(f.watchersCtx, w.Wake)
 	f.wg.Add(1)
 	w.Start(ctx, end, func() {
 		stopWake()

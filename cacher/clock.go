@@ -6,7 +6,7 @@ import "k8s.io/utils/clock"
 // the time or starts a timer.
 type clocks struct {
 	// sched is Config.Clock: it times the cacher's schedule (bookmark
-	// rounds, parking, consistency checks, progress requests, the shared
+	// rounds, consistency checks, progress requests, the shared
 	// catch-up read), which a test may drive with a fake clock.
 	sched clock.WithTickerAndDelayedExecution
 	// wall times the feed's and the watchers' liveness polls, retries and

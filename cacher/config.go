@@ -31,9 +31,6 @@ const (
 	// DefaultWakeCoalesce is how long a burst of changes may wait for the
 	// watchers' next round of wake-ups (see Config.WakeCoalesce).
 	DefaultWakeCoalesce = 2 * time.Millisecond
-	// DefaultIdleWatcherParkDelay is how long a watcher in live dispatch
-	// with nothing to deliver keeps its goroutine.
-	DefaultIdleWatcherParkDelay = 5 * time.Second
 	// DefaultConsistencyCheckInterval is how often the cache is compared
 	// with the storage (jittered by up to 20%).
 	DefaultConsistencyCheckInterval = 5 * time.Minute
@@ -59,8 +56,8 @@ type Config struct {
 	IndexLabels, IndexFields []string
 	// Versioner reads and writes RVs; nil means Storage.Versioner().
 	Versioner storage.Versioner
-	// Clock times the cacher's schedule: bookmark rounds, parking of idle
-	// watchers, consistency checks, progress requests, the shared catch-up
+	// Clock times the cacher's schedule: bookmark rounds, consistency
+	// checks, progress requests, the shared catch-up
 	// read and the cache's event window. The cacher's liveness polls and
 	// retries (and deadline bookmarks, aimed at a context's deadline) run on
 	// the wall clock, so that a fake Clock in a test cannot starve the
@@ -107,12 +104,6 @@ type Config struct {
 	// a quiet interval at least this long goes out at once. 0 means
 	// DefaultWakeCoalesce; negative, none.
 	WakeCoalesce time.Duration
-	// IdleWatcherParkDelay is how long a watcher in live dispatch that has
-	// nothing to deliver keeps its goroutine; then the watch lives on
-	// without one, the hub delivering for it while its client keeps up
-	// (see package internal/hub). 0 means
-	// DefaultIdleWatcherParkDelay; negative, never.
-	IdleWatcherParkDelay time.Duration
 	// MaxCatchUpStreams bounds the new watches that start from etcd's
 	// history (older than the cache's) at a time, and the shared reads
 	// of etcd's history with readers, each one storage watch (0: 16).
@@ -197,9 +188,6 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.ProgressInterval, DefaultProgressInterval)
 	if c.ConsistencyCheckInterval == 0 {
 		c.ConsistencyCheckInterval = DefaultConsistencyCheckInterval
-	}
-	if c.IdleWatcherParkDelay == 0 {
-		c.IdleWatcherParkDelay = DefaultIdleWatcherParkDelay
 	}
 	if c.WakeCoalesce == 0 {
 		c.WakeCoalesce = DefaultWakeCoalesce

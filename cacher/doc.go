@@ -81,8 +81,8 @@
 // revisions, recovery, revalidation, consistency check, the shared reads
 // of history) is the only writer of the cache; the hub (package
 // internal/hub: the registry of live watchers and its shard index, the
-// log of published changes the live watchers read from, lagging, parking
-// and waking, bookmarks) owns live dispatch and
+// log of published changes the live watchers read from, lagging and
+// waking, bookmarks) owns live dispatch and
 // is the only holder of its lock, which the feed enters through
 // Hub.Commit; a watcher (package internal/watcher) is a delivery state
 // machine that reads history through a watcher.Source and joins live

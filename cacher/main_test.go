@@ -54,15 +54,13 @@ func newStore(t testing.TB, prefix string, unstructured bool) *etcd3.Store {
 }
 
 // startCacher builds a cacher over store, runs it until the test ends and
-// waits until it is ready. Idle watchers park after 10 ms (see park.go), so
-// that every test also runs watches that lose and regain their goroutine.
+// waits until it is ready.
 func startCacher(t testing.TB, store storage.Interface, mod ...func(*cacher.Config)) *cacher.Cacher {
 	t.Helper()
 	cfg := cacher.Config{Storage: store, ResourcePrefix: "/widgets", NewFunc: widget.New,
 		NewListFunc: widget.NewList, GetAttrs: widget.GetAttrs,
 		IndexLabels: []string{"app"}, IndexFields: []string{"spec.nodeName"},
-		IdleWatcherParkDelay: 10 * time.Millisecond,
-		Logger:               slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	for _, m := range mod {
 		m(&cfg)
 	}

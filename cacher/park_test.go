@@ -25,9 +25,9 @@ func waitGoroutines(t *testing.T, n int, what string) {
 	}
 }
 
-// TestIdleWatchersPark: idle watchers give up their goroutines (startCacher
-// parks them after 10 ms), and a parked watch still gets every event, in
-// order, ends when its context does, and Stop returns.
+// TestIdleWatchersPark: idle watchers give up their goroutines once they
+// joined live dispatch, and such a watch still gets every event, in order,
+// ends when its context does, and Stop returns.
 func TestIdleWatchersPark(t *testing.T) {
 	c := startCacher(t, newStore(t, embedtest.Prefix(t), false))
 	const n = 40

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/cacher"
 )
 
 // BenchmarkHTTPIdleWatchers: what an idle HTTP watch costs the server. A
@@ -14,8 +13,7 @@ import (
 // LISTWATCH_BENCH_WATCHERS, bounded by file descriptors: each watch is one
 // connection, one descriptor on each side) on a namespace of 1,000
 // objects; nothing changes while they are open. Once the server's
-// goroutine count has settled (at least the cacher's idle-watcher park
-// delay), it reports per watch the server process's live-heap growth,
+// goroutine count has settled, it reports per watch the server process's live-heap growth,
 // goroutine-stack growth and goroutines, then makes one write and reports
 // its delivery latency to all W watches (p50, p99).
 //
@@ -31,7 +29,7 @@ func BenchmarkHTTPIdleWatchers(b *testing.B) {
 		}
 		heap0, stack0, g0 := serverMemory()
 		clients := startFanoutClients(b, env.ts.URL, watchers, startRV)
-		settle(cacher.DefaultIdleWatcherParkDelay + time.Second)
+		settle(time.Second)
 		heap1, stack1, g1 := serverMemory()
 		w := float64(watchers)
 		b.ReportMetric((float64(heap1)-float64(heap0))/w, "heap-B/watcher")

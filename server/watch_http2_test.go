@@ -87,10 +87,10 @@ func TestTLSServesHTTP2(t *testing.T) {
 }
 
 // TestHTTP2WatchesHoldOneGoroutineEach: watches multiplexed on one HTTP/2
-// connection cost the server one goroutine each (the request's), once
-// the cacher's watchers have parked.
+// connection cost the server one goroutine each (the request's): the
+// cacher's watchers give theirs up once they joined live dispatch.
 func TestHTTP2WatchesHoldOneGoroutineEach(t *testing.T) {
-	f, _ := newCacherFixtureWith(t, cacher.Config{IdleWatcherParkDelay: 20 * time.Millisecond})
+	f, _ := newCacherFixtureWith(t, cacher.Config{})
 	base := "http://" + serveOn(t, f.srv)
 	c := h2cClient(t)
 	ctx, cancel := context.WithCancel(testCtx(t))

@@ -15,7 +15,6 @@ import (
 	k8sstorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/klog/v2"
 
-	"github.com/listwatch/listwatch/cacher"
 	"github.com/listwatch/listwatch/embedtest"
 )
 
@@ -108,11 +107,10 @@ func idleWatchers(b *testing.B, srv *embedtest.Server, store k8sstorage.Interfac
 }
 
 // settleGoroutines waits until the goroutine count has not changed for a
-// second, and at least until listwatch's cacher parks idle watchers
-// (cacher.DefaultIdleWatcherParkDelay): the same wait for both caches.
+// second: the same wait for both caches.
 func settleGoroutines() {
 	start, last, since := time.Now(), runtime.NumGoroutine(), time.Now()
-	for time.Since(start) < cacher.DefaultIdleWatcherParkDelay+time.Second || time.Since(since) < time.Second {
+	for time.Since(since) < time.Second {
 		time.Sleep(100 * time.Millisecond)
 		if n := runtime.NumGoroutine(); n != last {
 			last, since = n, time.Now()

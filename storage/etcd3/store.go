@@ -332,7 +332,7 @@ func (s *Store) CompactRevision() int64 {
 func (s *Store) RefreshCompactRevision(ctx context.Context) (int64, error) {
 	rev, err := s.compaction.refresh(ctx)
 	if err != nil {
-		return rev, s.interpret(ctx, err, "", 0, "compact revision")
+		return rev, s.interpret(ctx, err, "", 0, "ask etcd for its compacted revision")
 	}
 	return rev, nil
 }

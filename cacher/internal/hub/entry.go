@@ -80,8 +80,8 @@ type Member interface {
 	// fell behind the log), with what it did not deliver given back
 	// (Entry.Untake).
 	DrainDirect() bool
-	// Resume starts a goroutine for a parked watcher, which resumes in live
-	// dispatch.
+	// Resume starts a goroutine for a watcher that has none, which takes
+	// what the log holds for it (see handoff.go).
 	Resume()
 	// Abort ends the watch with cause.
 	Abort(cause error)
@@ -91,14 +91,10 @@ type Member interface {
 // and the dispatch state the hub owns. The hub is the only writer of every
 // field but cursor (the deliverer's, see Take), from and behind (atomics
 // dispatch and the deliverer exchange), handoff (shared with the
-// watcher's goroutine, see handoff.go), parkAsk and busy (atomics the
-// goroutine and the park loop exchange).
+// watcher's goroutine, see handoff.go) and deadline.
 type Entry struct {
 	Spec
 	member Member
-	// ready holds a token while the watcher may have entries to take from
-	// the log (or the park loop asks its goroutine to park); never closed.
-	ready chan struct{}
 	// lagged is signalled after dispatch removed the watcher from live
 	// dispatch (it fell max events behind, or the cache was replaced);
 	// lagFrom is then the RV up to which every concerning event is in the
@@ -116,8 +112,8 @@ type Entry struct {
 	cursor uint64
 	// from is 0 when the watcher has taken every entry that concerns it,
 	// else the number of the oldest it has not: dispatch sets it (from 0)
-	// and wakes the watcher, Take swaps it back to 0. While it is set,
-	// dispatch does not wake the watcher again.
+	// and tells the watcher, Take swaps it back to 0. While it is set,
+	// dispatch does not tell the watcher again.
 	from atomic.Uint64
 	// stop is 0 while the watcher is in live dispatch, else the number of
 	// the first entry published after it left: Take reads none from it on.
@@ -130,38 +126,21 @@ type Entry struct {
 	// waking: dispatch deferred waking the watcher to the end of the feed's
 	// batch (registry.waking).
 	waking bool
-	// handoff is who delivers, the hub or the goroutine (see handoff.go).
+	// handoff is who delivers, the hub or a goroutine (see handoff.go).
 	handoff atomic.Int32
-
-	// parked: the watcher has no goroutine (see park.go); parkTimer wakes
-	// it for its deadline bookmark.
-	parked    bool
-	parkTimer clock.Timer
-	// parkAsk is set by the park loop (with a token on ready) to ask the
-	// goroutine to park if it can; busy is set by the goroutine when it
-	// delivers a batch, and cleared by the park loop, which leaves busy
-	// watchers be.
-	parkAsk, busy atomic.Bool
+	// deadline is when the bookmark that precedes the watch's deadline is
+	// due (Unix ns; 0: none, or sent); deadlineTimer publishes it while the
+	// watcher is in live dispatch.
+	deadline      atomic.Int64
+	deadlineTimer clock.Timer
 }
 
 // NewEntry returns the hub's entry of a watch with spec, served by m,
 // which leaves live dispatch when more than bufferSize changes that
-// concern it wait in the log.
+// concern it wait in the log. Its goroutine, which m starts, delivers
+// until it joins live dispatch.
 func NewEntry(spec Spec, m Member, bufferSize int) *Entry {
-	return &Entry{Spec: spec, member: m, ready: make(chan struct{}, 1), lagged: make(chan struct{}, 1),
-		max: int64(max(bufferSize, 1))}
-}
-
-// Ready holds a token while the watcher may have entries to take (or the
-// park loop asks it to park).
-func (e *Entry) Ready() <-chan struct{} { return e.ready }
-
-// signal deposits the ready token unless one is there already.
-func (e *Entry) signal() {
-	select {
-	case e.ready <- struct{}{}:
-	default:
-	}
+	return &Entry{Spec: spec, member: m, lagged: make(chan struct{}, 1), max: int64(max(bufferSize, 1))}
 }
 
 // Take moves into dst (reset first) the log entries that concern the
@@ -218,24 +197,9 @@ func (e *Entry) Untake(rest []*Published) {
 	e.from.Store(e.cursor)
 }
 
-// DropToken consumes the ready token, if there.
-func (e *Entry) DropToken() {
-	select {
-	case <-e.ready:
-	default:
-	}
-}
-
 // Lagged is signalled when dispatch took the watcher out of live dispatch.
 func (e *Entry) Lagged() <-chan struct{} { return e.lagged }
 
 // LagFrom is the RV up to which every concerning event is in the log
 // before the watcher lagged; read after Lagged was signalled.
 func (e *Entry) LagFrom() uint64 { return e.lagFrom }
-
-// MarkBusy records that the goroutine delivered a batch: the park loop
-// leaves it be this round.
-func (e *Entry) MarkBusy() { e.busy.Store(true) }
-
-// ParkAsked reports whether the park loop asked the goroutine to park.
-func (e *Entry) ParkAsked() bool { return e.parkAsk.Load() }

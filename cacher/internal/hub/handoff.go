@@ -1,66 +1,106 @@
 package hub
 
-// Who delivers a live watcher's entries, as its goroutine and the hub pass
-// delivery between them without the goroutine taking the hub's lock. While
-// the client keeps up the hub delivers, under its lock and without
-// blocking: each entry straight to the client as it is published
-// (DeliverDirect), or what a batch of the feed's published at its end
-// (DrainDirect); the client is then woken by the feed's goroutine itself,
-// with no goroutine of the watcher's in between. When the client's channel
-// is full the hub hands delivery to the watcher's goroutine (starting one
-// for a parked watcher), which takes everything the log holds for it at
-// each wake-up; once it has delivered all of it, it offers delivery back
-// (OfferDirect) and waits: the hub, at the watcher's next entry, takes the
-// offer (byHub) if nothing is left to take. A goroutine woken by a token
-// first reclaims delivery (Reclaim); if the hub took the offer, the token
-// is stale (or the park loop's) and the goroutine leaves the delivery
-// state alone.
+import "time"
 
-// Values of Entry.handoff.
+// Who delivers a live watcher's entries. A watcher has a goroutine only
+// while it has work the hub cannot do without blocking: its initial state
+// and catch-up before it joins live dispatch, entries its client has no
+// room for, its lag, the end of its context. Otherwise it has none, and
+// the hub delivers for it, under its lock and without blocking: each entry
+// straight to the client as it is published (DeliverDirect), or what a
+// batch of the feed's published at its end (DrainDirect); the client is
+// then woken by the feed's goroutine itself. When the hub cannot, it
+// starts a goroutine (kick, Member.Resume), which takes everything the
+// log holds for the watcher, delivers it, waiting for its client, and
+// hands delivery back (Release) as its last act, unless the hub told it
+// to look again meanwhile (pending): hand-back takes no lock, so that a
+// goroutine is never held up by a long dispatch round.
+
+// Values of Entry.handoff. Only the hub (Hub.mu held) leaves byHub and
+// enters pending; only the goroutine leaves pending and enters byHub.
 const (
-	deliveredByGoroutine int32 = iota // the goroutine delivers; the hub wakes it
-	offeredToHub                      // the goroutine is idle: the hub may deliver
-	deliveredByHub                    // the hub delivers (always, while parked)
+	byGoroutine int32 = iota // a goroutine delivers (a new watch's, until it joins)
+	pending                  // a goroutine delivers, and must look again before it hands back
+	byHub                    // no goroutine: the hub delivers
 )
 
-// setDelivery makes the hub (byHub) or the goroutine the deliverer (Hub.mu
-// held).
-func (e *Entry) setDelivery(byHub bool) {
-	if byHub {
-		e.handoff.Store(deliveredByHub)
-	} else {
-		e.handoff.Store(deliveredByGoroutine)
-	}
-}
+// Direct reports whether the hub delivers for e: it has no goroutine.
+func (e *Entry) Direct() bool { return e.handoff.Load() == byHub }
 
-// OfferDirect is called by the goroutine once it has delivered everything
-// it took: from then on it must not touch the delivery state until
-// Reclaim returns true.
-func (e *Entry) OfferDirect() { e.handoff.Store(offeredToHub) }
-
-// Offered reports whether the goroutine offered delivery to the hub and
-// the hub has not taken the offer yet.
-func (e *Entry) Offered() bool { return e.handoff.Load() == offeredToHub }
-
-// Reclaim is called by the goroutine woken by a token on Ready: true if
-// the goroutine delivers (its offer was not taken, or the hub handed
-// delivery back since); false if the hub delivers.
-func (e *Entry) Reclaim() bool {
-	return e.handoff.CompareAndSwap(offeredToHub, deliveredByGoroutine) ||
-		e.handoff.Load() == deliveredByGoroutine
-}
-
-// byHub reports whether the hub delivers for e, taking the goroutine's
-// offer if there is one (Hub.mu held, nothing left for e to take).
-func (e *Entry) byHub() bool {
-	switch e.handoff.Load() {
-	case deliveredByHub:
-		return true
-	case offeredToHub:
-		if e.handoff.CompareAndSwap(offeredToHub, deliveredByHub) {
-			e.behind.Store(0) // it took everything
-			return true
+// kick makes sure a goroutine looks at e (Hub.mu held): one is started if
+// e has none, else the running one looks again before it hands back.
+func (e *Entry) kick() {
+	for {
+		switch e.handoff.Load() {
+		case byHub:
+			e.handoff.Store(byGoroutine)
+			e.member.Resume()
+			return
+		case byGoroutine:
+			if e.handoff.CompareAndSwap(byGoroutine, pending) {
+				return
+			}
+		default:
+			return
 		}
 	}
+}
+
+// Release is called by the goroutine when it has delivered everything it
+// took: true when delivery is the hub's now (the goroutine must exit
+// without touching the watcher again); false when the hub told it to look
+// again meanwhile.
+func (e *Entry) Release() bool {
+	if e.handoff.CompareAndSwap(byGoroutine, byHub) {
+		return true
+	}
+	e.handoff.Store(byGoroutine) // from pending, which only the goroutine leaves
 	return false
+}
+
+// Wake makes sure a goroutine looks at e, from a timer or context
+// callback: the watch's context ended.
+func (h *Hub) Wake(e *Entry) {
+	h.mu.Lock()
+	e.kick()
+	h.mu.Unlock()
+}
+
+// armDeadline arms the timer of e's deadline bookmark while it is in live
+// dispatch (Hub.mu held): when it fires, the bookmark is published for e.
+func (h *Hub) armDeadline(e *Entry) {
+	at, ok := e.DeadlineBookmark()
+	if !ok {
+		return
+	}
+	// The callback publishes from a goroutine of its own: a fake clock runs
+	// callbacks holding its lock, which Join and remove (stopping the
+	// timer) take while holding mu.
+	e.deadlineTimer = h.wall.AfterFunc(at.Sub(h.wall.Now()), func() { go h.QueueBookmark(e) })
+}
+
+// DeadlineBookmark is when the bookmark that precedes the watch's deadline
+// is due, if it is still to be sent.
+func (e *Entry) DeadlineBookmark() (time.Time, bool) {
+	ns := e.deadline.Load()
+	if ns == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, ns), true
+}
+
+// SetDeadlineBookmark sets when the bookmark that precedes the watch's
+// deadline is due; before the watch starts.
+func (e *Entry) SetDeadlineBookmark(at time.Time) {
+	if !at.IsZero() {
+		e.deadline.Store(at.UnixNano())
+	}
+}
+
+// ClaimDeadlineBookmark reports whether the caller is the one to send the
+// deadline bookmark (the hub while the watcher is live, its goroutine
+// while it catches up): true once.
+func (e *Entry) ClaimDeadlineBookmark() bool {
+	ns := e.deadline.Load()
+	return ns != 0 && e.deadline.CompareAndSwap(ns, 0)
 }

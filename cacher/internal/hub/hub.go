@@ -1,16 +1,17 @@
 // Package hub is the cacher's live dispatch: the registry of the watchers
 // in live dispatch (indexed by key, prefix, label and field values and
 // shard ranges), the log every change and bookmark is published to once
-// and each live watcher reads from its own cursor (log.go), waking the
-// watchers an entry concerns, parking idle watchers, and bookmarks.
+// and each live watcher reads from its own cursor (log.go), delivering
+// to the watchers an entry concerns or waking them, and bookmarks.
 //
 // The Hub is the only holder of its lock (mu) and the only writer of the
 // dispatch state of every watch (its Entry). Two kinds of callers use it.
 // The cacher's feed, the only writer of the cache, changes the cache and
 // dispatches the change atomically inside Commit, through a Tx. A watcher
 // calls the handful of methods that move it in and out of live dispatch
-// (Opened, Join, Park, WakeAsync, QueueBookmark, Lag, Leave). Lock order: the
-// hub's lock, then the cache's internal lock.
+// (Opened, Join, Wake, QueueBookmark, Lag, Leave). A watcher has a
+// goroutine only while it has work the hub cannot do without blocking
+// (handoff.go). Lock order: the hub's lock, then the cache's internal lock.
 package hub
 
 import (
@@ -36,8 +37,12 @@ type Config struct {
 	// index watchers for dispatch (metadata.name and metadata.namespace
 	// always are).
 	IndexLabels, IndexFields []string
-	// Wall times the wake-up of a parked watcher for its deadline bookmark.
-	Wall    clock.WithTickerAndDelayedExecution
+	// Wall times the watchers' deadline bookmarks and the coalesced
+	// wake-ups.
+	Wall clock.WithTickerAndDelayedExecution
+	// CacheRV is the cache's RV and readiness, read with the hub's lock
+	// held: the RV of the bookmarks the hub publishes.
+	CacheRV func() (uint64, bool)
 	Metrics Metrics
 	// LogSize is how many entries the hub's log holds, at least
 	// MinLogSize: a watcher whose oldest entry not taken is overwritten
@@ -55,10 +60,11 @@ type Config struct {
 type Hub struct {
 	// mu guards reg, open and the dispatch state of every Entry; taken
 	// only by the Hub's own methods.
-	mu   sync.Mutex
-	reg  *registry
-	open map[*Entry]struct{} // every watch not yet finished, live or not
-	wall clock.WithTickerAndDelayedExecution
+	mu      sync.Mutex
+	reg     *registry
+	open    map[*Entry]struct{} // every watch not yet finished, live or not
+	wall    clock.WithTickerAndDelayedExecution
+	cacheRV func() (uint64, bool)
 	// batching is set by the feed's goroutine while more storage events
 	// wait behind the one it applies: its commits then defer waking the
 	// watchers (see registry.hold) to the end of the batch, so that a
@@ -79,7 +85,7 @@ const MaxHeldEvents = 8
 
 // New returns an empty hub.
 func New(cfg Config) *Hub {
-	return &Hub{reg: newRegistry(cfg), open: map[*Entry]struct{}{}, wall: cfg.Wall, coalesce: cfg.Coalesce}
+	return &Hub{reg: newRegistry(cfg), open: map[*Entry]struct{}{}, wall: cfg.Wall, cacheRV: cfg.CacheRV, coalesce: cfg.Coalesce}
 }
 
 // Tx is the feed's view of the hub inside Commit (the lock held): valid
@@ -88,7 +94,7 @@ type Tx struct{ h *Hub }
 
 // Commit runs fn with the dispatch lock held: the feed applies a change
 // to the cache and dispatches it through tx, atomically with respect to
-// watchers joining, parking and leaving.
+// watchers joining, lagging and leaving.
 //
 // While the feed is batching, and within Config.Coalesce of the last round
 // of wake-ups, Commit defers waking the watchers its dispatch concerns
@@ -207,7 +213,9 @@ func (h *Hub) Leave(e *Entry) {
 
 // Join registers e for live dispatch if caughtUp, called with the lock
 // held, reports that the watcher has handled every event the cache holds:
-// none can slip in between.
+// none can slip in between. Its goroutine goes on delivering until it
+// hands delivery to the hub (Entry.Release); the hub publishes its deadline
+// bookmark, if still due, while it is in live dispatch.
 func (h *Hub) Join(e *Entry, caughtUp func() bool) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -215,19 +223,24 @@ func (h *Hub) Join(e *Entry, caughtUp func() bool) bool {
 		return false
 	}
 	h.reg.add(e)
+	h.armDeadline(e)
 	return true
 }
 
-// QueueBookmark publishes a bookmark at the cache's RV (rv, read with the
-// lock held) for e while it is in live dispatch: every event up to that RV
-// is in the log before it, so the bookmark's promise holds.
-func (h *Hub) QueueBookmark(e *Entry, rv func() uint64) {
+// QueueBookmark publishes e's deadline bookmark at the cache's RV while e
+// is in live dispatch, unless it was sent: every event up to that RV is in
+// the log before it, so the bookmark's promise holds.
+func (h *Hub) QueueBookmark(e *Entry) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.reg.has(e) {
+		return // its goroutine sends it, or the hub when it joins again
+	}
+	rv, ready := h.cacheRV()
+	if !ready || !e.ClaimDeadlineBookmark() {
 		return
 	}
-	h.reg.publishBookmark(rv(), toOne, 0, e, watcherSet{e: {}})
+	h.reg.publishBookmark(rv, toOne, 0, e, watcherSet{e: {}})
 }
 
 // Lag takes e out of live dispatch when it fell behind the log (Take
@@ -262,12 +275,12 @@ func (h *Hub) OldestLagging(floor uint64) (uint64, bool) {
 	return oldest, found
 }
 
-// State reports whether e is in live dispatch, delivered to by the hub
-// (see handoff.go), and parked.
-func (h *Hub) State(e *Entry) (live, direct, parked bool) {
+// State reports whether e is in live dispatch, and whether the hub
+// delivers for it (it has no goroutine, see handoff.go).
+func (h *Hub) State(e *Entry) (live, direct bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.reg.has(e), e.handoff.Load() == deliveredByHub, e.parked
+	return h.reg.has(e), e.Direct()
 }
 
 // Lock takes the hub's lock and returns its release, for tests that hold
@@ -292,10 +305,12 @@ func (h *Hub) Visited() uint64 {
 	return h.reg.visited
 }
 
-// Add registers e for live dispatch as Join does, unconditionally: for
-// tests and benchmarks of dispatch.
+// Add registers e, a watch with no goroutine, for live dispatch,
+// unconditionally, the hub delivering for it: for tests and benchmarks of
+// dispatch.
 func (h *Hub) Add(e *Entry) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.reg.add(e)
+	e.handoff.Store(byHub)
 }

@@ -20,7 +20,7 @@ const BookmarkSlots = 60
 const minBookmarkStep = 10 * time.Millisecond
 
 // BookmarkLoop returns the loop that sends each live watcher that allows
-// bookmarks one at the cache RV (cacheRV, read in the commit) about every
+// bookmarks one at the cache RV (Config.CacheRV, read in the commit) about every
 // interval (Config.BookmarkInterval), as Kubernetes does: the interval is
 // cut into steps (BookmarkSlots, fewer when the interval is shorter than
 // BookmarkSlots·minBookmarkStep) and each watcher belongs to one (picked at
@@ -30,7 +30,7 @@ const minBookmarkStep = 10 * time.Millisecond
 // that the schedule's start does not depend on when the loop's goroutine
 // is first scheduled (a fake clock stepped right after WaitReady counts
 // from here); the loop runs until ctx ends.
-func (h *Hub) BookmarkLoop(clk clock.WithTicker, interval time.Duration, cacheRV func() (uint64, bool)) func(ctx context.Context) {
+func (h *Hub) BookmarkLoop(clk clock.WithTicker, interval time.Duration) func(ctx context.Context) {
 	steps := int64(max(min(interval/minBookmarkStep, BookmarkSlots), 1))
 	step := interval / time.Duration(steps)
 	t := clk.NewTicker(step)
@@ -47,7 +47,7 @@ func (h *Hub) BookmarkLoop(clk clock.WithTicker, interval time.Duration, cacheRV
 			due := int64(clk.Since(start) / step)
 			done = max(done, due-steps) // a whole round at most
 			_ = h.Commit(func(tx Tx) error {
-				rv, ready := cacheRV()
+				rv, ready := h.cacheRV()
 				for ; done < due; done++ {
 					for slot := int(done % steps); ready && slot < BookmarkSlots; slot += int(steps) {
 						tx.bookmark(slot, rv)

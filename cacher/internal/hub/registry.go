@@ -131,7 +131,6 @@ func (r *registry) add(w *Entry) {
 	// The watcher has handled every event the log holds: it reads from the
 	// next one on.
 	w.log, w.cursor = r.log, r.log.head.Load()
-	w.setDelivery(true)
 	w.from.Store(0)
 	w.stop.Store(0)
 	w.behind.Store(0)
@@ -172,9 +171,12 @@ func (r *registry) has(w *Entry) bool {
 }
 
 func (r *registry) remove(w *Entry) {
-	w.setDelivery(false)
 	if _, ok := r.all[w]; !ok {
 		return
+	}
+	if w.deadlineTimer != nil {
+		w.deadlineTimer.Stop()
+		w.deadlineTimer = nil
 	}
 	w.stop.Store(r.log.head.Load())
 	delete(r.all, w)
@@ -299,27 +301,25 @@ func (r *registry) dispatch(ev *watchcache.Event) int {
 // awake; a change (counted) beyond w's max takes it out of live dispatch
 // instead, at lagFrom, with the entries before seq left for it (false).
 func (r *registry) notify(w *Entry, p *Published, seq uint64, counted bool, lagFrom uint64) bool {
-	byHub := w.handoff.Load() == deliveredByHub || (w.from.Load() == 0 && w.byHub())
-	if byHub && !r.hold && w.from.Load() == 0 {
+	direct := w.Direct()
+	if direct && !r.hold && w.from.Load() == 0 {
 		if w.member.DeliverDirect(p) {
 			w.cursor = seq + 1
 			return true
 		}
-		// Its client's channel is full: its goroutine takes over from p.
+		// Its client's channel is full: a goroutine takes over from p.
 		w.cursor = seq
 		w.behind.Store(0)
 		if counted {
 			w.behind.Store(1)
 		}
 		w.from.Store(seq)
-		w.setDelivery(false)
-		w.unpark()
-		w.signal()
+		w.kick()
 		return true
 	}
 	// Only what waits for the goroutine counts: the hub delivers the rest
 	// at the end of the batch, or hands it over, counted (Untake).
-	if counted && !byHub && w.behind.Add(1) > w.max {
+	if counted && !direct && w.behind.Add(1) > w.max {
 		r.lag(w, lagFrom, seq)
 		return false
 	}
@@ -338,22 +338,19 @@ func (r *registry) notify(w *Entry, p *Published, seq uint64, counted bool, lagF
 	return true
 }
 
-// wake wakes w to take what the log holds for it: the hub delivers while
-// its client keeps up (see handoff.go), else its goroutine does, started
-// if it is parked.
+// wake has what the log holds for w taken: by the hub while its client
+// keeps up (see handoff.go), else by a goroutine, started if w has none.
 func (r *registry) wake(w *Entry) {
-	if w.byHub() {
+	if w.Direct() {
 		if w.member.DrainDirect() {
-			w.behind.Store(0) // nothing waits for the goroutine
+			w.behind.Store(0) // nothing waits for a goroutine
 			return
 		}
-		w.setDelivery(false)
 		if r.overflow(w) {
 			return
 		}
-		w.unpark()
 	}
-	w.signal()
+	w.kick()
 }
 
 // overflow takes w out of live dispatch, at the first change beyond its
@@ -401,7 +398,7 @@ func (r *registry) lag(w *Entry, from, stop uint64) {
 	case w.lagged <- struct{}{}:
 	default:
 	}
-	w.unpark()
+	w.kick()
 	r.metrics.WatcherLagged()
 }
 

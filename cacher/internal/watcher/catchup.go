@@ -145,19 +145,20 @@ func (w *Watcher) readOn(ctx context.Context, r *reading) bool {
 
 // waitRead waits until g holds every revision up to rv, its stream ends
 // or the watch ends (false). The bookmark that precedes the watch's
-// deadline (BookmarkAt) is sent meanwhile when it falls due, at pos.
+// deadline (Entry.DeadlineBookmark) is sent meanwhile when it falls due,
+// at pos.
 func (w *Watcher) waitRead(ctx context.Context, g *history.Shared, rv uint64) bool {
-	if w.BookmarkAt.IsZero() {
+	at, due := w.e.DeadlineBookmark()
+	if !due {
 		_ = g.WaitUntilFresh(ctx, rv)
 		return ctx.Err() == nil
 	}
-	wait, cancel := context.WithDeadline(ctx, w.BookmarkAt)
+	wait, cancel := context.WithDeadline(ctx, at)
 	defer cancel()
 	if g.WaitUntilFresh(wait, rv) == nil || ctx.Err() != nil || wait.Err() == nil {
 		return ctx.Err() == nil
 	}
-	w.BookmarkAt = time.Time{}
-	if w.pos >= w.lastSent && !w.sendBookmark(ctx, w.pos, false) {
+	if w.e.ClaimDeadlineBookmark() && w.pos >= w.lastSent && !w.sendBookmark(ctx, w.pos, false) {
 		return false
 	}
 	return w.waitRead(ctx, g, rv)

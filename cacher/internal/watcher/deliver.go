@@ -25,7 +25,7 @@ func (w *Watcher) deliver(ctx context.Context, ev *watchcache.Event) bool {
 
 // deliverEvent is deliver for ev, which p, when not nil, published in the
 // hub's log (encoded watchers share its wrapper). With block false (the
-// hub delivering for a parked watcher) it gives up, with nothing changed,
+// hub delivering for a watcher with no goroutine) it gives up, with nothing changed,
 // when the client's channel is full or the goroutine must act: the watch
 // ended, or the event ends it.
 func (w *Watcher) deliverEvent(ctx context.Context, ev *watchcache.Event, p *hub.Published, block bool) bool {

@@ -85,11 +85,11 @@ func eventTypes(evs []watch.Event) []watch.EventType {
 	return ts
 }
 
-// addParkedWatcher registers a watcher of every widget (with bookmarks
-// if asked, encoded if asked) in live dispatch, parked, with no goroutine:
-// the hub delivers to it under its lock, so what its client has is known
-// at every step.
-func (f *batchFixture) addParkedWatcher(bookmarks, encoded bool) *Watcher {
+// addIdleWatcher registers a started watcher of every widget (with
+// bookmarks if asked, encoded if asked) in live dispatch with no
+// goroutine: the hub delivers to it under its lock, so what its client has
+// is known at every step.
+func (f *batchFixture) addIdleWatcher(bookmarks, encoded bool) *Watcher {
 	f.t.Helper()
 	opts := storage.ListOptions{Recursive: true, Predicate: storage.SelectionPredicate{AllowWatchBookmarks: bookmarks}}
 	opts.Predicate.GetAttrs = widget.GetAttrs
@@ -99,9 +99,6 @@ func (f *batchFixture) addParkedWatcher(bookmarks, encoded bool) *Watcher {
 	f.t.Cleanup(func() { cancel(nil) })
 	w.ctx, w.abort, w.release = ctx, cancel, func() {}
 	f.c.hub.Add(w.e)
-	if !f.c.hub.Park(ctx, w.e, time.Time{}) {
-		f.t.Fatal("the idle watcher did not park")
-	}
 	return w
 }
 
@@ -111,7 +108,7 @@ func (f *batchFixture) addParkedWatcher(bookmarks, encoded bool) *Watcher {
 // published before the watchers are woken.
 func TestDispatchBatchHoldsUntilTheBatchEnds(t *testing.T) {
 	f := newBatchFixture(t)
-	w := f.addParkedWatcher(false, false)
+	w := f.addIdleWatcher(false, false)
 	f.c.hub.Batch(true)
 	first := f.apply()
 	second := f.apply()
@@ -133,8 +130,8 @@ func TestDispatchBatchHoldsUntilTheBatchEnds(t *testing.T) {
 		t.Fatalf("after %d events in a batch the client got %v, want %v", hub.MaxHeldEvents, got, want)
 	}
 	f.c.hub.Batch(false)
-	if _, _, parked := f.c.hub.State(w.e); !parked {
-		t.Fatal("woken by events its result had room for")
+	if _, direct := f.c.hub.State(w.e); !direct {
+		t.Fatal("a goroutine was started for events its result had room for")
 	}
 }
 
@@ -142,10 +139,11 @@ func TestDispatchBatchHoldsUntilTheBatchEnds(t *testing.T) {
 // must not overtake them.
 func TestDispatchBatchBookmarkAfterTheEvents(t *testing.T) {
 	f := newBatchFixture(t)
-	w := f.addParkedWatcher(true, false)
+	w := f.addIdleWatcher(true, false)
 	f.c.hub.Batch(true)
-	ev := f.apply()
-	f.c.hub.QueueBookmark(w.e, func() uint64 { return ev.RV })
+	f.c.cache.UpdateRV(f.apply().RV) // its revision is complete: the bookmark's RV
+	w.e.SetDeadlineBookmark(time.Now())
+	f.c.hub.QueueBookmark(w.e)
 	f.c.hub.Batch(false)
 	got := drainEvents(t, w)
 	if len(got) != 2 || got[0].Type != watch.Added || got[1].Type != watch.Bookmark {
@@ -169,7 +167,7 @@ func TestDispatchBatchLagsAtTheEventThatDoesNotFit(t *testing.T) {
 		evs = append(evs, f.apply())
 	}
 	f.c.hub.Batch(false)
-	if live, _, _ := f.c.hub.State(w.e); live {
+	if live, _ := f.c.hub.State(w.e); live {
 		t.Fatal("the watcher is still in live dispatch with its buffer full")
 	}
 	// The channel took the first cap(result), the log holds the next two
@@ -190,7 +188,7 @@ func TestDispatchSharesEncodedWrappers(t *testing.T) {
 	f := newBatchFixture(t)
 	var ws []*Watcher
 	for range 3 {
-		ws = append(ws, f.addParkedWatcher(false, true))
+		ws = append(ws, f.addIdleWatcher(false, true))
 	}
 	f.apply()
 	f.c.hub.Batch(true)
@@ -217,9 +215,10 @@ func TestDispatchSharesEncodedWrappers(t *testing.T) {
 	}
 }
 
-// A watcher whose client fell behind is woken once for what is published
-// before it takes it, and one Take hands it all, in order; the next finds
-// nothing. A watcher the changes do not concern is not woken.
+// A watcher whose client fell behind is handed to a goroutine for what is
+// published before it takes it, and one Take hands it all, in order; the
+// next finds nothing. A watcher the changes do not concern is left to the
+// hub.
 func TestWatcherTakesTheLogInOneGo(t *testing.T) {
 	f := newBatchFixture(t)
 	w := f.c.addTestWatcher("/widgets", true, storage.Everything) // no goroutine takes anything
@@ -231,11 +230,11 @@ func TestWatcherTakesTheLogInOneGo(t *testing.T) {
 	for range 5 {
 		want = append(want, f.apply())
 	}
-	if n := len(w.e.Ready()); n != 1 {
-		t.Fatalf("%d wake-up tokens, want 1", n)
+	if _, direct := f.c.hub.State(w.e); direct {
+		t.Fatal("a watcher whose client fell behind was not handed to a goroutine")
 	}
-	if n := len(other.e.Ready()); n != 0 {
-		t.Fatalf("a watcher the events do not concern was woken (%d tokens)", n)
+	if _, direct := f.c.hub.State(other.e); !direct {
+		t.Fatal("a watcher the events do not concern was handed to a goroutine")
 	}
 	got, lost := w.e.Take(nil)
 	if lost || len(got) != len(want) {
@@ -261,7 +260,7 @@ func TestDispatchCoalescesWakeUps(t *testing.T) {
 	f := newBatchFixture(t)
 	f.c.hub = hub.New(hub.Config{Wall: wall, Metrics: noMetrics{}, Coalesce: window})
 	f.c.env.Hub = f.c.hub
-	w := f.addParkedWatcher(false, false)
+	w := f.addIdleWatcher(false, false)
 	first := f.apply()
 	if got := drainRVs(t, w); fmt.Sprint(got) != fmt.Sprint([]uint64{first.RV}) {
 		t.Fatalf("after a quiet interval the client got %v, want %d at once", got, first.RV)

@@ -54,14 +54,15 @@ func (noMetrics) WatcherLagged()           {}
 
 func newDispatchRig(t testing.TB) *dispatchRig {
 	cache := newWidgetCache(t)
-	h := hub.New(hub.Config{IndexLabels: []string{"app"}, Wall: clock.RealClock{}, Metrics: noMetrics{}})
+	h := hub.New(hub.Config{IndexLabels: []string{"app"}, Wall: clock.RealClock{}, Metrics: noMetrics{}, CacheRV: cache.RV})
 	env := &Env{Source: memHistory{cache}, Hub: h, Wall: clock.RealClock{}, Metrics: noMetrics{},
 		Versioner: storage.APIObjectVersioner{}, NewFunc: widget.New, KeyFunc: widgetKey,
 		CatchUpBatch: 256, BufferSize: 1 << 16}
 	return &dispatchRig{cache: cache, hub: h, env: env}
 }
 
-// addTestWatcher registers a watcher of key in live dispatch, not started.
+// addTestWatcher registers a watcher of key in live dispatch, not started:
+// nothing takes what the hub cannot deliver to it (see Watcher.Resume).
 func (c *dispatchRig) addTestWatcher(key string, recursive bool, pred storage.SelectionPredicate) *Watcher {
 	pred.GetAttrs = widget.GetAttrs
 	w := c.env.New(key, storage.ListOptions{Recursive: recursive, Predicate: pred})

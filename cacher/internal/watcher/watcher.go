@@ -12,17 +12,19 @@ import (
 )
 
 // Watcher is one watch served by the cacher: a delivery state machine
-// (initial events, catch-up from history, live dispatch, parked) that
+// (initial events, catch-up from history, live dispatch) that
 // reads history through its Env's Source and joins and leaves live
 // dispatch through its Env's Hub; it knows nothing else of the cacher.
 //
-// Its goroutine (run, and follow after a wake-up) owns the delivery state
-// (and its cursor into the hub's log) and sends on result, which finish
-// closes; except while the hub delivers (see the hub's handoff.go: while
-// the client keeps up, and always while parked): then the hub, under its
-// lock, calls DeliverDirect or DrainDirect, which own them and send on
-// result without blocking. The hub owns e's dispatch state. Only the
-// cacher's Watch creates watchers; their clients call ResultChan and Stop.
+// A watcher has a goroutine only while it has work (see the hub's
+// handoff.go): run, from Start until it joins live dispatch, and live,
+// started by the hub (Resume) for what the hub cannot deliver without
+// blocking. The goroutine owns the delivery state (and the cursor into the
+// hub's log) and sends on result, which finish closes; while there is
+// none, the hub owns them and, under its lock, calls DeliverDirect or
+// DrainDirect, which send on result without blocking. The hub owns e's
+// dispatch state. Only the cacher's Watch creates watchers; their clients
+// call ResultChan and Stop.
 type Watcher struct {
 	env *Env
 	e   *hub.Entry
@@ -31,7 +33,7 @@ type Watcher struct {
 	Encoded bool
 	// BookmarkAt is when to send the bookmark that precedes the watch's
 	// deadline (zero: none; see storage.DeadlineBookmarkTime). Set before
-	// Start; then owned by the goroutine.
+	// Start, which hands it to the hub's entry (Entry.DeadlineBookmark).
 	BookmarkAt time.Time
 	// Plan is where the watch starts; set before Start.
 	Plan Plan
@@ -45,7 +47,7 @@ type Watcher struct {
 	abort    context.CancelCauseFunc // ends the watch's context with a cause
 	stopOnce sync.Once
 
-	// Owned by the goroutine (or the hub while it delivers, see above):
+	// Owned by the goroutine (or the hub while there is none, see above):
 	pos      uint64 // every event with RV <= pos has been delivered or filtered out
 	lastSent uint64 // RV of the last event or bookmark sent
 	// revRV and revSeen are the keys handled at revision revRV (> pos),
@@ -73,6 +75,7 @@ func (w *Watcher) Start(ctx context.Context, abort context.CancelCauseFunc, rele
 	// Set before the hub knows the watch: from then on it may abort it
 	// (Hub's AbortOpen) or deliver to it.
 	w.ctx, w.abort, w.release = ctx, abort, release
+	w.e.SetDeadlineBookmark(w.BookmarkAt)
 	w.env.Hub.Opened(w.e)
 	go w.run(ctx)
 }
@@ -80,9 +83,18 @@ func (w *Watcher) Start(ctx context.Context, abort context.CancelCauseFunc, rele
 // Abort implements hub.Member: it ends the watch with cause.
 func (w *Watcher) Abort(cause error) { w.abort(cause) }
 
-// Resume implements hub.Member: a goroutine for the parked watcher, which
-// resumes in live dispatch (the hub's lock held).
-func (w *Watcher) Resume() { go w.follow(w.ctx, false) }
+// Resume implements hub.Member: a goroutine for the watcher, which has
+// none, in live dispatch (the hub's lock held). A watcher not started
+// (dispatch's tests) gets none: the test takes from the log itself.
+func (w *Watcher) Resume() {
+	if w.ctx != nil {
+		go w.follow(w.ctx, false)
+	}
+}
+
+// Wake makes sure a goroutine looks at the watcher, from a context
+// callback: its context ended.
+func (w *Watcher) Wake() { w.env.Hub.Wake(w.e) }
 
 // ResultChan implements watch.Interface.
 func (w *Watcher) ResultChan() <-chan watch.Event { return w.result }
@@ -137,7 +149,7 @@ func (w *Watcher) run(ctx context.Context) {
 
 // follow alternates catching up from history and following live dispatch
 // (starting with live dispatch unless catchUpFirst) until the watch ends
-// or the goroutine parks (see park.go).
+// or the goroutine hands delivery to the hub.
 func (w *Watcher) follow(ctx context.Context, catchUpFirst bool) {
 	for {
 		if catchUpFirst && !w.catchUp(ctx) {
@@ -149,63 +161,47 @@ func (w *Watcher) follow(ctx context.Context, catchUpFirst bool) {
 		case liveEnded:
 			w.finish(ctx)
 			return
-		case liveParked:
+		case liveHandedBack:
 			return
 		}
 	}
 }
 
-// live follows live dispatch until the watcher lags, ends or parks: woken
-// by the hub when its client fell behind, it takes everything the log
-// holds for it in one go, then offers delivery back to the hub.
+// liveEnd is how live returns.
+type liveEnd int
+
+const (
+	liveEnded      liveEnd = iota // the watch ended
+	liveLagged                    // the watcher left live dispatch: catch up
+	liveHandedBack                // the hub delivers: the goroutine must exit now
+)
+
+// live takes everything the hub's log holds for the watcher and delivers
+// it, waiting for its client, until it has nothing left to take and hands
+// delivery to the hub (the goroutine then exits), lags or ends.
 func (w *Watcher) live(ctx context.Context) liveEnd {
 	var batch []*hub.Published
-	var beforeDeadline <-chan time.Time
-	if !w.BookmarkAt.IsZero() {
-		t := w.env.Wall.NewTimer(w.BookmarkAt.Sub(w.env.Wall.Now()))
-		defer t.Stop()
-		beforeDeadline = t.C()
-	}
 	for {
-		select {
-		case <-ctx.Done():
+		if ctx.Err() != nil {
 			return liveEnded
-		case <-beforeDeadline:
-			beforeDeadline = nil
-			w.BookmarkAt = time.Time{}
-			w.env.Hub.QueueBookmark(w.e, w.env.Source.CacheRV)
-		case <-w.e.Ready():
-			if !w.e.Reclaim() {
-				// The hub delivers: a stale token, or the park loop asking
-				// the goroutine to park.
-				if w.parkIfAsked(ctx) {
-					return liveParked
-				}
-				continue
-			}
-			var lost bool
-			batch, lost = w.e.Take(batch)
-			if len(batch) == 0 && !lost {
-				// A stale token (what it announced was taken already), or
-				// the park loop asking the goroutine to park.
-				if w.parkIfAsked(ctx) {
-					return liveParked
-				}
-				w.e.OfferDirect()
-				continue
-			}
-			w.e.MarkBusy()
-			if !w.deliverAll(ctx, batch) {
-				return liveEnded
-			}
-			if lost {
-				// Fell behind the log: the cache's history has the rest.
-				w.env.Hub.Lag(w.e, w.pos)
-				return liveLagged
-			}
-			w.e.OfferDirect()
+		}
+		select {
 		case <-w.e.Lagged():
 			return w.drain(ctx, batch)
+		default:
+		}
+		var lost bool
+		batch, lost = w.e.Take(batch)
+		if !w.deliverAll(ctx, batch) {
+			return liveEnded
+		}
+		if lost {
+			// Fell behind the log: the cache's history has the rest.
+			w.env.Hub.Lag(w.e, w.pos)
+			return liveLagged
+		}
+		if w.e.Release() {
+			return liveHandedBack
 		}
 	}
 }
@@ -229,7 +225,6 @@ func (w *Watcher) drain(ctx context.Context, batch []*hub.Published) liveEnd {
 	if !w.deliverAll(ctx, batch) {
 		return liveEnded
 	}
-	w.e.DropToken()
 	if !lost {
 		w.pos = max(w.pos, w.e.LagFrom())
 	}

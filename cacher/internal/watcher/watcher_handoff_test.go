@@ -6,27 +6,26 @@ import (
 )
 
 // A watcher's goroutine that delivered what its client fell behind on hands
-// delivery back to dispatch without waiting for the hub's lock (held here
-// as a long dispatch round would hold it), and dispatch delivers the next
-// event directly.
+// delivery back to the hub without waiting for the hub's lock (held here
+// as a long dispatch round would hold it), and exits; the hub then
+// delivers the next event itself.
 func TestWatcherHandsBackWithoutTheHubLock(t *testing.T) {
 	r := newMachineRig(t)
-	r.await("joined", true, false, nil)
-	r.publish(17) // 16 fill result, one is queued: the goroutine delivers it
+	r.await("joined", true, true)
+	r.publish(17) // 16 fill result, one waits for the goroutine
 	unlock := r.hub.Lock()
 	r.receiveAll()
-	for deadline := time.Now().Add(time.Second); !r.w.e.Offered(); {
+	for deadline := time.Now().Add(time.Second); !r.w.e.Direct(); {
 		if time.Now().After(deadline) {
 			unlock()
-			t.Fatal("with the hub's lock held, the goroutine did not offer delivery back")
+			t.Fatal("with the hub's lock held, the goroutine did not hand delivery back")
 		}
 		time.Sleep(time.Millisecond) // polling a state no channel announces
 	}
 	unlock()
 	r.publish(1)
-	_, direct, _ := r.hub.State(r.w.e)
-	if !direct {
-		t.Fatal("the event after the hand-back was not delivered directly")
+	if _, direct := r.hub.State(r.w.e); !direct {
+		t.Fatal("the event after the hand-back started a goroutine")
 	}
 	r.receiveAll()
 }

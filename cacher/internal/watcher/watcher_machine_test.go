@@ -33,30 +33,24 @@ func (m memHistory) Release(*history.Shared)                   {}
 func (m memHistory) StorageRV(context.Context) (uint64, error) { return m.CacheRV(), nil }
 func (m memHistory) ReleaseSlot(bool)                          {}
 
-// machineRig is one watcher on a hub fed from a memHistory, with fake
-// clocks for the schedule (parking) and the wall (deadline bookmarks).
+// machineRig is one watcher on a hub fed from a memHistory, with a fake
+// wall clock (deadline bookmarks).
 type machineRig struct {
-	t          *testing.T
-	cache      *watchcache.Cache
-	hub        *hub.Hub
-	sched      *clocktesting.FakeClock
-	wall       *clocktesting.FakeClock
-	w          *Watcher
-	rv         uint64 // the newest RV published
-	next       uint64 // the RV of the next event the client expects
-	stopLoops  context.CancelFunc
-	loopsEnded chan struct{}
-	ended      chan struct{}
+	t     *testing.T
+	cache *watchcache.Cache
+	hub   *hub.Hub
+	wall  *clocktesting.FakeClock
+	w     *Watcher
+	rv    uint64 // the newest RV published
+	next  uint64 // the RV of the next event the client expects
+	ended chan struct{}
 }
-
-const machineParkDelay = time.Second
 
 func newMachineRig(t *testing.T) *machineRig {
 	cache := newWidgetCache(t)
-	r := &machineRig{t: t, cache: cache, rv: 1, next: 2,
-		sched: clocktesting.NewFakeClock(time.Now()), wall: clocktesting.NewFakeClock(time.Now()),
-		loopsEnded: make(chan struct{}), ended: make(chan struct{})}
-	r.hub = hub.New(hub.Config{Wall: r.wall, Metrics: noMetrics{}})
+	r := &machineRig{t: t, cache: cache, rv: 1, next: 2, wall: clocktesting.NewFakeClock(time.Now()),
+		ended: make(chan struct{})}
+	r.hub = hub.New(hub.Config{Wall: r.wall, Metrics: noMetrics{}, CacheRV: cache.RV})
 	env := &Env{Source: memHistory{cache}, Hub: r.hub, Wall: r.wall, Metrics: noMetrics{},
 		Versioner: storage.APIObjectVersioner{}, NewFunc: widget.New, KeyFunc: widgetKey,
 		CatchUpBatch: 4, BufferSize: 2}
@@ -65,15 +59,9 @@ func newMachineRig(t *testing.T) *machineRig {
 	r.w.BookmarkAt = r.wall.Now().Add(time.Minute) // its deadline bookmark
 	r.w.Plan = Plan{Pos: 1}
 
-	// What the cacher's startWatcher and Run do, without a cacher.
+	// What the cacher's startWatcher does, without a cacher.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	stopWake := context.AfterFunc(ctx, r.w.WakeAsync)
-	loopsCtx, stopLoops := context.WithCancel(context.Background())
-	r.stopLoops = stopLoops
-	go func() {
-		defer close(r.loopsEnded)
-		r.hub.ParkLoop(loopsCtx, r.sched, machineParkDelay)
-	}()
+	stopWake := context.AfterFunc(ctx, r.w.Wake)
 	r.w.Start(ctx, cancel, func() {
 		stopWake()
 		cancel(nil)
@@ -83,12 +71,10 @@ func newMachineRig(t *testing.T) *machineRig {
 	return r
 }
 
-// stop ends the watch and the park loop and waits for both.
+// stop ends the watch and waits until it has released what it held.
 func (r *machineRig) stop() {
 	r.w.Stop()
 	<-r.ended
-	r.stopLoops()
-	<-r.loopsEnded
 }
 
 // publish applies n new objects to the cache and dispatches them, one
@@ -149,38 +135,32 @@ func rvOfObject(t *testing.T, ev watch.Event) uint64 {
 	return rv
 }
 
-// state reports whether the watcher is in live dispatch and parked.
-func (r *machineRig) state() (live, parked bool) {
-	live, _, parked = r.hub.State(r.w.e)
-	return live, parked
-}
+// state reports whether the watcher is in live dispatch, and whether the
+// hub delivers for it (it has no goroutine).
+func (r *machineRig) state() (live, direct bool) { return r.hub.State(r.w.e) }
 
-// await waits, at most a second, until the watcher's state is as wanted;
-// step, if set, runs between looks (it moves a fake clock).
-func (r *machineRig) await(what string, wantLive, wantParked bool, step func()) {
+// await waits, at most a second, until the watcher's state is as wanted.
+func (r *machineRig) await(what string, wantLive, wantDirect bool) {
 	r.t.Helper()
 	deadline := time.Now().Add(time.Second)
 	for {
-		if live, parked := r.state(); live == wantLive && parked == wantParked {
+		if live, direct := r.state(); live == wantLive && direct == wantDirect {
 			return
 		}
 		if time.Now().After(deadline) {
-			live, parked := r.state()
-			r.t.Fatalf("%s: live=%v parked=%v, want live=%v parked=%v", what, live, parked, wantLive, wantParked)
-		}
-		if step != nil {
-			step()
+			live, direct := r.state()
+			r.t.Fatalf("%s: live=%v direct=%v, want live=%v direct=%v", what, live, direct, wantLive, wantDirect)
 		}
 		time.Sleep(time.Millisecond) // polling a state no channel announces
 	}
 }
 
 // TestWatcherStateMachine drives one watcher, on a hub fed from an
-// in-memory history with fake clocks and no etcd, through live dispatch,
-// lag, catch-up from history, rejoining, parking and the three wake-ups
-// (an event its result has no room for, its deadline bookmark's timer, the
-// end of its context), checking at each step where it is and that its
-// client gets every event exactly once, in order.
+// in-memory history with a fake wall clock and no etcd, through live
+// dispatch with and without a goroutine, lag, catch-up from history,
+// rejoining, its deadline bookmark and the end of its context, checking at
+// each step where it is and that its client gets every event exactly
+// once, in order.
 func TestWatcherStateMachine(t *testing.T) {
 	start := time.Now()
 	r := newMachineRig(t)
@@ -188,60 +168,50 @@ func TestWatcherStateMachine(t *testing.T) {
 		name string
 		do   func(t *testing.T, r *machineRig)
 	}{
-		{"joins live dispatch from its start RV", func(t *testing.T, r *machineRig) {
-			r.await("joined", true, false, nil)
+		{"joins live dispatch from its start RV and gives up its goroutine", func(t *testing.T, r *machineRig) {
+			r.await("joined", true, true)
 		}},
-		{"live events reach the client", func(t *testing.T, r *machineRig) {
+		{"events its result has room for are delivered with no goroutine", func(t *testing.T, r *machineRig) {
 			r.publish(3)
+			if _, direct := r.state(); !direct {
+				t.Fatal("a goroutine was started for events its result had room for")
+			}
 			r.receiveAll()
 		}},
 		{"a client that does not read makes it lag out of live dispatch", func(t *testing.T, r *machineRig) {
-			// result (16) + input (2) + the batch its goroutine holds (2) < 30
+			// result (16) + what may wait in the log (2) < 30
 			r.publish(30)
 			if live, _ := r.state(); live {
 				t.Fatal("still in live dispatch after 30 unread events")
 			}
 		}},
-		{"it catches up from history and rejoins", func(t *testing.T, r *machineRig) {
+		{"it catches up from history, rejoins and gives up its goroutine", func(t *testing.T, r *machineRig) {
 			r.receiveAll()
-			r.await("rejoined", true, false, nil)
+			r.await("rejoined", true, true)
 			r.publish(2)
 			r.receiveAll()
 		}},
-		{"idle, it parks when the park loop asks", func(t *testing.T, r *machineRig) {
-			r.await("parked", true, true, func() { r.sched.Step(machineParkDelay) })
-		}},
-		{"parked, events its result has room for are delivered without waking it", func(t *testing.T, r *machineRig) {
-			r.publish(5)
-			r.receiveAll()
-			if _, parked := r.state(); !parked {
-				t.Fatal("woken by events its result had room for")
+		{"an event its result has no room for starts a goroutine, which gives delivery back once it is sent", func(t *testing.T, r *machineRig) {
+			r.publish(17) // 16 fill result, one waits for the goroutine
+			if live, direct := r.state(); !live || direct {
+				t.Fatalf("live=%v direct=%v with a full result, want live and a goroutine", live, direct)
 			}
-		}},
-		{"an event its result has no room for wakes it", func(t *testing.T, r *machineRig) {
-			r.publish(17) // 16 fill result, one is queued
-			r.await("woken", true, false, nil)
 			r.receiveAll()
+			r.await("handed back", true, true)
 		}},
-		{"parked again, its deadline bookmark's timer wakes it and the bookmark follows", func(t *testing.T, r *machineRig) {
-			r.await("parked again", true, true, func() { r.sched.Step(machineParkDelay) })
+		{"its deadline bookmark is published when due", func(t *testing.T, r *machineRig) {
 			r.wall.Step(time.Minute)
-			r.await("woken by its deadline", true, false, nil)
-			for giveUp := time.Now().Add(time.Second); time.Now().Before(giveUp); {
-				r.wall.Step(time.Millisecond) // fires the live loop's deadline timer once set
-				select {
-				case ev := <-r.w.ResultChan():
-					if ev.Type != watch.Bookmark || rvOfObject(t, ev) != r.rv {
-						t.Fatalf("got %s at RV %d, want the deadline BOOKMARK at RV %d", ev.Type, rvOfObject(t, ev), r.rv)
-					}
-					return
-				case <-time.After(5 * time.Millisecond):
+			select {
+			case ev := <-r.w.ResultChan():
+				if ev.Type != watch.Bookmark || rvOfObject(t, ev) != r.rv {
+					t.Fatalf("got %s at RV %d, want the deadline BOOKMARK at RV %d", ev.Type, rvOfObject(t, ev), r.rv)
 				}
+			case <-time.After(time.Second):
+				t.Fatal("no deadline bookmark")
 			}
-			t.Fatal("no deadline bookmark")
 		}},
-		{"parked, the end of its context ends the watch", func(t *testing.T, r *machineRig) {
-			r.await("parked once more", true, true, func() { r.sched.Step(machineParkDelay) })
+		{"with no goroutine, the end of its context ends the watch", func(t *testing.T, r *machineRig) {
+			r.await("no goroutine", true, true)
 			r.w.Abort(nil)
 			select {
 			case <-r.ended:
