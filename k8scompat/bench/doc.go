@@ -57,10 +57,11 @@
 // events it delivered; the caches are compared at the highest rate both
 // held. The harness (Backend=harness: harnessSource, one etcd watch, one
 // decode per event, a channel send per watcher) climbs the same ladder
-// with the same writer, etcd and watchers: its capacity is the most any
-// cache can deliver to these watchers on this machine (cmd/benchtable's
-// "ceiling" is its ratio to Kubernetes'), and its CPU per event at the
-// caches' equal load is shown beside theirs with their ratio net of it.
+// with the same writer, etcd and watchers: its capacity is what a source
+// that only hands each event to each reader reaches on this machine (not a
+// bound on a cache: it wakes each reader for each event, which a cache that
+// coalesces wake-ups does not), and its CPU per event at the caches' equal
+// load is shown beside theirs with their ratio net of it.
 // Each watcher's reader has its own stop channel and counts what it
 // received once, at its end, so that the readers' own cost is what a
 // client's would be, not contention between 10,000 of them. The

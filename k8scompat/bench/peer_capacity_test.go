@@ -94,8 +94,8 @@ func positiveInts(s string) []int {
 // (delivered), p50-ms, p99-ms, cpu-ns/event (process CPU over the step
 // divided by delivered events), terminated, lost, write/s (achieved) and
 // held (1 or 0). Then the harness itself (harnessSource, Backend=harness)
-// climbs the same ladder: its capacity is the ceiling of any cache with
-// these watchers and writer, and cmd/benchtable shows its CPU per event
+// climbs the same ladder (its capacity: what a source that only hands each
+// event to each reader reaches here), and cmd/benchtable shows its CPU per event
 // beside the caches' at the highest rate both held and their ratio net
 // of it.
 func BenchmarkPeerCapacity(b *testing.B) {
@@ -126,9 +126,10 @@ func BenchmarkPeerCapacity(b *testing.B) {
 }
 
 // harnessBackend is the harness's own source (harnessSource) as a
-// backend of the capacity search: the rate it holds is the most any cache
-// can deliver to these watchers on this machine, and its CPU per event at
-// a rate is the watchers' and writer's own share of a cache's.
+// backend of the capacity search: the rate it holds is what a source that
+// only hands each event to each reader reaches with these watchers on this
+// machine, and its CPU per event at a rate is about the watchers' and
+// writer's own share of a cache's.
 var harnessBackend = backend{name: harnessName, new: newHarnessSource}
 
 // capacityStep runs one step of the ladder, reports it, and tells whether
