@@ -33,7 +33,7 @@ var (
 // -scale.watchers idle watchers (each on one key of its own), keeping its
 // objects decoded or, with -scale.encoded, encoded. It reports the
 // priming time (etcd writes) and the cacher's load time, the live heap per
-// cached object and per watcher (once idle watchers parked), goroutine
+// cached object and per watcher (once idle watchers gave up their goroutines), goroutine
 // stack bytes and goroutines per watcher, and the latency of
 // one event to the single watcher of its key with all the others
 // registered (dispatch visits only that one). Then, with -scale.rejoin more

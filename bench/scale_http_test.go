@@ -215,7 +215,7 @@ func (c *cancelOnClose) Close() error {
 // the writes). Being in another process, the clients leave the heap,
 // stacks and goroutines reported per watch to the server process alone
 // (HTTP server, server watch, cacher watcher), measured once the cacher's
-// watchers have parked and the goroutine count holds still. Then
+// watchers gave up their goroutines and the goroutine count holds still. Then
 // -scale.httpwrites writes to one object, one at a time, each timed from
 // before its put to etcd to its receipt by each watch: reported are the
 // medians over the writes of the p50 and p99 over watches, the slowest

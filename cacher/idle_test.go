@@ -25,10 +25,10 @@ func waitGoroutines(t *testing.T, n int, what string) {
 	}
 }
 
-// TestIdleWatchersPark: idle watchers give up their goroutines once they
-// joined live dispatch, and such a watch still gets every event, in order,
-// ends when its context does, and Stop returns.
-func TestIdleWatchersPark(t *testing.T) {
+// TestIdleWatchersHoldNoGoroutine: idle watchers give up their goroutines
+// once they joined live dispatch, and such a watch still gets every event,
+// in order, ends when its context does, and Stop returns.
+func TestIdleWatchersHoldNoGoroutine(t *testing.T) {
 	c := startCacher(t, newStore(t, embedtest.Prefix(t), false))
 	const n = 40
 	objs := names(n)
@@ -49,7 +49,7 @@ func TestIdleWatchersPark(t *testing.T) {
 		ws[i] = w
 	}
 	all := watchAll(t, c, rvAt(rv))
-	waitGoroutines(t, base+2, "idle watchers parked")
+	waitGoroutines(t, base+2, "idle watchers without goroutines")
 
 	var rvs []uint64
 	for i, name := range objs {
@@ -58,9 +58,9 @@ func TestIdleWatchersPark(t *testing.T) {
 		expectRVs(t, ws[i], []uint64{r})
 	}
 	expectRVs(t, all, rvs)
-	waitGoroutines(t, base+2, "watchers parked again after their events")
+	waitGoroutines(t, base+2, "watchers without goroutines again after their events")
 
-	// Half end by Stop, half by their context, all while parked.
+	// Half end by Stop, half by their context, all without a goroutine.
 	for _, w := range ws[:n/2] {
 		w.Stop()
 		if _, ok := <-w.ResultChan(); ok {
@@ -80,17 +80,17 @@ func TestIdleWatchersPark(t *testing.T) {
 	}
 }
 
-// TestParkedWatcherLagsAndCatchesUp: a parked watcher whose client does not
-// read gets its goroutine back when its result channel fills, leaves live
-// dispatch when its queue fills too, and still delivers every event in
-// order once the client reads.
-func TestParkedWatcherLagsAndCatchesUp(t *testing.T) {
+// TestIdleWatcherLagsAndCatchesUp: a watcher without a goroutine whose
+// client does not read gets one when its result channel fills, leaves live
+// dispatch when what waits for it in the log passes its buffer, and still
+// delivers every event in order once the client reads.
+func TestIdleWatcherLagsAndCatchesUp(t *testing.T) {
 	store := newStore(t, embedtest.Prefix(t), false)
 	c := startCacher(t, store, func(cfg *cacher.Config) { cfg.WatcherBufferSize = 4 })
 	rv := create(t, c, "ns", "a", nil)
 	base := runtime.NumGoroutine()
 	w := watchAll(t, c, rvAt(rv))
-	waitGoroutines(t, base+1, "the watcher parked")
+	waitGoroutines(t, base+1, "the watcher without a goroutine")
 	var rvs []uint64
 	for range 60 { // well past result (16) and the queue (4)
 		rvs = append(rvs, bump(t, c, "ns", "a"))
