@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-
 )
 
 // BenchmarkHTTPIdleWatchers: what an idle HTTP watch costs the server. A
