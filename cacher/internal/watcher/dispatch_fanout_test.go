@@ -44,59 +44,17 @@ func BenchmarkDispatchFanout(b *testing.B) {
 func benchmarkDispatchFanout(b *testing.B, events int, batch bool) {
 	const watchers = 1000
 	c := newDispatchRig(b)
-	const objects = 100
-	rv := uint64(1)
-	apply := func() *watchcache.Event {
-		rv++
-		o := widget.NewWidget("ns", fmt.Sprintf("w%04d", rv%objects))
-		ev, err := c.cache.Apply(watch.Modified, o, rv)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c.cache.UpdateRV(rv)
-		return ev
-	}
-	for range objects {
-		apply()
-	}
-	var left atomic.Int64
-	round := make(chan struct{}, 1)
-	var wg sync.WaitGroup
-	ws := make([]*Watcher, watchers)
-	for i := range ws {
-		w := c.env.New("/widgets", storage.ListOptions{Recursive: true,
-			Predicate: storage.SelectionPredicate{GetAttrs: widget.GetAttrs}})
-		w.Plan = Plan{Pos: rv}
-		ctx, cancel := context.WithCancelCause(context.Background())
-		w.Start(ctx, cancel, func() { cancel(nil) })
-		ws[i] = w
-		wg.Go(func() {
-			for range w.ResultChan() {
-				if left.Add(-1) == 0 {
-					round <- struct{}{}
-				}
-			}
-		})
-	}
-	defer func() {
-		for _, w := range ws {
-			w.Stop()
-		}
-		wg.Wait()
-	}()
-	for c.hub.Live() != watchers {
-		runtimeGosched()
-	}
+	f := startFanout(b, c, watchers)
 	evs := make([]*watchcache.Event, events)
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
 		b.StopTimer()
 		for i := range evs {
-			evs[i] = apply()
+			evs[i] = f.apply()
 		}
 		b.StartTimer()
-		left.Store(int64(watchers * events))
+		f.left.Store(int64(watchers * events))
 		for i, ev := range evs {
 			c.hub.Batch(batch && i < events-1)
 			_ = c.hub.Commit(func(tx hub.Tx) error {
@@ -106,7 +64,7 @@ func benchmarkDispatchFanout(b *testing.B, events int, batch bool) {
 				return nil
 			})
 		}
-		<-round
+		<-f.done
 		n += events
 	}
 	if live := c.hub.Live(); live != watchers {
@@ -136,58 +94,16 @@ func benchmarkDispatchPaced(b *testing.B, gap, coalesce time.Duration) {
 	c := newDispatchRig(b)
 	c.hub = hub.New(hub.Config{Wall: clock.RealClock{}, Metrics: noMetrics{}, Coalesce: coalesce})
 	c.env.Hub = c.hub
-	const objects = 100
-	rv := uint64(1)
-	apply := func() *watchcache.Event {
-		rv++
-		o := widget.NewWidget("ns", fmt.Sprintf("w%04d", rv%objects))
-		ev, err := c.cache.Apply(watch.Modified, o, rv)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c.cache.UpdateRV(rv)
-		return ev
-	}
-	for range objects {
-		apply()
-	}
-	var left atomic.Int64
-	done := make(chan struct{}, 1)
-	var wg sync.WaitGroup
-	ws := make([]*Watcher, watchers)
-	for i := range ws {
-		w := c.env.New("/widgets", storage.ListOptions{Recursive: true,
-			Predicate: storage.SelectionPredicate{GetAttrs: widget.GetAttrs}})
-		w.Plan = Plan{Pos: rv}
-		ctx, cancel := context.WithCancelCause(context.Background())
-		w.Start(ctx, cancel, func() { cancel(nil) })
-		ws[i] = w
-		wg.Go(func() {
-			for range w.ResultChan() {
-				if left.Add(-1) == 0 {
-					done <- struct{}{}
-				}
-			}
-		})
-	}
-	defer func() {
-		for _, w := range ws {
-			w.Stop()
-		}
-		wg.Wait()
-	}()
-	for c.hub.Live() != watchers {
-		runtimeGosched()
-	}
+	f := startFanout(b, c, watchers)
 	evs := make([]*watchcache.Event, events)
 	var cpu time.Duration
 	var lag time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		for i := range evs {
-			evs[i] = apply()
+			evs[i] = f.apply()
 		}
-		left.Store(watchers * events)
+		f.left.Store(watchers * events)
 		b.StartTimer()
 		before := processCPU(b)
 		next := time.Now()
@@ -199,12 +115,78 @@ func benchmarkDispatchPaced(b *testing.B, gap, coalesce time.Duration) {
 			_ = c.hub.Commit(func(tx hub.Tx) error { tx.Dispatch(ev); return nil })
 		}
 		last := time.Now()
-		<-done
+		<-f.done
 		lag += time.Since(last)
 		cpu += processCPU(b) - before
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*watchers*events), "cpu-ns/delivery")
 	b.ReportMetric(float64(lag.Milliseconds())/float64(b.N), "lag-ms")
+}
+
+// fanout is the fan-out benchmarks' feed: fanoutObjects widgets in a
+// dispatch rig's cache and started watchers of every widget, each read by
+// a client goroutine; done is signalled when left, the deliveries still
+// expected, reaches zero.
+type fanout struct {
+	b    *testing.B
+	c    *dispatchRig
+	rv   uint64
+	left atomic.Int64
+	done chan struct{}
+}
+
+const fanoutObjects = 100
+
+// startFanout fills c's cache and starts watchers watchers in live
+// dispatch on c's hub; they stop at the end of b.
+func startFanout(b *testing.B, c *dispatchRig, watchers int) *fanout {
+	f := &fanout{b: b, c: c, rv: 1, done: make(chan struct{}, 1)}
+	for range fanoutObjects {
+		f.apply()
+	}
+	var wg sync.WaitGroup
+	ws := make([]*Watcher, watchers)
+	for i := range ws {
+		w := c.env.New("/widgets", storage.ListOptions{Recursive: true,
+			Predicate: storage.SelectionPredicate{GetAttrs: widget.GetAttrs}})
+		w.Plan = Plan{Pos: f.rv}
+		// What the cacher's startWatcher does: the end of the context
+		// wakes a watcher that has no goroutine, so that Stop returns.
+		ctx, cancel := context.WithCancelCause(context.Background())
+		stopWake := context.AfterFunc(ctx, w.Wake)
+		w.Start(ctx, cancel, func() { stopWake(); cancel(nil) })
+		ws[i] = w
+		wg.Go(func() {
+			for range w.ResultChan() {
+				if f.left.Add(-1) == 0 {
+					f.done <- struct{}{}
+				}
+			}
+		})
+	}
+	b.Cleanup(func() {
+		for _, w := range ws {
+			w.Stop()
+		}
+		wg.Wait()
+	})
+	for c.hub.Live() != watchers {
+		runtimeGosched()
+	}
+	return f
+}
+
+// apply updates the next widget in the cache, one revision, and returns
+// the change, not dispatched.
+func (f *fanout) apply() *watchcache.Event {
+	f.rv++
+	o := widget.NewWidget("ns", fmt.Sprintf("w%04d", f.rv%fanoutObjects))
+	ev, err := f.c.cache.Apply(watch.Modified, o, f.rv)
+	if err != nil {
+		f.b.Fatal(err)
+	}
+	f.c.cache.UpdateRV(f.rv)
+	return ev
 }
 
 // processCPU is the user and system CPU the process has used.
