@@ -54,7 +54,7 @@ func (c *Cacher) watch(ctx context.Context, key string, opts storage.ListOptions
 	w := c.env.New(key, opts)
 	w.Encoded = encoded
 	if deadline, ok := ctx.Deadline(); ok && opts.Predicate.AllowWatchBookmarks {
-		w.BookmarkAt = storage.DeadlineBookmarkTime(c.clk.wall.Now(), deadline)
+		w.SetDeadlineBookmark(storage.DeadlineBookmarkTime(c.clk.wall.Now(), deadline))
 	}
 	switch r {
 	case watchHistoryFirst:

@@ -58,8 +58,8 @@ func (e *Entry) Release() bool {
 	return false
 }
 
-// Wake makes sure a goroutine looks at e, from a timer or context
-// callback: the watch's context ended.
+// Wake makes sure a goroutine looks at e, from a context callback: the
+// watch's context ended.
 func (h *Hub) Wake(e *Entry) {
 	h.mu.Lock()
 	e.kick()

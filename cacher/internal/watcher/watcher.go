@@ -31,10 +31,6 @@ type Watcher struct {
 	// Encoded: objects go out as *storage.EncodedObject (WatchEncoded).
 	// Set before Start.
 	Encoded bool
-	// BookmarkAt is when to send the bookmark that precedes the watch's
-	// deadline (zero: none; see storage.DeadlineBookmarkTime). Set before
-	// Start, which hands it to the hub's entry (Entry.DeadlineBookmark).
-	BookmarkAt time.Time
 	// Plan is where the watch starts; set before Start.
 	Plan Plan
 
@@ -75,10 +71,15 @@ func (w *Watcher) Start(ctx context.Context, abort context.CancelCauseFunc, rele
 	// Set before the hub knows the watch: from then on it may abort it
 	// (Hub's AbortOpen) or deliver to it.
 	w.ctx, w.abort, w.release = ctx, abort, release
-	w.e.SetDeadlineBookmark(w.BookmarkAt)
 	w.env.Hub.Opened(w.e)
 	go w.run(ctx)
 }
+
+// SetDeadlineBookmark sets when to send the bookmark that precedes the
+// watch's deadline (see storage.DeadlineBookmarkTime); before Start. The
+// hub's entry keeps it (Entry.DeadlineBookmark): the hub sends it while
+// the watcher is live, its goroutine while it catches up.
+func (w *Watcher) SetDeadlineBookmark(at time.Time) { w.e.SetDeadlineBookmark(at) }
 
 // Abort implements hub.Member: it ends the watch with cause.
 func (w *Watcher) Abort(cause error) { w.abort(cause) }

@@ -56,7 +56,7 @@ func newMachineRig(t *testing.T) *machineRig {
 		CatchUpBatch: 4, BufferSize: 2}
 	r.w = env.New("/widgets", storage.ListOptions{Recursive: true,
 		Predicate: storage.SelectionPredicate{AllowWatchBookmarks: true, GetAttrs: widget.GetAttrs}})
-	r.w.BookmarkAt = r.wall.Now().Add(time.Minute) // its deadline bookmark
+	r.w.SetDeadlineBookmark(r.wall.Now().Add(time.Minute))
 	r.w.Plan = Plan{Pos: 1}
 
 	// What the cacher's startWatcher does, without a cacher.
