@@ -169,7 +169,7 @@ func (f *feed) listAround(ctx context.Context, scope history.Scope, start string
 		for j < len(keys) && !bad[keys[j]] {
 			j++
 		}
-		run, _, _, err := f.listPage(ctx, f.resource(), keys[i], l.rv, int64(j-i))
+		run, _, _, err := f.listPage(ctx, scope, keys[i], l.rv, int64(j-i))
 		var more *storage.Error
 		if errors.As(err, &more) && len(more.CorruptKeys) > 0 {
 			added := false
