@@ -52,14 +52,11 @@ type SharedIndexInformer[T Object] struct {
 	reflector atomic.Pointer[Reflector[T]]
 }
 
-// NewSharedIndexInformer returns an informer over lw with an Indexer that
-// has NamespaceIndex.
-//
-// Deprecated: make informers in one place, so that each resource is listed
-// and watched once: a manager's cache (manager.Manager.GetCache, whose
-// InformerFor the builder uses), or without a manager InformerFor on an
-// InformerFactory. This constructor is what InformerFor calls.
-func NewSharedIndexInformer[T Object](lw ListerWatcher, opts ...InformerOption) (*SharedIndexInformer[T], error) {
+// newSharedIndexInformer returns an informer over lw with an Indexer that
+// has NamespaceIndex. Informers are made in one place, so that each
+// resource is listed and watched once: InformerFor on an InformerFactory
+// (which a manager's cache, manager.Manager.GetCache, holds) calls it.
+func newSharedIndexInformer[T Object](lw ListerWatcher, opts ...InformerOption) (*SharedIndexInformer[T], error) {
 	if lw == nil || isNil(lw) {
 		return nil, errors.New("reflector: ListerWatcher is required")
 	}

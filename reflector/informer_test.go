@@ -33,7 +33,7 @@ func startInformer(t *testing.T, inf *SharedIndexInformer[*widget.Widget]) {
 
 func newTestInformer(t *testing.T, lw ListerWatcher, opts ...InformerOption) *SharedIndexInformer[*widget.Widget] {
 	t.Helper()
-	inf, err := NewSharedIndexInformer[*widget.Widget](lw, append([]InformerOption{WithBackoff(fastBackoff)}, opts...)...)
+	inf, err := newSharedIndexInformer[*widget.Widget](lw, append([]InformerOption{WithBackoff(fastBackoff)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestInformerRejectsAfterStop(t *testing.T) {
 	if _, err := inf.AddEventHandler(&countingHandler{}); !errors.Is(err, ErrInformerStopped) {
 		t.Fatalf("AddEventHandler after stop = %v", err)
 	}
-	if _, err := NewSharedIndexInformer[*widget.Widget](nil); err == nil {
+	if _, err := newSharedIndexInformer[*widget.Widget](nil); err == nil {
 		t.Fatal("nil ListerWatcher accepted")
 	}
 }
