@@ -50,6 +50,9 @@ type SharedIndexInformer[T Object] struct {
 
 	fifo      atomic.Pointer[DeltaFIFO[T]]
 	reflector atomic.Pointer[Reflector[T]]
+
+	storeRVMu sync.Mutex // serialises storeRV's updates, so it never goes back
+	storeRV   string     // see StoreResourceVersion; guarded by storeRVMu
 }
 
 // newSharedIndexInformer returns an informer over lw with an Indexer that
@@ -120,6 +123,33 @@ func (s *SharedIndexInformer[T]) LastSyncResourceVersion() string {
 		return ""
 	}
 	return r.LastSyncResourceVersion()
+}
+
+// StoreResourceVersion returns the RV the store has caught up with: every
+// list, event and bookmark the reflector received at or below it has been
+// applied to the store (GetStore, GetIndexer), though not necessarily
+// handed to every handler yet. "" before the first list was applied. It
+// never goes back, and does not wait: while a change is being applied it
+// returns the RV reached before it.
+//
+// A reader that must see every write up to a revision (a new leader, see
+// package manager) waits until it is at least that revision;
+// LastSyncResourceVersion is what the reflector received, possibly still
+// queued.
+func (s *SharedIndexInformer[T]) StoreResourceVersion() string {
+	s.storeRVMu.Lock()
+	defer s.storeRVMu.Unlock()
+	r, f := s.reflector.Load(), s.fifo.Load()
+	if r == nil || f == nil {
+		return s.storeRV
+	}
+	// The reflector queues a change before it records its RV: once the
+	// queue is seen empty after rv was read, everything up to rv is stored.
+	rv := r.LastSyncResourceVersion()
+	if empty, ok := f.idle(); ok && empty && rv != "" {
+		s.storeRV = rv
+	}
+	return s.storeRV
 }
 
 // IsStopped reports whether Run has returned.

@@ -263,3 +263,35 @@ func TestInformerRejectsAfterStop(t *testing.T) {
 		t.Fatal("nil ListerWatcher accepted")
 	}
 }
+
+// TestInformerStoreResourceVersion: the store RV follows the list, the
+// events and the bookmarks, but only once the change is in the store: an
+// event received (LastSyncResourceVersion) but not yet applied leaves it
+// where it was.
+func TestInformerStoreResourceVersion(t *testing.T) {
+	lw := newScriptedLW()
+	inf := newTestInformer(t, lw)
+	if rv := inf.StoreResourceVersion(); rv != "" {
+		t.Fatalf("StoreResourceVersion before Run = %q", rv)
+	}
+	startInformer(t, inf)
+	lw.expectList(t, widgetList("10", "", testWidget("ns", "a", "1", nil)), nil)
+	w, _ := lw.expectWatch(t, nil)
+	eventually(t, "store at the list's RV", func() bool { return inf.StoreResourceVersion() == "10" })
+
+	inf.blockDeltas.Lock() // the informer cannot apply the next change
+	w.send(t, watch.Added, testWidget("ns", "b", "11", nil))
+	eventually(t, "event received", func() bool { return inf.LastSyncResourceVersion() == "11" })
+	if rv := inf.StoreResourceVersion(); rv != "10" {
+		inf.blockDeltas.Unlock()
+		t.Fatalf("StoreResourceVersion = %q while the event at 11 is not stored", rv)
+	}
+	inf.blockDeltas.Unlock()
+	eventually(t, "store at the event's RV", func() bool { return inf.StoreResourceVersion() == "11" })
+	if _, ok := inf.GetStore().GetByKey("ns/b"); !ok {
+		t.Fatal("StoreResourceVersion reached 11 before the object of 11 was stored")
+	}
+
+	w.send(t, watch.Bookmark, bookmark("15", false))
+	eventually(t, "store at the bookmark's RV", func() bool { return inf.StoreResourceVersion() == "15" })
+}
