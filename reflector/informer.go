@@ -220,6 +220,10 @@ func (s *SharedIndexInformer[T]) processLoop(fifo *DeltaFIFO[T]) {
 		if errors.Is(err, ErrFIFOClosed) {
 			return
 		}
+		// Note the store RV whenever the queue drains, so that it advances
+		// under a steady stream of changes too, not only when a reader
+		// happens to find the queue empty.
+		s.StoreResourceVersion()
 		if err != nil {
 			s.log.Error("processing deltas", "err", err)
 		}
