@@ -20,11 +20,13 @@ var ErrNotFresh = errors.New("cache: informers not fresh")
 
 // How WaitFresh paces itself: how often it looks at the informers' store
 // RVs, asks a storage for progress, and retries a failed read of a
-// resource's current revision.
+// resource's current revision; and after how long it makes an informer
+// still behind relist.
 const (
-	freshPoll     = 10 * time.Millisecond
-	freshProgress = 100 * time.Millisecond
-	freshRetry    = 250 * time.Millisecond
+	freshPoll        = 10 * time.Millisecond
+	freshProgress    = 100 * time.Millisecond
+	freshRetry       = 250 * time.Millisecond
+	freshRelistAfter = 2 * time.Second
 )
 
 // Lag is an informer that had not caught up when WaitFresh gave up.
@@ -86,8 +88,13 @@ type freshWait struct {
 // synced. A resource without writes since the informer's last event
 // reaches it only through a bookmark: WaitFresh asks a storage for
 // progress notifications every 100 ms while it waits
-// (reflector.ProgressRequester); over HTTP it relies on the server's
-// bookmarks. It returns nil, or when ctx ends a *NotFreshError
+// (reflector.ProgressRequester; a cacher passes them on to its watchers at
+// once). An informer still behind after 2 s (over HTTP, where bookmarks
+// come at the server's pace: about once a minute from Kubernetes or a
+// cacher's default) is made to relist with a consistent read
+// (SharedIndexInformer.Relist), once per call: the cost of a list, as a
+// controller manager that starts its informers on election pays for every
+// resource. It returns nil, or when ctx ends a *NotFreshError
 // (ErrNotFresh) naming each informer still behind; give ctx a deadline.
 func (c *Cache) WaitFresh(ctx context.Context) error {
 	waits := c.freshWaits()
@@ -104,6 +111,7 @@ func (c *Cache) WaitFresh(ctx context.Context) error {
 	poll := time.NewTicker(freshPoll)
 	defer poll.Stop()
 	var lastProgress time.Time
+	relistAt := time.Now().Add(freshRelistAfter)
 	for {
 		pending := waits[:0]
 		for _, w := range waits {
@@ -113,6 +121,14 @@ func (c *Cache) WaitFresh(ctx context.Context) error {
 		}
 		if waits = pending; len(waits) == 0 {
 			return nil
+		}
+		if !relistAt.IsZero() && time.Now().After(relistAt) {
+			relistAt = time.Time{}
+			for _, w := range waits {
+				c.opts.Logger.Info("cache: informer not fresh after a while: relisting it", "resource", w.resource,
+					"have", w.inf.StoreResourceVersion(), "want", w.want, "after", freshRelistAfter.String())
+				w.inf.Relist()
+			}
 		}
 		if time.Since(lastProgress) >= freshProgress {
 			lastProgress = time.Now()

@@ -3,6 +3,7 @@ package cache_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,31 +23,40 @@ import (
 // consistent list (RV unset) at RV 20: writes of other resources moved
 // the revision on. Its watch sends nothing until bookmark is called.
 type laggingLW struct {
-	watch     *watch.FakeWatcher
-	opened    chan struct{}
+	mu        sync.Mutex
+	watch     *watch.FakeWatcher // the latest
+	opened    chan struct{}      // closed by the first Watch
+	once      sync.Once
 	requested atomic.Int64
+	lists     atomic.Int64 // consistent lists (RV unset)
 }
 
 func newLaggingLW() *laggingLW {
-	return &laggingLW{watch: watch.NewFakeWithChanSize(8, false), opened: make(chan struct{})}
+	return &laggingLW{opened: make(chan struct{})}
 }
 
 func (l *laggingLW) List(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	rv := "10"
 	if opts.ResourceVersion == "" {
 		rv = "20"
+		l.lists.Add(1)
 	}
 	return &widget.WidgetList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}, nil
 }
 
 func (l *laggingLW) Watch(context.Context, metav1.ListOptions) (watch.Interface, error) {
-	close(l.opened) // one watch: the test's informer never rewatches
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.watch = watch.NewFakeWithChanSize(8, false)
+	l.once.Do(func() { close(l.opened) })
 	return l.watch, nil
 }
 
 func (l *laggingLW) bookmark() {
 	w := widget.NewWidget("", "")
 	w.ResourceVersion = "20"
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.watch.Action(watch.Bookmark, w)
 }
 
@@ -112,6 +122,21 @@ func TestWaitFreshRequestsProgress(t *testing.T) {
 	<-lw.opened
 	require.NoError(t, c.WaitFresh(ctx))
 	require.Positive(t, lw.requested.Load())
+}
+
+// TestWaitFreshRelistsAnInformerLeftBehind: no bookmark comes and the
+// storage cannot be asked for one (as over HTTP); after a while WaitFresh
+// makes the informer relist with a consistent read, which brings it to the
+// current revision.
+func TestWaitFreshRelistsAnInformerLeftBehind(t *testing.T) {
+	lw := newLaggingLW()
+	c := startLagging(t, lw)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	<-lw.opened
+	require.NoError(t, c.WaitFresh(ctx))
+	// One consistent list reads the current RV, one relists.
+	require.Equal(t, int64(2), lw.lists.Load())
 }
 
 // TestWaitFreshUnreadableRevision: a resource whose current revision

@@ -53,9 +53,10 @@
 // StoreResourceVersion). For a resource without writes only a bookmark
 // can say so: in process the manager asks the storage for a progress
 // notification every 100 ms while it waits (the cachers it makes pass it
-// on to its informers at once); over HTTP it depends on the server's
-// bookmarks (every BookmarkInterval of a cacher, about a minute on a
-// Kubernetes API server). Each attempt is bounded by
+// on to its informers at once); over HTTP bookmarks come at the server's
+// pace (every BookmarkInterval of a cacher, about a minute on a
+// Kubernetes API server), so an informer still behind after 2 s relists
+// with a consistent read. Each attempt is bounded by
 // Options.FreshnessTimeout; one that runs out is logged at error level
 // with the informers still behind (what they hold, what they need),
 // counted in manager_cache_freshness_timeouts_total, fails /readyz

@@ -152,6 +152,15 @@ func (s *SharedIndexInformer[T]) StoreResourceVersion() string {
 	return s.storeRV
 }
 
+// Relist makes the informer's reflector list again with a consistent read
+// and watch from there (see Reflector.Relist); before Run it does nothing
+// (Run lists anyway).
+func (s *SharedIndexInformer[T]) Relist() {
+	if r := s.reflector.Load(); r != nil {
+		r.Relist()
+	}
+}
+
 // IsStopped reports whether Run has returned.
 func (s *SharedIndexInformer[T]) IsStopped() bool {
 	s.mu.Lock()

@@ -295,3 +295,32 @@ func TestInformerStoreResourceVersion(t *testing.T) {
 	w.send(t, watch.Bookmark, bookmark("15", false))
 	eventually(t, "store at the bookmark's RV", func() bool { return inf.StoreResourceVersion() == "15" })
 }
+
+// TestInformerRelist: Relist ends the watch, lists with a consistent read
+// (RV unset) and watches from that list's RV; the store follows the list.
+func TestInformerRelist(t *testing.T) {
+	lw := newScriptedLW()
+	inf := newTestInformer(t, lw)
+	startInformer(t, inf)
+	if opts := lw.expectList(t, widgetList("10", "", testWidget("ns", "a", "1", nil)), nil); opts.ResourceVersion != "0" {
+		t.Fatalf("first list at RV %q", opts.ResourceVersion)
+	}
+	w, _ := lw.expectWatch(t, nil)
+	eventually(t, "synced", inf.HasSynced)
+
+	inf.Relist()
+	w.waitStopped(t)
+	if opts := lw.expectList(t, widgetList("30", "", testWidget("ns", "b", "25", nil)), nil); opts.ResourceVersion != "" {
+		t.Fatalf("relist at RV %q, want a consistent read", opts.ResourceVersion)
+	}
+	if _, opts := lw.expectWatch(t, nil); opts.ResourceVersion != "30" {
+		t.Fatalf("watch after the relist from RV %q", opts.ResourceVersion)
+	}
+	eventually(t, "store at the relist's RV", func() bool { return inf.StoreResourceVersion() == "30" })
+	if _, ok := inf.GetStore().GetByKey("ns/a"); ok {
+		t.Fatal("an object missing from the relist is still stored")
+	}
+	if _, ok := inf.GetStore().GetByKey("ns/b"); !ok {
+		t.Fatal("the relisted object is not stored")
+	}
+}
