@@ -4,15 +4,18 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // laggingWatches delays the bytes of every watch response by lag (a delay
 // line: order and pacing kept), as a slow network or an overloaded
-// replica would; lists and writes go through at once.
+// replica would; lists and writes go through at once. Setting lag to 0
+// lets the bytes that arrive from then on through as soon as those before
+// them are.
 type laggingWatches struct {
 	base http.RoundTripper
-	lag  time.Duration
+	lag  *atomic.Int64 // nanoseconds
 }
 
 func (l laggingWatches) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -40,19 +43,19 @@ type delayedBody struct {
 	cur    chunk
 }
 
-func newDelayedBody(src io.ReadCloser, lag time.Duration) *delayedBody {
+func newDelayedBody(src io.ReadCloser, lag *atomic.Int64) *delayedBody {
 	b := &delayedBody{src: src, chunks: make(chan chunk, 1024), done: make(chan struct{})}
 	go b.pump(lag)
 	return b
 }
 
 // pump reads src until it fails or the body is closed.
-func (b *delayedBody) pump(lag time.Duration) {
+func (b *delayedBody) pump(lag *atomic.Int64) {
 	for {
 		buf := make([]byte, 32<<10)
 		n, err := b.src.Read(buf)
 		select {
-		case b.chunks <- chunk{data: buf[:n], err: err, at: time.Now().Add(lag)}:
+		case b.chunks <- chunk{data: buf[:n], err: err, at: time.Now().Add(time.Duration(lag.Load()))}:
 		case <-b.done:
 			return
 		}
