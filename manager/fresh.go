@@ -17,9 +17,8 @@ import (
 // false when ctx ended first (leadership lost, or Run's end).
 func (m *Manager) awaitFresh(ctx context.Context) bool {
 	start := time.Now()
-	m.freshness.setWaiting(true)
-	defer m.freshness.setWaiting(false)
-	defer m.setFreshErr(nil)
+	m.setAwaiting(true)
+	defer m.setAwaiting(false)
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, m.freshTimeout)
 		err := m.cache.WaitFresh(actx)
@@ -39,10 +38,30 @@ func (m *Manager) awaitFresh(ctx context.Context) bool {
 	}
 }
 
-// setFreshErr sets (or clears, with nil) what the caches-fresh readiness
-// check reports.
+// setAwaiting records whether this replica waits for fresh caches (the
+// gauge, and the leader status of /readyz?verbose); its end clears the
+// caches-fresh check's error.
+func (m *Manager) setAwaiting(w bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.awaiting = w
+	if !w {
+		m.freshErr = nil
+	}
+	m.freshness.setWaiting(w)
+}
+
+// setFreshErr sets what the caches-fresh readiness check reports.
 func (m *Manager) setFreshErr(err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.freshErr = err
+}
+
+// awaitingFresh reports whether this replica, elected, waits for fresh
+// caches.
+func (m *Manager) awaitingFresh() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.awaiting
 }

@@ -147,6 +147,10 @@ func TestNewLeaderWaitsForFreshCaches(t *testing.T) {
 	require.Equal(t, http.StatusInternalServerError, rr.Code)
 	require.Contains(t, rr.Body.String(), "[-]caches-fresh failed: elected, but the cache has not caught up")
 	require.Contains(t, rr.Body.String(), "widgets.v1.demo.listwatch.dev: at resourceVersion")
+	rr = httptest.NewRecorder()
+	m.ProbeHandler().ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/healthz?verbose", nil))
+	require.Equal(t, http.StatusOK, rr.Code, "waiting for fresh caches is not unhealthy")
+	require.Contains(t, rr.Body.String(), "leader: elected, waiting for fresh caches before starting (identity new-leader)")
 	require.Equal(t, 1.0, metricValue(t, reg, "manager_cache_freshness_waiting"))
 
 	// The watch delivers: the runnable starts and sees the write.

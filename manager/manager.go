@@ -67,7 +67,8 @@ type Manager struct {
 	elected   chan struct{} // closed when the leader-only Runnables start
 	leaderKey string        // this replica's election key while leader
 	leaderRev int64         // its create revision
-	freshErr  error         // why an elected replica's caches are not fresh yet (see awaitFresh)
+	awaiting  bool          // elected, waiting for fresh caches (see awaitFresh)
+	freshErr  error         // why those caches are not fresh yet, once an attempt ran out
 	healthz   []namedCheck
 	readyz    []namedCheck
 }

@@ -123,14 +123,18 @@ func (m *Manager) serveChecks(w http.ResponseWriter, r *http.Request, checks []n
 }
 
 // leaderStatus says whether this replica leads and who does: "disabled"
-// (no leader election), "true (identity ...)", or "false (leader: identity
-// ...)" as read from etcd (or why it could not be read).
+// (no leader election), "true (identity ...)", "elected, waiting for fresh
+// caches ...", or "false (leader: identity ...)" as read from etcd (or why
+// it could not be read).
 func (m *Manager) leaderStatus(ctx context.Context) string {
 	if m.election == nil {
 		return "disabled"
 	}
 	if m.IsLeader() {
 		return fmt.Sprintf("true (identity %s)", m.election.Identity)
+	}
+	if m.awaitingFresh() {
+		return fmt.Sprintf("elected, waiting for fresh caches before starting (identity %s)", m.election.Identity)
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.election.RenewDeadline) // a bound etcd reads are held to
 	defer cancel()
