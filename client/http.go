@@ -150,7 +150,10 @@ func decodeInto(data []byte, out runtime.Object) error {
 		u.SetUnstructuredContent(m)
 		return nil
 	}
-	fresh := newOf(out)
+	fresh, err := newOf(out)
+	if err != nil {
+		return err
+	}
 	if err := json.Unmarshal(data, fresh); err != nil {
 		return err
 	}
