@@ -212,6 +212,6 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-// errNoToken is never returned: a limiter with Burst >= 1 always
-// reserves one token.
+// errNoToken is the limiter refusing to reserve one token, which a bucket
+// of Burst >= 1 (what New makes) never does.
 var errNoToken = errors.New("transport: the rate limiter cannot give one token")
