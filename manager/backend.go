@@ -70,7 +70,8 @@ func newHTTPBackend(opts Options, kinds *client.Kinds, log *slog.Logger) (*httpB
 			return nil, errors.New("QPS and Burst are set, and HTTPClient's transport is a *transport.Transport with its own limit")
 		}
 	} else {
-		rt, err := transport.New(transport.Config{Base: hc.Transport, QPS: opts.QPS, Burst: opts.Burst, Logger: log})
+		rt, err := transport.New(transport.Config{Base: hc.Transport, QPS: opts.QPS, Burst: opts.Burst, Logger: log,
+			Registerer: opts.Registerer})
 		if err != nil {
 			return nil, err
 		}

@@ -80,9 +80,11 @@ type Options struct {
 	// LeaderElection makes the leader-only Runnables run on one replica at
 	// a time. Nil runs them at once, on every replica.
 	LeaderElection *LeaderElection
-	// Registerer receives the manager's metrics (the leader status, and
-	// the controllers' reconcile and work-queue metrics when they are made
-	// by package builder). Nil records none.
+	// Registerer receives the manager's metrics (the leader status, the
+	// controllers' reconcile and work-queue metrics when they are made by
+	// package builder, and over ServerURL the rate limit's and 429
+	// retries' rest_client_* metrics of the transport it makes). Nil
+	// records none.
 	Registerer prometheus.Registerer
 	// Logger receives the manager's logs: start and stop of each stage,
 	// failed Runnables, lost leadership. Nil means slog.Default().

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -68,7 +69,8 @@ func TestHTTPBackendSharesRateLimit(t *testing.T) {
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
 	const burst = 3
-	m, err := manager.New(manager.Options{Name: "throttled", Kinds: kinds, ServerURL: url,
+	reg := prometheus.NewPedanticRegistry()
+	m, err := manager.New(manager.Options{Name: "throttled", Kinds: kinds, ServerURL: url, Registerer: reg,
 		HTTPClient: &http.Client{Transport: base}, QPS: 0.001, Burst: burst}) // a token every ~17 min
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -97,6 +99,28 @@ func TestHTTPBackendSharesRateLimit(t *testing.T) {
 		10*time.Second, time.Millisecond, "reads %d, writes %d", counter.reads.Load(), counter.writes.Load())
 	assert.Positive(t, counter.reads.Load(), "the informer's requests counted")
 	assert.Positive(t, counter.writes.Load(), "the client's requests counted")
+	assert.Equal(t, 1.0, rejectedWrites(t, reg), "counted in the transport's metric")
+}
+
+// rejectedWrites is rest_client_rate_limiter_deadline_exceeded_total{verb="POST"} in reg.
+func rejectedWrites(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "rest_client_rate_limiter_deadline_exceeded_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "verb" && l.GetValue() == http.MethodPost {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatal(`no rest_client_rate_limiter_deadline_exceeded_total{verb="POST"}`)
+	return 0
 }
 
 // TestHTTPBackendOptions: QPS and Burst configure the transport the

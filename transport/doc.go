@@ -17,7 +17,11 @@
 //     (errors.Is(err, ErrThrottled) and errors.Is(err,
 //     context.DeadlineExceeded) both hold), without sleeping; a context
 //     ended during the wait ends it with the context's error. A wait longer
-//     than LongWait is logged ("waited before sending request").
+//     than LongWait is logged ("waited before sending request"); with
+//     Config.Registerer, the waits, the ThrottleErrors and the 429 retries
+//     are measured (rest_client_rate_limiter_duration_seconds,
+//     rest_client_rate_limiter_deadline_exceeded_total,
+//     rest_client_request_retries_total).
 //   - 429: an answer 429 to a request that is not a watch is sent again
 //     after its Retry-After (seconds or an HTTP date, capped at
 //     MaxRetryAfter; 1 s when absent), up to DefaultTooManyRequestsRetries

@@ -52,10 +52,12 @@ func (t *Transport) wait(req *http.Request, retry string) error {
 	}
 	d := r.DelayFrom(now)
 	if d <= 0 {
+		t.metrics.observeWait(req, 0)
 		return nil
 	}
 	if dl, ok := ctx.Deadline(); ok && now.Add(d).After(dl) {
 		r.CancelAt(now)
+		t.metrics.throttled(req)
 		return &ThrottleError{Method: req.Method, URL: req.URL.Redacted(), Wait: d, Left: dl.Sub(now)}
 	}
 	tm := t.clock.NewTimer(d)
@@ -66,6 +68,7 @@ func (t *Transport) wait(req *http.Request, retry string) error {
 		return ctx.Err()
 	case <-tm.C():
 	}
+	t.metrics.observeWait(req, d)
 	t.logWait(req, d, retry)
 	return nil
 }

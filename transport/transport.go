@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 	"k8s.io/utils/clock"
 )
@@ -48,6 +49,12 @@ type Config struct {
 	Burst int
 	// Logger receives the long waits; nil means slog.Default().
 	Logger *slog.Logger
+	// Registerer receives the metrics: rest_client_rate_limiter_duration_seconds
+	// (every wait for a token, 0 included), rest_client_request_retries_total
+	// (429s sent again) and rest_client_rate_limiter_deadline_exceeded_total
+	// (ThrottleErrors), by verb. Transports on one registry share them. Nil
+	// records none.
+	Registerer prometheus.Registerer
 }
 
 // Transport is an http.RoundTripper that rate-limits and resends 429s (see
@@ -57,6 +64,7 @@ type Transport struct {
 	base    http.RoundTripper
 	limiter *rate.Limiter // nil: no limit
 	log     *slog.Logger
+	metrics *metrics // nil: none
 	clock   clock.Clock
 
 	mu      sync.Mutex
@@ -74,7 +82,11 @@ func newTransport(cfg Config, clk clock.Clock) (*Transport, error) {
 	if cfg.Burst < 0 {
 		return nil, fmt.Errorf("transport: Burst %d: must not be negative (0 means DefaultBurst)", cfg.Burst)
 	}
-	t := &Transport{base: cfg.Base, log: cfg.Logger, clock: clk}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	t := &Transport{base: cfg.Base, log: cfg.Logger, metrics: m, clock: clk}
 	if t.base == nil {
 		t.base = http.DefaultTransport
 	}
@@ -137,6 +149,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil // the wait would outlast the request: its 429 now
 		}
 		drain(resp)
+		t.metrics.retried(req, "429")
 		t.log.Debug("429 Too Many Requests: sending the request again", "after", wait,
 			"attempt", attempt+2, "method", req.Method, "url", req.URL.Redacted())
 		if err := t.sleep(req, wait); err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	testingclock "k8s.io/utils/clock/testing"
@@ -318,4 +319,66 @@ func TestRetryAfter(t *testing.T) {
 		assert.Equal(t, want, got, "Retry-After %q", h)
 		assert.Equal(t, min(want, MaxRetryAfter), retryWait(resp, now), fmt.Sprintf("Retry-After %q", h))
 	}
+}
+
+// TestMetrics: every token wait is observed (0 included), a ThrottleError
+// and a 429 sent again are counted, by verb; a second Transport on the
+// same registry shares the collectors.
+func TestMetrics(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	r := newRig(t, Config{QPS: 1, Burst: 1, Registerer: reg}, &counter{busy: 1, retryAfter: "0"})
+	ctx := testCtx(t)
+	done := r.async(ctx, "/") // 429, then a wait of 1 s for the retry's token
+	r.waitTimer(t)
+	r.clock.Step(time.Second)
+	require.NoError(t, <-done)
+	short, cancel := context.WithDeadline(context.Background(), r.clock.Now().Add(time.Millisecond))
+	defer cancel()
+	_, err := r.get(short, "/?watch=true")
+	require.ErrorIs(t, err, ErrThrottled)
+
+	_, err = New(Config{Registerer: reg})
+	require.NoError(t, err, "a second Transport on the registry")
+	assert.Equal(t, 1.0, sample(t, reg, "rest_client_request_retries_total", "code", "429", "verb", "GET"))
+	assert.Equal(t, 1.0, sample(t, reg, "rest_client_rate_limiter_deadline_exceeded_total", "verb", "WATCH"))
+	assert.Equal(t, 2.0, sample(t, reg, "rest_client_rate_limiter_duration_seconds", "verb", "GET"), "waits of 0 and 1 s")
+	assert.Equal(t, 1.0, sample(t, reg, "rest_client_rate_limiter_duration_seconds_sum", "verb", "GET"))
+}
+
+// sample returns the value of the counter (or the count of the histogram,
+// or its sum with the suffix _sum) name with the label pairs kv in reg.
+func sample(t *testing.T, reg *prometheus.Registry, name string, kv ...string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	family, sum := name, false
+	if f, ok := strings.CutSuffix(name, "_sum"); ok {
+		family, sum = f, true
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != family {
+			continue
+		}
+	metrics:
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for i := 0; i < len(kv); i += 2 {
+				if labels[kv[i]] != kv[i+1] {
+					continue metrics
+				}
+			}
+			switch {
+			case m.GetHistogram() != nil && sum:
+				return m.GetHistogram().GetSampleSum()
+			case m.GetHistogram() != nil:
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no %s%v", name, kv)
+	return 0
 }
