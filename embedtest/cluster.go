@@ -44,7 +44,7 @@ type Member struct {
 	cfg  *embed.Config
 	etcd *embed.Etcd
 	id   string     // the member's ID (hex), known once started
-	peer *peerProxy // in front of the peer port, with Options.PeerProxies
+	peer *peerProxy // in front of the peer port; the other members dial it
 }
 
 // StartCluster starts a three-member cluster for tb, stopped by tb.Cleanup.
@@ -110,16 +110,13 @@ func startCluster(o Options, attempt int) (*Cluster, error) {
 			PeerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])},
 		}
 		c.Members = append(c.Members, m)
-		advertised := m.PeerURL
-		if o.PeerProxies {
-			p, err := startPeerProxy(m.PeerURL.Host)
-			if err != nil {
-				c.closeMembers()
-				return nil, err
-			}
-			m.peer = p
-			advertised.Host = p.addr()
+		p, err := startPeerProxy(m.PeerURL.Host)
+		if err != nil {
+			c.closeMembers()
+			return nil, err
 		}
+		m.peer = p
+		advertised := url.URL{Scheme: "http", Host: p.addr()}
 		initial = append(initial, m.Name+"="+advertised.String())
 	}
 	token := fmt.Sprintf("listwatch-%d-%d", time.Now().UnixNano(), attempt)
@@ -129,10 +126,8 @@ func startCluster(o Options, attempt int) (*Cluster, error) {
 			return nil, err
 		}
 		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{m.ClientURL}, []url.URL{m.ClientURL}
-		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{m.PeerURL}, []url.URL{m.PeerURL}
-		if m.peer != nil {
-			cfg.AdvertisePeerUrls = []url.URL{{Scheme: "http", Host: m.peer.addr()}}
-		}
+		cfg.ListenPeerUrls = []url.URL{m.PeerURL}
+		cfg.AdvertisePeerUrls = []url.URL{{Scheme: "http", Host: m.peer.addr()}}
 		cfg.InitialCluster = strings.Join(initial, ",")
 		cfg.InitialClusterToken = token
 		m.cfg = cfg
@@ -248,12 +243,8 @@ func (c *Cluster) WaitLeader(ctx context.Context) (int, error) {
 
 // Partition cuts member i off its peers, as a network partition does:
 // nothing passes between it and them either way (bytes are held, no
-// connection is closed) until Heal, while its clients still reach it. The
-// cluster must have been started with Options.PeerProxies.
-func (c *Cluster) Partition(i int) error {
-	if c.Members[i].peer == nil {
-		return errors.New("embedtest: Partition needs Options.PeerProxies")
-	}
+// connection is closed) until Heal, while its clients still reach it.
+func (c *Cluster) Partition(i int) {
 	c.Members[i].mu.Lock()
 	id := c.Members[i].id
 	c.Members[i].mu.Unlock()
@@ -264,15 +255,12 @@ func (c *Cluster) Partition(i int) error {
 		}
 		m.peer.setCut(func(sender string) bool { return sender == id }) // i to m
 	}
-	return nil
 }
 
 // Heal ends a Partition.
 func (c *Cluster) Heal() {
 	for _, m := range c.Members {
-		if m.peer != nil {
-			m.peer.setCut(nil)
-		}
+		m.peer.setCut(nil)
 	}
 }
 

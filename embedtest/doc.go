@@ -4,9 +4,10 @@
 // a temporary directory, and quiet logs unless LISTWATCH_ETCD_LOGS=1 or
 // Options.Logs is set. Members and clients are built by the etcdrun
 // package (what a production binary uses; this package links testing), and
-// Proxy stands in for a frozen etcd. With Options.PeerProxies the members
-// of a cluster reach each other through proxies, and Cluster.Partition
-// cuts one off its peers (a network partition) until Cluster.Heal.
+// Proxy stands in for a frozen etcd. The members of a cluster reach each
+// other through proxies the cluster owns: Cluster.Partition cuts one off
+// its peers (a network partition) until Cluster.Heal, and Cluster.Close
+// closes every peer connection, whatever the members left open.
 //
 // Share one server per test package from TestMain and give every test its
 // own key prefix (Prefix(t)) rather than starting a server per test:

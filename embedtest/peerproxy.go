@@ -9,8 +9,8 @@ import (
 	"sync"
 )
 
-// peerProxy stands in front of one member's peer port (with
-// Options.PeerProxies): the other members reach it through the proxy,
+// peerProxy stands in front of one member's peer port: the other members
+// reach it through the proxy (closing it closes their connections),
 // which can hold the traffic of chosen links, as a network partition
 // blackholes packets. A link is known by the connection's first request:
 // etcd's peer transport names its sender in the X-Server-From header, and

@@ -35,10 +35,6 @@ type Options struct {
 	ClientURL string
 	// StartTimeout bounds start-up; 0 means 30 s.
 	StartTimeout time.Duration
-	// PeerProxies (StartCluster only) puts a proxy in front of every
-	// member's peer port, which the members advertise to each other, so
-	// that Cluster.Partition can cut a member off its peers.
-	PeerProxies bool
 	// ClientTLS serves clients over mutual TLS only, with certificates
 	// generated under the data directory (Server.TLS, Cluster.TLS); the
 	// returned Client uses them.

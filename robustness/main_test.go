@@ -17,7 +17,7 @@ var cluster *embedtest.Cluster
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	c, err := embedtest.StartClusterServer(embedtest.Options{PeerProxies: true})
+	c, err := embedtest.StartClusterServer(embedtest.Options{})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "embedtest: %v\n", err)
 		os.Exit(1)
