@@ -52,17 +52,9 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, o
 	if err != nil {
 		return err
 	}
-	return copyInto(objPtr, obj)
-}
-
-// copyInto sets *dst to a deep copy of src; both must be pointers to the same type.
-func copyInto(dst, src runtime.Object) error {
-	out := reflect.ValueOf(dst)
-	in := reflect.ValueOf(src.DeepCopyObject())
-	if out.Kind() != reflect.Pointer || out.IsNil() || out.Type() != in.Type() {
-		return storage.NewInvalidObjError("", fmt.Sprintf("cannot decode %T into %T", src, dst))
+	if !storage.SetObject(objPtr, obj.DeepCopyObject()) {
+		return storage.NewInvalidObjError(key, fmt.Sprintf("cannot decode %T into %T", obj, objPtr))
 	}
-	out.Elem().Set(in.Elem())
 	return nil
 }
 

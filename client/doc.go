@@ -12,7 +12,9 @@
 //   - NewLocal: in process, over the library's storage (an etcd3 store or
 //     a cacher) and the registry's write rules (registry.Store);
 //   - NewHTTP: over HTTP, against `cacher-demo serve` or any
-//     Kubernetes-compatible API server.
+//     Kubernetes-compatible API server, through a package transport
+//     Transport (a client-side rate limit, and 429s sent again after their
+//     Retry-After).
 //
 // WithCache serves Get and List from informer caches (a manager's cache,
 // package cache) for the kinds they watch, and everything else from the

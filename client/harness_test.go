@@ -77,6 +77,14 @@ func newHTTP(t *testing.T) client.Client { return newHTTPOf(t, newKinds(t)) }
 // stores.
 func newHTTPOf(t *testing.T, kinds *client.Kinds) client.Client {
 	t.Helper()
+	c, err := client.NewHTTP(client.HTTPConfig{BaseURL: serve(t, kinds), Kinds: kinds})
+	require.NoError(t, err)
+	return c
+}
+
+// serve starts a server of kinds over fresh stores and returns its URL.
+func serve(t *testing.T, kinds *client.Kinds) string {
+	t.Helper()
 	prefix := testPrefix(t)
 	var resources []server.Resource
 	for _, k := range kinds.All() {
@@ -93,9 +101,7 @@ func newHTTPOf(t *testing.T, kinds *client.Kinds) client.Client {
 	require.NoError(t, err)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); srv.Close() })
-	c, err := client.NewHTTP(client.HTTPConfig{BaseURL: hs.URL, Kinds: kinds})
-	require.NoError(t, err)
-	return c
+	return hs.URL
 }
 
 // implementations are the clients every test of the table runs against.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/reflector/httplw"
+	"github.com/listwatch/listwatch/transport"
 )
 
 // maxResponseBody bounds how much of an answer the HTTP client reads.
@@ -27,10 +28,15 @@ type HTTPConfig struct {
 	BaseURL string
 	// Kinds resolves objects to kinds and their resources. Required.
 	Kinds *Kinds
-	// HTTPClient sends the requests; nil means http.DefaultClient. Its
-	// transport is wrapped with RetryTooManyRequests (unless it is
-	// already), so a 429 is sent again after its Retry-After. Give every
-	// call a ctx with a deadline.
+	// HTTPClient sends the requests; nil means http.DefaultClient. A
+	// transport that is not a *transport.Transport is wrapped in one with
+	// its defaults (transport.Wrap): a client-side rate limit of
+	// transport.DefaultQPS (Burst transport.DefaultBurst), and a 429 sent
+	// again after its Retry-After. Give it a *transport.Transport to choose
+	// the limit, or to share it with the ListerWatchers (httplw) of the
+	// same server. Give every call a ctx with a deadline: a call whose turn
+	// under the rate limit would come after it fails at once with a
+	// *transport.ThrottleError.
 	HTTPClient *http.Client
 }
 
@@ -38,9 +44,10 @@ type HTTPConfig struct {
 // serve`, or a Kubernetes API server): JSON over
 // /apis/{group}/{version}[/namespaces/{ns}]/{resource}[/{name}[/status]].
 // Error answers become the same errors the in-process client returns
-// (storage.FromStatus), so IsNotFound, IsConflict, ... hold alike. A 429
-// Too Many Requests is sent again after its Retry-After, a bounded number
-// of times (RetryTooManyRequests), before it becomes an error.
+// (storage.FromStatus), so IsNotFound, IsConflict, ... hold alike. Requests
+// go through a package transport Transport: rate-limited on the client, and
+// a 429 Too Many Requests sent again after its Retry-After, a bounded number
+// of times, before it becomes an error.
 func NewHTTP(cfg HTTPConfig) (Client, error) {
 	if cfg.Kinds == nil {
 		return nil, errors.New("client: HTTPConfig.Kinds is required")
@@ -49,12 +56,7 @@ func NewHTTP(cfg HTTPConfig) (Client, error) {
 	if err != nil || base.Scheme == "" || base.Host == "" {
 		return nil, fmt.Errorf("client: base URL %q must be an absolute URL", cfg.BaseURL)
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = http.DefaultClient
-	}
-	hc := *cfg.HTTPClient
-	hc.Transport = RetryTooManyRequests(hc.Transport)
-	cfg.HTTPClient = &hc
+	cfg.HTTPClient = transport.Wrap(cfg.HTTPClient)
 	return &httpClient{cfg: cfg, base: strings.TrimSuffix(base.String(), "/")}, nil
 }
 
@@ -150,7 +152,10 @@ func decodeInto(data []byte, out runtime.Object) error {
 		u.SetUnstructuredContent(m)
 		return nil
 	}
-	fresh := newOf(out)
+	fresh, err := newOf(out)
+	if err != nil {
+		return err
+	}
 	if err := json.Unmarshal(data, fresh); err != nil {
 		return err
 	}

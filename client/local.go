@@ -101,7 +101,10 @@ func (c *local) List(ctx context.Context, list ObjectList, opts ...ListOption) e
 	if err != nil {
 		return err
 	}
-	fresh := newOf(list) // the storage appends to the items it is given
+	fresh, err := newOf(list) // the storage appends to the items it is given
+	if err != nil {
+		return err
+	}
 	if u, ok := list.(runtime.Unstructured); ok {
 		fresh.(runtime.Unstructured).SetUnstructuredContent(map[string]any{
 			"apiVersion": u.UnstructuredContent()["apiVersion"], "kind": u.UnstructuredContent()["kind"]})
@@ -422,17 +425,19 @@ func toMap(obj runtime.Object) (map[string]any, error) {
 	return m, nil
 }
 
-// copyInto sets *out to *src (same pointer types).
+// copyInto sets *out to *src (same pointer types; src is given away).
 func copyInto(out, src runtime.Object) error {
-	ov, sv := reflect.ValueOf(out), reflect.ValueOf(src)
-	if ov.Type() != sv.Type() || ov.Kind() != reflect.Pointer {
+	if !storage.SetObject(out, src) {
 		return fmt.Errorf("client: cannot copy %T into %T", src, out)
 	}
-	ov.Elem().Set(sv.Elem())
 	return nil
 }
 
 // newOf returns a new zero object of obj's pointer type.
-func newOf(obj runtime.Object) runtime.Object {
-	return reflect.New(reflect.TypeOf(obj).Elem()).Interface().(runtime.Object)
+func newOf(obj runtime.Object) (runtime.Object, error) {
+	out, ok := storage.NewLike(obj)
+	if !ok {
+		return nil, fmt.Errorf("client: %T is not a pointer to an object", obj)
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/examples/widget"
+	"github.com/listwatch/listwatch/transport"
 )
 
 // sheddingServer answers the first busy requests 429 with retryAfter and
@@ -83,36 +85,50 @@ func TestHTTPTooManyRequestsGivesUp(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, client.IsTooManyRequests(err), "%v", err)
 	assert.False(t, client.IsNotFound(err))
-	assert.EqualValues(t, client.DefaultTooManyRequestsRetries+1, s.calls.Load())
+	assert.EqualValues(t, transport.DefaultTooManyRequestsRetries+1, s.calls.Load())
 }
 
-// TestHTTPTooManyRequestsHonoursContext: a wait for Retry-After ends with
-// the request's context.
-func TestHTTPTooManyRequestsHonoursContext(t *testing.T) {
+// TestHTTPTooManyRequestsWithinDeadline: a Retry-After that would outlast
+// the request's deadline is not waited: the 429 comes back at once, as a
+// typed error; without a deadline, the wait ends with the context.
+func TestHTTPTooManyRequestsWithinDeadline(t *testing.T) {
 	s := &sheddingServer{busy: 1 << 30, retryAfter: "5"}
 	c := newSheddingClient(t, s)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	start := time.Now()
 	err := c.Get(ctx, client.Key("default", "w1"), &widget.Widget{})
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Less(t, time.Since(start), 4*time.Second, "the 5 s Retry-After was not waited out")
+	require.Error(t, err)
+	assert.True(t, client.IsTooManyRequests(err), "%v", err)
+	assert.NoError(t, ctx.Err(), "the 429 came back before the deadline")
 	assert.EqualValues(t, 1, s.calls.Load())
+
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() {
+		for s.calls.Load() < 2 {
+			runtime.Gosched()
+		}
+		cancel()
+	}()
+	err = c.Get(ctx, client.Key("default", "w1"), &widget.Widget{})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.EqualValues(t, 2, s.calls.Load(), "not sent again after the cancel")
 }
 
-// TestRetryTooManyRequestsWrapsOnce: wrapping a wrapped transport keeps
-// it, so NewHTTP over a client that already retries does not multiply
-// the retries.
-func TestRetryTooManyRequestsWrapsOnce(t *testing.T) {
+// TestHTTPKeepsGivenTransport: NewHTTP keeps a *transport.Transport it is
+// given (it does not wrap it in a second one, which would multiply the
+// retries and the limits).
+func TestHTTPKeepsGivenTransport(t *testing.T) {
 	s := &sheddingServer{busy: 1 << 30, retryAfter: "0"}
 	hs := httptest.NewServer(s)
 	defer hs.Close()
-	hc := &http.Client{Transport: client.RetryTooManyRequests(&http.Transport{})}
+	rt, err := transport.New(transport.Config{Base: &http.Transport{}, QPS: -1})
+	require.NoError(t, err)
+	hc := &http.Client{Transport: rt}
 	defer hc.CloseIdleConnections()
 	c, err := client.NewHTTP(client.HTTPConfig{BaseURL: hs.URL, Kinds: newKinds(t), HTTPClient: hc})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.True(t, client.IsTooManyRequests(c.Get(ctx, client.Key("default", "w1"), &widget.Widget{})))
-	assert.EqualValues(t, client.DefaultTooManyRequestsRetries+1, s.calls.Load())
+	assert.EqualValues(t, transport.DefaultTooManyRequestsRetries+1, s.calls.Load())
 }

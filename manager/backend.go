@@ -20,6 +20,7 @@ import (
 	"github.com/listwatch/listwatch/registry"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
+	"github.com/listwatch/listwatch/transport"
 )
 
 // ErrNoBackend is returned by the client and cache of a manager made
@@ -53,15 +54,36 @@ func (noBackend) stop()                       {}
 type httpBackend struct {
 	c       client.Client
 	baseURL string
-	httpc   *http.Client
+	httpc   *http.Client // its transport is a *transport.Transport, shared by c and every ListerWatcher
 }
 
-func newHTTPBackend(baseURL string, hc *http.Client, kinds *client.Kinds) (*httpBackend, error) {
-	c, err := client.NewHTTP(client.HTTPConfig{BaseURL: baseURL, Kinds: kinds, HTTPClient: hc})
+// newHTTPBackend makes the backend of opts.ServerURL: its client and
+// ListerWatchers share one transport.Transport (opts.HTTPClient's, or one
+// made from opts.QPS and opts.Burst over opts.HTTPClient's transport).
+func newHTTPBackend(opts Options, kinds *client.Kinds, log *slog.Logger) (*httpBackend, error) {
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	if _, ok := hc.Transport.(*transport.Transport); ok {
+		if opts.QPS != 0 || opts.Burst != 0 {
+			return nil, errors.New("QPS and Burst are set, and HTTPClient's transport is a *transport.Transport with its own limit")
+		}
+	} else {
+		rt, err := transport.New(transport.Config{Base: hc.Transport, QPS: opts.QPS, Burst: opts.Burst, Logger: log,
+			Registerer: opts.Registerer})
+		if err != nil {
+			return nil, err
+		}
+		c := *hc
+		c.Transport = rt
+		hc = &c
+	}
+	c, err := client.NewHTTP(client.HTTPConfig{BaseURL: opts.ServerURL, Kinds: kinds, HTTPClient: hc})
 	if err != nil {
 		return nil, err
 	}
-	return &httpBackend{c: c, baseURL: baseURL, httpc: hc}, nil
+	return &httpBackend{c: c, baseURL: opts.ServerURL, httpc: hc}, nil
 }
 
 func (b *httpBackend) client() client.Client { return b.c }

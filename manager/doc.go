@@ -23,7 +23,9 @@
 // first uses, an etcd3 store, a cacher over it and a registry.Store (the
 // write rules); with Options.Storage it uses, runs and closes the storage
 // given for a kind instead; with Options.ServerURL its client and informers
-// talk HTTP.
+// talk HTTP, through one package transport Transport: one client-side rate
+// limit (Options.QPS, Options.Burst; client-go's 5 and 10 by default) for
+// all of them, and 429s sent again after their Retry-After.
 // GetClient reads the kinds its cache watches from the cache and the rest
 // from storage, and writes through the registry (or the server). GetCache
 // makes and holds one informer per kind (the builder's For, Owns and

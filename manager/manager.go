@@ -119,7 +119,7 @@ func New(opts Options) (*Manager, error) {
 	case opts.Etcd != nil || len(opts.Storage) > 0:
 		m.backend, err = newLocalBackend(opts.Etcd, opts.EtcdPrefix, opts.Storage, m.kinds, m.log)
 	case opts.ServerURL != "":
-		m.backend, err = newHTTPBackend(opts.ServerURL, opts.HTTPClient, m.kinds)
+		m.backend, err = newHTTPBackend(opts, m.kinds, m.log)
 	default:
 		m.backend = noBackend{}
 	}

@@ -63,9 +63,23 @@ type Options struct {
 	EtcdPrefix string
 	// ServerURL, when set (and Etcd is not), serves the objects from a
 	// Kubernetes-compatible HTTP server (`cacher-demo serve`, a Kubernetes
-	// API server) through HTTPClient (nil: http.DefaultClient).
+	// API server) through HTTPClient (nil: http.DefaultClient). The
+	// manager's client and every informer's ListerWatcher send through one
+	// transport.Transport, so they share one client-side rate limit, and a
+	// list or write answered 429 is sent again after its Retry-After
+	// (package transport).
 	ServerURL  string
 	HTTPClient *http.Client
+	// QPS and Burst are that shared limit, as client-go's rest.Config has
+	// them: QPS 0 means transport.DefaultQPS (5 a second), a negative QPS
+	// no limit (controller-runtime's GetConfig sets -1); Burst 0 means
+	// transport.DefaultBurst (10), a negative Burst is invalid. Each write,
+	// each list page and each watch start takes one token; reads served
+	// by the cache and watch events take none. When HTTPClient's transport
+	// is already a *transport.Transport, that one (and its limit) is used,
+	// and QPS and Burst must be 0.
+	QPS   float32
+	Burst int
 	// InformerOptions configure the informers of the manager's cache
 	// (resync, page size, watch-list, ...).
 	InformerOptions []reflector.InformerOption
@@ -81,9 +95,11 @@ type Options struct {
 	// fails /readyz and is retried; the Runnables wait. Zero means
 	// DefaultFreshnessTimeout (90 s).
 	FreshnessTimeout time.Duration
-	// Registerer receives the manager's metrics (the leader status, and
-	// the controllers' reconcile and work-queue metrics when they are made
-	// by package builder). Nil records none.
+	// Registerer receives the manager's metrics (the leader status, the
+	// controllers' reconcile and work-queue metrics when they are made by
+	// package builder, and over ServerURL the rate limit's and 429
+	// retries' rest_client_* metrics of the transport it makes). Nil
+	// records none.
 	Registerer prometheus.Registerer
 	// Logger receives the manager's logs: start and stop of each stage,
 	// failed Runnables, lost leadership. Nil means slog.Default().

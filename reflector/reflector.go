@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -157,16 +158,37 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			r.reportError(err)
 		}
-		if !sleepCtx(ctx, r.delay()) {
+		if !sleepCtx(ctx, r.retryDelay(err)) {
 			return
 		}
 	}
 }
 
+// retryDelay is the wait before trying again after err (nil: after a
+// normal end): the backoff's next delay, raised to the delay the server
+// asked for in err's Status (the Retry-After of a 429 or 503), capped at
+// Backoff.Cap. The HTTP transport sends a list's 429 again itself; a
+// watch's comes here.
+func (r *Reflector[T]) retryDelay(err error) time.Duration {
+	d := r.delay()
+	if err == nil {
+		return d
+	}
+	if s, ok := apierrors.SuggestsClientDelay(err); ok && s > 0 {
+		ask := time.Duration(s) * time.Second
+		if r.cfg.Backoff.Cap > 0 {
+			ask = min(ask, r.cfg.Backoff.Cap)
+		}
+		d = max(d, ask)
+	}
+	return d
+}
+
 // ListAndWatch fills the store once (a list, or a watch-list stream) and
 // then watches until an error needs a relist, or ctx is done:
 //   - a watch that ends normally is reopened from the last synced RV;
-//   - 429, 503, timeouts and refused connections back off and re-watch;
+//   - 429, 503, timeouts and refused connections back off and re-watch
+//     (waiting at least the Retry-After the server asked for);
 //   - 410 Gone and other errors return, so that Run relists.
 func (r *Reflector[T]) ListAndWatch(ctx context.Context) error {
 	var w watch.Interface

@@ -174,7 +174,7 @@ func TestReflectorRetriableErrorsBackOffAndRewatch(t *testing.T) {
 	lw.expectList(t, widgetList("10", ""), nil)
 	var attempts []time.Time
 	for i := 0; i < 4; i++ {
-		_, opts := lw.expectWatch(t, apierrors.NewTooManyRequests("slow down", 1))
+		_, opts := lw.expectWatch(t, apierrors.NewTooManyRequests("slow down", 0))
 		attempts = append(attempts, time.Now())
 		if opts.ResourceVersion != "10" {
 			t.Fatalf("retry %d watched from %q", i, opts.ResourceVersion)
@@ -182,7 +182,7 @@ func TestReflectorRetriableErrorsBackOffAndRewatch(t *testing.T) {
 	}
 	// 429 during a watch also re-watches without a relist.
 	w, _ := lw.expectWatch(t, nil)
-	st := apierrors.NewTooManyRequests("slow down", 1).ErrStatus
+	st := apierrors.NewTooManyRequests("slow down", 0).ErrStatus
 	w.send(t, watch.Error, &st)
 	if _, opts := lw.expectWatch(t, nil); opts.ResourceVersion != "10" {
 		t.Fatalf("re-watch after in-stream 429 from %q", opts.ResourceVersion)
@@ -447,5 +447,32 @@ func TestWatchErrorEventBecomesStorageError(t *testing.T) {
 				t.Fatalf("message %q, want %q", se.Error(), tc.st.Message)
 			}
 		})
+	}
+}
+
+// TestReflectorRetryDelayHonoursRetryAfter: after an error whose Status
+// asks for a delay (a watch's 429, which the HTTP transport does not send
+// again), the reflector waits at least that long, capped at Backoff.Cap;
+// other errors and normal ends take the backoff's delay.
+func TestReflectorRetryDelayHonoursRetryAfter(t *testing.T) {
+	r, err := NewReflector(ReflectorConfig[*widget.Widget]{ListerWatcher: newScriptedLW(), Store: newRecStore(),
+		Backoff: wait.Backoff{Duration: 10 * time.Millisecond, Factor: 1, Steps: 100, Cap: 3 * time.Second}, NoFullJitter: true})
+	must(t, err)
+	inStream := apierrors.NewTooManyRequests("slow down", 2).ErrStatus
+	for name, c := range map[string]struct {
+		err  error
+		want time.Duration
+	}{
+		"normal end":        {nil, 10 * time.Millisecond},
+		"429 Retry-After 1": {apierrors.NewTooManyRequests("slow down", 1), time.Second},
+		"429 in stream":     {watchEventError(&inStream), 2 * time.Second},
+		"429 past the cap":  {apierrors.NewTooManyRequests("slow down", 60), 3 * time.Second},
+		"429 without one":   {apierrors.NewTooManyRequests("slow down", 0), 10 * time.Millisecond},
+		"503 unavailable":   {storage.NewUnavailableError([]string{"127.0.0.1:2379"}, errors.New("down")), time.Second},
+		"other":             {errors.New("boom"), 10 * time.Millisecond},
+	} {
+		if got := r.retryDelay(c.err); got != c.want {
+			t.Errorf("%s: retryDelay = %v, want %v", name, got, c.want)
+		}
 	}
 }

@@ -26,7 +26,7 @@ func (r *Reflector[T]) watchLoop(ctx context.Context, w watch.Interface) error {
 				}
 				if isRetriable(err) {
 					r.reportError(fmt.Errorf("opening watch: %w", err))
-					if !sleepCtx(ctx, r.delay()) {
+					if !sleepCtx(ctx, r.retryDelay(err)) {
 						return nil
 					}
 					continue
@@ -58,7 +58,7 @@ func (r *Reflector[T]) watchLoop(ctx context.Context, w watch.Interface) error {
 			}
 		case isRetriable(err):
 			r.reportError(err)
-			if !sleepCtx(ctx, r.delay()) {
+			if !sleepCtx(ctx, r.retryDelay(err)) {
 				return nil
 			}
 		default:

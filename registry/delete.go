@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
@@ -23,6 +24,13 @@ type DeleteOptions struct {
 	// DryRun checks everything and puts the result into out without
 	// writing anything.
 	DryRun bool
+	// PropagationPolicy is what becomes of the object's dependents, by
+	// the garbage collector finalizer the delete leaves on the object
+	// (see propagationFinalizers): Foreground adds foregroundDeletion,
+	// Orphan adds orphan, Background removes both; "" keeps the one the
+	// object has. Any other value is 422 Invalid. (Kubernetes' deprecated
+	// orphanDependents is Orphan when true, Background when false.)
+	PropagationPolicy metav1.DeletionPropagation
 }
 
 // maxDeleteAttempts bounds how often Delete goes between deleting and
@@ -36,17 +44,23 @@ var (
 	errNoFinalizers = errors.New("registry: the object has no finalizers")
 )
 
-// Delete deletes the object at key, or, when it has finalizers, marks it
-// as being deleted (deletionTimestamp now, deletionGracePeriodSeconds 0;
-// an object already marked is left as it is). It reports whether the
-// object was deleted; out is its last state, or the marked object.
+// Delete deletes the object at key, or, when it has finalizers once
+// opts.PropagationPolicy has added or removed the garbage collector's,
+// sets those finalizers and marks it as being deleted (deletionTimestamp
+// now, deletionGracePeriodSeconds 0; an object already marked keeps its
+// deletionTimestamp, and only its garbage collector finalizer may change).
+// It reports whether the object was deleted; out is its last state, or
+// the marked object.
 func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, opts DeleteOptions) (bool, error) {
+	if err := checkPropagationPolicy(opts.PropagationPolicy); err != nil {
+		return false, err
+	}
 	validate := opts.Validate
 	if validate == nil {
 		validate = storage.ValidateAllObjectFunc
 	}
 	if opts.DryRun {
-		return s.dryRunDelete(ctx, key, out, opts.Preconditions, validate)
+		return s.dryRunDelete(ctx, key, out, opts, validate)
 	}
 	for range maxDeleteAttempts {
 		err := s.cfg.Storage.Delete(ctx, key, out, opts.Preconditions, func(ctx context.Context, obj runtime.Object) error {
@@ -54,7 +68,7 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, opts
 			if err != nil {
 				return err
 			}
-			if len(a.GetFinalizers()) > 0 {
+			if next, _ := propagationFinalizers(a.GetFinalizers(), opts.PropagationPolicy); len(next) > 0 {
 				return errHasFinalizers
 			}
 			return validate(ctx, obj)
@@ -64,7 +78,7 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, opts
 		}
 		err = s.cfg.Storage.GuaranteedUpdate(ctx, key, out, false, opts.Preconditions,
 			func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-				next, err := s.mark(ctx, input, validate)
+				next, err := s.mark(ctx, input, opts.PropagationPolicy, validate)
 				return next, nil, err
 			}, nil, storage.UpdateOptions{})
 		if !errors.Is(err, errNoFinalizers) {
@@ -83,22 +97,28 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, opts
 		errors.New("the object's finalizers kept changing during the delete; try again"))
 }
 
-// mark returns a copy of cur marked as being deleted, or errNoFinalizers
-// when cur has no finalizers (it is to be deleted instead).
-func (s *Store) mark(ctx context.Context, cur runtime.Object, validate storage.ValidateObjectFunc) (runtime.Object, error) {
+// mark returns a copy of cur with the finalizers policy leaves it, marked
+// as being deleted, or errNoFinalizers when it is left none (it is to be
+// deleted instead).
+func (s *Store) mark(ctx context.Context, cur runtime.Object, policy metav1.DeletionPropagation,
+	validate storage.ValidateObjectFunc) (runtime.Object, error) {
 	a, err := accessor(cur)
 	if err != nil {
 		return nil, err
 	}
-	if len(a.GetFinalizers()) == 0 {
+	finalizers, changed := propagationFinalizers(a.GetFinalizers(), policy)
+	if len(finalizers) == 0 {
 		return nil, errNoFinalizers
 	}
 	if err := validate(ctx, cur); err != nil {
 		return nil, err
 	}
 	next := cur.DeepCopyObject()
+	na, _ := accessor(next)
+	if changed {
+		na.SetFinalizers(finalizers)
+	}
 	if a.GetDeletionTimestamp() == nil {
-		na, _ := accessor(next)
 		now := s.now()
 		na.SetDeletionTimestamp(&now)
 		na.SetDeletionGracePeriodSeconds(ptr.To[int64](0))
@@ -107,7 +127,7 @@ func (s *Store) mark(ctx context.Context, cur runtime.Object, validate storage.V
 }
 
 // dryRunDelete is Delete without the write.
-func (s *Store) dryRunDelete(ctx context.Context, key string, out runtime.Object, pre *storage.Preconditions,
+func (s *Store) dryRunDelete(ctx context.Context, key string, out runtime.Object, opts DeleteOptions,
 	validate storage.ValidateObjectFunc) (bool, error) {
 	cur, err := newLike(out)
 	if err != nil {
@@ -116,10 +136,10 @@ func (s *Store) dryRunDelete(ctx context.Context, key string, out runtime.Object
 	if err := s.cfg.Storage.Get(ctx, key, storage.GetOptions{}, cur); err != nil {
 		return false, err
 	}
-	if err := pre.Check(key, cur); err != nil {
+	if err := opts.Preconditions.Check(key, cur); err != nil {
 		return false, err
 	}
-	next, err := s.mark(ctx, cur, validate)
+	next, err := s.mark(ctx, cur, opts.PropagationPolicy, validate)
 	if errors.Is(err, errNoFinalizers) {
 		if err := validate(ctx, cur); err != nil {
 			return false, err

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/listwatch/examples/widget"
@@ -150,4 +151,99 @@ func TestDeleteRacesFinalizerRemoval(t *testing.T) {
 		_, err := get(t, st, "default", name)
 		require.True(t, storage.IsCode(err, storage.CodeNotFound), "%s left behind: %v", name, err)
 	}
+}
+
+// A propagationPolicy sets the garbage collector's finalizers before the
+// delete: Foreground and Orphan mark an object that had none, a second
+// delete may switch between them, and Background removes them, deleting
+// the object when no finalizer is left.
+func TestDeletePropagation(t *testing.T) {
+	st := newWidgetStore(t)
+	r := newRegistry(t, st)
+	create(t, r, widget.NewWidget("default", "w1"))
+	del := func(policy metav1.DeletionPropagation) (*widget.Widget, bool) {
+		t.Helper()
+		out, deleted, err := deleteWidget(t, r, "default", "w1", registry.DeleteOptions{PropagationPolicy: policy})
+		require.NoError(t, err)
+		return out, deleted
+	}
+
+	out, deleted := del(metav1.DeletePropagationForeground)
+	assert.False(t, deleted)
+	assert.Equal(t, []string{metav1.FinalizerDeleteDependents}, out.Finalizers)
+	require.NotNil(t, out.DeletionTimestamp)
+	stored, err := get(t, st, "default", "w1")
+	require.NoError(t, err)
+	assert.Equal(t, out.ResourceVersion, stored.ResourceVersion)
+	assert.Equal(t, []string{metav1.FinalizerDeleteDependents}, stored.Finalizers)
+
+	out, deleted = del("")
+	assert.False(t, deleted)
+	assert.Equal(t, stored.ResourceVersion, out.ResourceVersion, "a delete without a policy wrote")
+
+	out, deleted = del(metav1.DeletePropagationOrphan)
+	assert.False(t, deleted)
+	assert.Equal(t, []string{metav1.FinalizerOrphanDependents}, out.Finalizers)
+	assert.True(t, stored.DeletionTimestamp.Equal(out.DeletionTimestamp), "the deletionTimestamp moved")
+
+	out, deleted = del(metav1.DeletePropagationBackground)
+	assert.True(t, deleted)
+	assert.Equal(t, []string{metav1.FinalizerOrphanDependents}, out.Finalizers, "the last state")
+	_, err = get(t, st, "default", "w1")
+	require.True(t, storage.IsCode(err, storage.CodeNotFound), "got %v", err)
+}
+
+// With a finalizer of its own, an object keeps it whatever the policy,
+// and stays marked after Background removed the garbage collector's.
+func TestDeletePropagationKeepsOtherFinalizers(t *testing.T) {
+	st := newWidgetStore(t)
+	r := newRegistry(t, st)
+	w := widget.NewWidget("default", "w1")
+	w.Finalizers = []string{"example.com/a"}
+	create(t, r, w)
+
+	out, deleted, err := deleteWidget(t, r, "default", "w1", registry.DeleteOptions{PropagationPolicy: metav1.DeletePropagationOrphan})
+	require.NoError(t, err)
+	assert.False(t, deleted)
+	assert.Equal(t, []string{"example.com/a", metav1.FinalizerOrphanDependents}, out.Finalizers)
+	out, deleted, err = deleteWidget(t, r, "default", "w1", registry.DeleteOptions{PropagationPolicy: metav1.DeletePropagationBackground})
+	require.NoError(t, err)
+	assert.False(t, deleted)
+	assert.Equal(t, []string{"example.com/a"}, out.Finalizers)
+	stored, err := get(t, st, "default", "w1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"example.com/a"}, stored.Finalizers)
+	assert.NotNil(t, stored.DeletionTimestamp)
+}
+
+// A policy goes through the preconditions and Validate as any delete
+// does; a dry run with one writes nothing and answers the object as it
+// would be; an unknown policy is 422 and changes nothing.
+func TestDeletePropagationRefused(t *testing.T) {
+	st := newWidgetStore(t)
+	r := newRegistry(t, st)
+	first := create(t, r, widget.NewWidget("default", "w1"))
+	fg := metav1.DeletePropagationForeground
+
+	_, _, err := deleteWidget(t, r, "default", "w1", registry.DeleteOptions{PropagationPolicy: fg,
+		Preconditions: storage.NewUIDPreconditions("other")})
+	require.True(t, storage.IsCode(err, storage.CodeConflict), "got %v", err)
+	refused := errors.New("refused")
+	_, _, err = deleteWidget(t, r, "default", "w1", registry.DeleteOptions{PropagationPolicy: fg,
+		Validate: func(context.Context, runtime.Object) error { return refused }})
+	require.ErrorIs(t, err, refused)
+	_, _, err = deleteWidget(t, r, "default", "w1", registry.DeleteOptions{PropagationPolicy: "Sideways"})
+	require.True(t, apierrors.IsInvalid(err), "got %v", err)
+
+	out, deleted, err := deleteWidget(t, r, "default", "w1", registry.DeleteOptions{PropagationPolicy: fg, DryRun: true})
+	require.NoError(t, err)
+	assert.False(t, deleted)
+	assert.Equal(t, []string{metav1.FinalizerDeleteDependents}, out.Finalizers)
+	assert.NotNil(t, out.DeletionTimestamp)
+
+	stored, err := get(t, st, "default", "w1")
+	require.NoError(t, err)
+	assert.Equal(t, first.ResourceVersion, stored.ResourceVersion, "written")
+	assert.Empty(t, stored.Finalizers)
+	assert.Nil(t, stored.DeletionTimestamp)
 }

@@ -18,10 +18,16 @@
 //     changed. An object being deleted may not gain finalizers (422
 //     Invalid). Removing the last finalizer of an object being deleted
 //     deletes it.
-//   - Delete: an object without finalizers is deleted. An object with
-//     finalizers gets deletionTimestamp (now) and
-//     deletionGracePeriodSeconds 0 and stays until an update removes its
-//     last finalizer; deleting it again changes nothing.
+//   - Delete: DeleteOptions.PropagationPolicy first sets the garbage
+//     collector's finalizers as kube-apiserver does: Foreground adds
+//     foregroundDeletion, Orphan adds orphan, Background removes both, no
+//     policy keeps the one the object has (the default, for every
+//     resource, is Background). An object then without finalizers is
+//     deleted. An object with finalizers gets them, deletionTimestamp
+//     (now) and deletionGracePeriodSeconds 0, and stays until an update
+//     removes its last finalizer. Deleting it again may switch its
+//     garbage collector finalizer, or with Background remove it (and then
+//     delete the object if it was the last); otherwise it changes nothing.
 //
 // Errors are apimachinery's StatusErrors for the rules above (use
 // apierrors.IsConflict, IsInvalid, IsBadRequest) and the storage's own
@@ -29,7 +35,9 @@
 // storage's keys, built by the caller (for example widget.Key).
 //
 // Not done here: generateName (the caller names the object), admission,
-// field validation, managedFields and garbage collection: a
-// propagationPolicy adds no orphan or foregroundDeletion finalizer, and
-// dependents are not deleted.
+// field validation, managedFields and garbage collection itself: the
+// orphan and foregroundDeletion finalizers wait for a collector (such as
+// the one of examples/cluster) to orphan or delete the dependents and
+// remove them; without one the object stays marked, as it does in a
+// Kubernetes cluster whose garbage collector is not running.
 package registry

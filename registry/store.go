@@ -73,13 +73,9 @@ func accessor(obj runtime.Object) (metav1.Object, error) {
 
 // newLike returns a new zero object of obj's type.
 func newLike(obj runtime.Object) (runtime.Object, error) {
-	t := reflect.TypeOf(obj)
-	if t == nil || t.Kind() != reflect.Pointer {
-		return nil, fmt.Errorf("%w: %T is not a pointer", ErrNoObjectMeta, obj)
-	}
-	out, ok := reflect.New(t.Elem()).Interface().(runtime.Object)
+	out, ok := storage.NewLike(obj)
 	if !ok {
-		return nil, fmt.Errorf("%w: %T", ErrNoObjectMeta, obj)
+		return nil, fmt.Errorf("%w: %T is not a pointer to an object", ErrNoObjectMeta, obj)
 	}
 	return out, nil
 }
@@ -90,11 +86,9 @@ func copyInto(out, src runtime.Object) error {
 	if out == nil {
 		return nil
 	}
-	ov, sv := reflect.ValueOf(out), reflect.ValueOf(src)
-	if ov.Kind() != reflect.Pointer || sv.Kind() != reflect.Pointer || ov.Type() != sv.Type() || ov.IsNil() || sv.IsNil() {
+	if src == nil || !storage.SetObject(out, src.DeepCopyObject()) {
 		return fmt.Errorf("%w: cannot copy %T into %T", ErrNoObjectMeta, src, out)
 	}
-	ov.Elem().Set(reflect.ValueOf(src.DeepCopyObject()).Elem())
 	return nil
 }
 

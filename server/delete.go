@@ -56,12 +56,15 @@ func (s *Server) deleteOptions(w http.ResponseWriter, req *http.Request) (*metav
 
 // serveDelete answers DELETE on an object through the registry.
 // DeleteOptions may carry preconditions on uid and resourceVersion (409
-// when they fail), dryRun, and
+// when they fail), dryRun, propagationPolicy (or orphanDependents), and
 // ignoreStoreReadErrorWithClusterBreakingPotential: the unsafe delete of
-// an object whose stored value cannot be read (see serveUnsafeDelete). An
-// object with finalizers is not deleted but marked (deletionTimestamp,
-// deletionGracePeriodSeconds 0) until its last finalizer is removed. The
-// response (200) is the last state of the object, or the marked object.
+// an object whose stored value cannot be read (see serveUnsafeDelete).
+// The registry gives the object the garbage collector finalizer the
+// policy asks for (Foreground: foregroundDeletion, Orphan: orphan;
+// Background removes them); an object then with finalizers is not deleted
+// but marked (deletionTimestamp, deletionGracePeriodSeconds 0) until its
+// last finalizer is removed. The response (200) is the last state of the
+// object, or the marked object.
 func (s *Server) serveDelete(w http.ResponseWriter, req *http.Request, t target) {
 	opts, err := s.deleteOptions(w, req)
 	if err != nil {
@@ -103,11 +106,28 @@ func preconditions(opts *metav1.DeleteOptions) *storage.Preconditions {
 func allowDeletion(context.Context, runtime.Object) error { return nil }
 
 // registryDeleteOptions are the registry's options for a delete with
-// opts: its preconditions, and a dry run when the query or the body asks
-// for one.
+// opts: its preconditions, its propagation policy, and a dry run when the
+// query or the body asks for one.
 func registryDeleteOptions(req *http.Request, opts *metav1.DeleteOptions) registry.DeleteOptions {
 	return registry.DeleteOptions{Preconditions: preconditions(opts), Validate: allowDeletion,
-		DryRun: request.IsDryRun(req) || len(opts.DryRun) > 0}
+		DryRun: request.IsDryRun(req) || len(opts.DryRun) > 0, PropagationPolicy: propagationPolicy(opts)}
+}
+
+// propagationPolicy is the policy opts ask for ("" for none), the
+// deprecated orphanDependents (which validation allows only without
+// propagationPolicy) being Orphan when true and Background when false,
+// as kube-apiserver reads it.
+func propagationPolicy(opts *metav1.DeleteOptions) metav1.DeletionPropagation {
+	//nolint:staticcheck // SA1019: the deprecated field is still part of the API
+	switch orphan := opts.OrphanDependents; {
+	case opts.PropagationPolicy != nil:
+		return *opts.PropagationPolicy
+	case orphan != nil && *orphan:
+		return metav1.DeletePropagationOrphan
+	case orphan != nil:
+		return metav1.DeletePropagationBackground
+	}
+	return ""
 }
 
 // serveUnsafeDelete removes an object whose stored value cannot be read
@@ -161,8 +181,8 @@ func (s *Server) serveUnsafeDelete(w http.ResponseWriter, req *http.Request, t t
 // request's labelSelector and fieldSelector match (in the namespace, or
 // in all namespaces) is deleted with the request's DeleteOptions, and the
 // answer is 200 with the list of the deleted objects' last states (an
-// object with finalizers is marked, as a single delete marks it, and
-// listed as marked).
+// object left with finalizers, its own or the one the propagationPolicy
+// adds, is marked, as a single delete marks it, and listed as marked).
 // Objects deleted meanwhile by someone else are skipped; the first other
 // failure ends the request with its error. dryRun deletes nothing and
 // lists what would go. ignoreStoreReadErrorWithClusterBreakingPotential is

@@ -34,8 +34,8 @@
 // generation 1 (a resourceVersion on a new object is 400); updates keep
 // uid and creationTimestamp and bump generation only when something
 // outside metadata and status changed; DELETE of an object with
-// finalizers sets deletionTimestamp (deletionGracePeriodSeconds 0) and
-// keeps it, no finalizer may be added then, and the write that removes
+// finalizers (its own, or one its propagationPolicy adds) sets
+// deletionTimestamp (deletionGracePeriodSeconds 0) and keeps it, no finalizer may be added then, and the write that removes
 // the last one deletes it. metadata.generateName is honoured.
 //
 // PUT is optimistic when the body carries metadata.resourceVersion (409
@@ -53,10 +53,17 @@
 // ignoreStoreReadErrorWithClusterBreakingPotential removes an object
 // whose stored value cannot be read (with the Authorizer's
 // unsafe-delete-ignore-read-errors verb). A DELETE on a collection
-// deletes what its labelSelector and fieldSelector match and answers the
-// list of what went. propagationPolicy is validated but there is no
-// garbage collector: dependents are not deleted. Strategic merge patch is
-// 415, as Kubernetes answers it for custom resources.
+// deletes what its labelSelector and fieldSelector match, each with the
+// request's DeleteOptions, and answers the list of what went.
+// propagationPolicy (or the deprecated orphanDependents) sets the garbage
+// collector's finalizers as kube-apiserver does: Foreground adds
+// foregroundDeletion and Orphan adds orphan, so the object stays marked
+// until a collector has deleted or orphaned its dependents and removed
+// the finalizer; Background, the default of every resource, removes them;
+// without a policy the object keeps the one it has. A second DELETE may
+// change the policy.
+// Strategic merge patch is 415, as Kubernetes answers it for custom
+// resources.
 //
 // With Resource.Subresources.Status, writes to the object keep the stored
 // status and writes to /status change only status; Subresources.Scale
@@ -208,8 +215,10 @@
 //
 // Strategic merge patch, protobuf, admission (mutating or validating
 // webhooks), RBAC (authorization is the Authorizer hook), garbage
-// collection (ownerReferences and propagationPolicy have no effect on
-// dependents), graceful deletion periods (deletionGracePeriodSeconds is
+// collection (nothing here acts on ownerReferences or on the orphan and
+// foregroundDeletion finalizers: a collector such as examples/cluster's
+// does, and without one an object deleted with Foreground or Orphan stays
+// marked), graceful deletion periods (deletionGracePeriodSeconds is
 // always 0), aggregated discovery, and conversion between versions (each
 // resource is served in one version).
 package server

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/reflector/httplw"
+	"github.com/listwatch/listwatch/transport"
 )
 
 // The HTTP FANOUT clients run in a child process (this test binary with
@@ -103,7 +105,13 @@ func fanoutChild(args string) int {
 		return 2
 	}
 	n, _ := strconv.Atoi(f[1])
-	client := newBenchClient()
+	// One watch start per watcher, all at once: no client-side rate limit.
+	rt, err := transport.New(transport.Config{Base: newBenchClient().Transport, QPS: -1})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	client := &http.Client{Transport: rt}
 	lw, err := httplw.New(httplw.Config{BaseURL: f[0], Group: group, Version: "v1", Plural: "widgets",
 		Namespace: "bench", HTTPClient: client, NewFunc: widget.New, NewListFunc: widget.NewList})
 	if err != nil {

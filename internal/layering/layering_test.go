@@ -69,6 +69,11 @@ var rules = []struct {
 	// storage and apimachinery, nothing above or beside them.
 	{"registry", []string{"go.etcd.io/etcd", "./cacher", "./reflector", "./watchcache", "./server", "./embedtest",
 		"./etcdrun", "./cmd", "./storage/etcd3", "./manager", "./bench"}},
+	// transport is the HTTP clients' rate limit and 429 retry, under both
+	// client and reflector/httplw: net/http and x/time/rate, nothing of
+	// this module.
+	{"transport", []string{"./storage", "./registry", "./cacher", "./reflector", "./watchcache", "./server",
+		"./client", "./cache", "./manager", "./builder", "./embedtest", "./etcdrun", "./cmd", "./bench", "go.etcd.io/etcd"}},
 	// client reads and writes objects over registry and storage (in
 	// process) or HTTP: it knows no etcd, no cacher and nothing above it.
 	{"client", []string{"go.etcd.io/etcd", "./cacher", "./watchcache", "./server", "./embedtest", "./etcdrun",

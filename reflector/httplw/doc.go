@@ -11,6 +11,13 @@
 // read one per line, the object cut out without a second scan; streams
 // framed otherwise fall back to encoding/json's Decoder.
 //
+// Requests go through a package transport Transport (Config.HTTPClient's,
+// or one with transport's defaults): a list, each page of it, and each
+// watch start take one token of its client-side rate limit, a watch's
+// events none; a list answered 429 is sent again after its Retry-After
+// within its ctx's deadline, and a watch answered 429 returns the error,
+// which the reflector retries after its backoff.
+//
 // Contract:
 //   - A non-2xx answer is returned as the error its metav1.Status body
 //     stands for (storage.FromStatus): a *storage.Error for a storage

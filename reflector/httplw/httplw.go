@@ -7,8 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/transport"
 )
 
 // maxErrorBody bounds how much of an error response is read.
@@ -36,7 +37,14 @@ type Config struct {
 	// Namespace restricts lists and watches to one namespace; "" means all
 	// namespaces (or a cluster-scoped resource).
 	Namespace string
-	// HTTPClient sends the requests; nil means http.DefaultClient. Its
+	// HTTPClient sends the requests; nil means http.DefaultClient. A
+	// transport that is not a *transport.Transport is wrapped in one with
+	// its defaults (transport.Wrap): a client-side rate limit (a list, each
+	// page of it, and each watch start take one token; a watch's events
+	// none), and a list answered 429 sent again after its Retry-After
+	// within its ctx's deadline (a watch's 429 is returned, for the
+	// reflector's backoff). Give the same *transport.Transport to every
+	// ListerWatcher and client of one server to share one limit. Its
 	// Timeout, if any, also bounds watches, so leave it zero and rely on
 	// contexts and timeoutSeconds instead.
 	HTTPClient *http.Client
@@ -75,11 +83,7 @@ func New(cfg Config) (*ListerWatcher, error) {
 		p += "/namespaces/" + url.PathEscape(cfg.Namespace)
 	}
 	p += "/" + url.PathEscape(cfg.Plural)
-	c := cfg.HTTPClient
-	if c == nil {
-		c = http.DefaultClient
-	}
-	return &ListerWatcher{cfg: cfg, client: c, path: p}, nil
+	return &ListerWatcher{cfg: cfg, client: transport.Wrap(cfg.HTTPClient), path: p}, nil
 }
 
 // List implements reflector.ListerWatcher. Non-2xx answers are returned as
@@ -173,7 +177,10 @@ func ErrorFromResponse(resp *http.Response, gr schema.GroupResource) error {
 	if err := utiljson.Unmarshal(body, &st); err == nil && st.Kind == "Status" && st.Code != 0 {
 		return storage.FromStatus(&st)
 	}
-	retry, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+	var retry int
+	if d, ok := transport.RetryAfter(resp, time.Now()); ok {
+		retry = int((d + time.Second - 1) / time.Second)
+	}
 	st = apierrors.NewGenericServerResponse(resp.StatusCode, resp.Request.Method, gr, "", string(body), retry, true).ErrStatus
 	return storage.FromStatus(&st)
 }

@@ -72,14 +72,9 @@ func (s *Store) decodeInto(etcdKey string, data []byte, objPtr runtime.Object, r
 // must be the caller's to give away) with resource version rev. It reports
 // false, changing nothing, when obj is nil or not of objPtr's type.
 func (s *Store) setObject(etcdKey string, obj, objPtr runtime.Object, rev int64) (bool, error) {
-	if obj == nil {
+	if !storage.SetObject(objPtr, obj) {
 		return false, nil
 	}
-	dst, src := reflect.ValueOf(objPtr), reflect.ValueOf(obj)
-	if dst.Type() != src.Type() || dst.Kind() != reflect.Pointer || dst.IsNil() || src.IsNil() {
-		return false, nil
-	}
-	dst.Elem().Set(src.Elem())
 	if err := s.versioner.UpdateObject(objPtr, uint64(rev)); err != nil {
 		return true, fmt.Errorf("etcd3: setting resource version on %q: %w", s.userKey(etcdKey), err)
 	}
@@ -208,9 +203,8 @@ func (a *listAppender) append(obj runtime.Object) {
 
 // newOf returns a new zero object of obj's concrete type.
 func newOf(obj runtime.Object) runtime.Object {
-	t := reflect.TypeOf(obj)
-	if t.Kind() == reflect.Pointer {
-		return reflect.New(t.Elem()).Interface().(runtime.Object)
+	if out, ok := storage.NewLike(obj); ok {
+		return out
 	}
 	return obj.DeepCopyObject()
 }

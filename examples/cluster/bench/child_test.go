@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/etcdrun"
 	"github.com/listwatch/listwatch/examples/cluster/controllers"
 	"github.com/listwatch/listwatch/examples/cluster/demo"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/transport"
 )
 
 // childEnv, when set (to a childConfig in JSON), makes the test binary a
@@ -83,7 +83,11 @@ func runChild(cfgJSON string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	defer etcd.Close()
-	hc := &http.Client{Transport: client.RetryTooManyRequests(&http.Transport{MaxIdleConnsPerHost: 64})}
+	rt, err := transport.New(transport.Config{Base: &http.Transport{MaxIdleConnsPerHost: 64}, QPS: -1})
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Transport: rt}
 	defer hc.CloseIdleConnections()
 	mc := demo.ManagerConfig(cfg.options(), api.NewClient(cfg.URL, hc), etcd, "bench-controller-manager")
 	mc.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))

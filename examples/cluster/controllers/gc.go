@@ -16,7 +16,6 @@ import (
 	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/examples/cluster/garbage"
-	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/reflector/controller"
 )
 
@@ -163,7 +162,7 @@ func (g *GarbageCollector) ownerState(ctx context.Context, ns string, ref metav1
 		switch {
 		case o.GetUID() != ref.UID:
 			return garbage.OwnerAbsent
-		case o.GetDeletionTimestamp() != nil && slices.Contains(o.GetFinalizers(), api.FinalizerForeground):
+		case o.GetDeletionTimestamp() != nil && slices.Contains(o.GetFinalizers(), metav1.FinalizerDeleteDependents):
 			return garbage.OwnerDeletingForeground
 		}
 		return garbage.OwnerPresent
@@ -201,7 +200,15 @@ func (g *GarbageCollector) checkOwners(ctx context.Context, obj client.Object, n
 	switch {
 	case d.Delete:
 		g.log.Debug("garbage collecting", "namespace", obj.GetNamespace(), "name", obj.GetName(), "propagation", d.Propagation)
-		err := g.deleteExactly(ctx, obj, d.Propagation)
+		policy := d.Propagation
+		if policy == metav1.DeletePropagationBackground {
+			// No policy is the server's default, Background, but keeps
+			// the orphan or foregroundDeletion finalizer of a dependent
+			// someone deletes meanwhile (the cache may not show it yet),
+			// where Background would remove it.
+			policy = ""
+		}
+		err := g.deleteExactly(ctx, obj, policy)
 		if client.IsNotFound(err) {
 			return nil
 		}
@@ -223,7 +230,7 @@ var errDependentsChanged = errors.New("a dependent changed while being orphaned"
 // deletes the owner with its last finalizer.
 func (g *GarbageCollector) finishOwner(ctx context.Context, n *gcNode, obj client.Object) error {
 	fins := obj.GetFinalizers()
-	orphan, fg := slices.Contains(fins, api.FinalizerOrphan), slices.Contains(fins, api.FinalizerForeground)
+	orphan, fg := slices.Contains(fins, metav1.FinalizerOrphanDependents), slices.Contains(fins, metav1.FinalizerDeleteDependents)
 	if !orphan && !fg {
 		return nil
 	}
@@ -273,7 +280,7 @@ func (g *GarbageCollector) finishOwner(ctx context.Context, n *gcNode, obj clien
 // from obj (with its resourceVersion as a precondition).
 func (g *GarbageCollector) removeFinalizers(ctx context.Context, obj client.Object) error {
 	keep := slices.DeleteFunc(slices.Clone(obj.GetFinalizers()), func(f string) bool {
-		return f == api.FinalizerOrphan || f == api.FinalizerForeground
+		return f == metav1.FinalizerOrphanDependents || f == metav1.FinalizerDeleteDependents
 	})
 	if keep == nil {
 		keep = []string{}

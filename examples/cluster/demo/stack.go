@@ -17,7 +17,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/cacher"
-	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/examples/cluster/controllers"
 	"github.com/listwatch/listwatch/examples/cluster/kubelet"
 	"github.com/listwatch/listwatch/examples/internal/demorun"
@@ -26,6 +25,7 @@ import (
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
 	"github.com/listwatch/listwatch/server"
+	"github.com/listwatch/listwatch/transport"
 )
 
 // Options size the cluster and time it. Zero values take DefaultOptions'.
@@ -168,7 +168,14 @@ type Stack struct {
 // Start starts a cluster; Close stops it.
 func Start(ctx context.Context, o Options) (*Stack, error) {
 	o = o.withDefaults()
-	s := &Stack{Options: o, hc: &http.Client{Transport: client.RetryTooManyRequests(&http.Transport{MaxIdleConnsPerHost: 64})}}
+	// 429s sent again after their Retry-After, and no client-side rate
+	// limit: the cluster's components are measured against the server's
+	// own load shedding.
+	rt, err := transport.New(transport.Config{Base: &http.Transport{MaxIdleConnsPerHost: 64}, QPS: -1})
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{Options: o, hc: &http.Client{Transport: rt}}
 	if err := s.start(ctx); err != nil {
 		_ = s.Close()
 		return nil, err

@@ -97,7 +97,7 @@ func StartAPIServer(ctx context.Context, cfg ServerConfig) (*APIServer, error) {
 		return nil, fmt.Errorf("api: cannot listen on %s: %w", addr, err)
 	}
 	a.URL = "http://" + ln.Addr().String()
-	var h http.Handler = ProtobufBodies(DeletionPropagation(StrategicMergePatches(srv)))
+	var h http.Handler = ProtobufBodies(StrategicMergePatches(srv))
 	if cfg.Handler != nil {
 		h = cfg.Handler(srv)
 	}

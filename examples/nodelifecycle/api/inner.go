@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The front handlers (strategic merge patch, deletion propagation) give
+// The front handlers (protobuf bodies, strategic merge patch) give
 // kubectl what kube-apiserver gives it on top of what the library's server
 // serves; they do it by sending the server ordinary requests of their own.
 
