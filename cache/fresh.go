@@ -126,7 +126,7 @@ func (c *Cache) WaitFresh(ctx context.Context) error {
 			relistAt = time.Time{}
 			for _, w := range waits {
 				c.opts.Logger.Info("cache: informer not fresh after a while: relisting it", "resource", w.resource,
-					"have", w.inf.StoreResourceVersion(), "want", w.want, "after", freshRelistAfter.String())
+					"have", w.inf.StoreResourceVersion(), "want", strconv.FormatUint(w.want, 10), "after", freshRelistAfter.String())
 				w.inf.Relist()
 			}
 		}

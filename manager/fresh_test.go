@@ -19,6 +19,7 @@ import (
 	lwclient "github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/manager"
+	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd3"
 )
@@ -183,4 +184,66 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		return mf.GetMetric()[0].GetGauge().GetValue()
 	}
 	return 0
+}
+
+// TestNewLeaderOverHTTPWithoutBookmarks: over HTTP to a server that never
+// sends bookmarks (its storage is etcd3, no cacher), a new leader whose
+// Widget informer is behind etcd's revision only because other keys were
+// written cannot learn from a bookmark that it is current: its informer
+// relists with a consistent read, and the leader-only runnable starts.
+func TestNewLeaderOverHTTPWithoutBookmarks(t *testing.T) {
+	prefix := testPrefix(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kinds, err := lwclient.NewKinds(widget.Scheme)
+	require.NoError(t, err)
+	k, _ := kinds.Get(widget.GroupVersion.WithKind(widget.Kind))
+	store, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: widget.UnstructuredCodec,
+		NewFunc: widget.NewUnstructured, NewListFunc: widget.NewUnstructuredList, Prefix: prefix, ResourcePrefix: k.KeyRoot})
+	require.NoError(t, err)
+	defer store.Close()
+	srv, err := server.New(server.Config{Resources: []server.Resource{{Group: widget.GroupVersion.Group,
+		Version: widget.GroupVersion.Version, Plural: k.Resource, Kind: widget.Kind, Namespaced: true, Storage: store,
+		KeyRoot: k.KeyRoot}}})
+	require.NoError(t, err)
+	hs := httptest.NewServer(srv)
+	defer func() { hs.Close(); srv.Close() }()
+
+	key := prefix + "/leader"
+	sess, err := concurrency.NewSession(etcd.Client)
+	require.NoError(t, err)
+	defer sess.Close()
+	holder := concurrency.NewElection(sess, key)
+	require.NoError(t, holder.Campaign(ctx, "holder"))
+
+	logs := &lockedBuffer{}
+	le := leaderElection(etcd.Client, key)
+	le.Identity = "new-leader"
+	m, err := manager.New(manager.Options{Name: "fresh-http", Kinds: kinds, LeaderElection: le, ServerURL: hs.URL,
+		Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(t.Output(), logs), nil))})
+	require.NoError(t, err)
+	_, err = m.GetCache().InformerFor(&widget.Widget{})
+	require.NoError(t, err)
+	started := make(chan struct{})
+	require.NoError(t, m.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		close(started)
+		<-ctx.Done()
+		return nil
+	})))
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+	require.Eventually(t, func() bool { return probe(t, m, "/readyz") == http.StatusOK }, 10*time.Second, 5*time.Millisecond)
+
+	// etcd's revision moves on, the Widgets do not change.
+	_, err = etcd.Client.Put(ctx, prefix+"/elsewhere", "x")
+	require.NoError(t, err)
+	require.NoError(t, holder.Resign(ctx))
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the leader-only runnable never started")
+	}
+	relisted := logs.find(t, "relisting it")
+	require.Equal(t, "widgets.v1.demo.listwatch.dev", relisted["resource"])
 }
