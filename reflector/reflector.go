@@ -189,7 +189,8 @@ func (r *Reflector[T]) retryDelay(err error) time.Duration {
 //   - a watch that ends normally is reopened from the last synced RV;
 //   - 429, 503, timeouts and refused connections back off and re-watch
 //     (waiting at least the Retry-After the server asked for);
-//   - 410 Gone and other errors return, so that Run relists.
+//   - 410 Gone and other errors return, so that Run relists;
+//   - a Relist returns at once, and Run lists with a consistent read.
 func (r *Reflector[T]) ListAndWatch(ctx context.Context) error {
 	var w watch.Interface
 	if r.cfg.UseWatchList {
