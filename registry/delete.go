@@ -122,6 +122,9 @@ func (s *Store) mark(ctx context.Context, cur runtime.Object, policy metav1.Dele
 		now := s.now()
 		na.SetDeletionTimestamp(&now)
 		na.SetDeletionGracePeriodSeconds(ptr.To[int64](0))
+		if g := a.GetGeneration(); g > 0 {
+			na.SetGeneration(g + 1) // the spec's fate changed: controllers see a new generation
+		}
 	}
 	return next, nil
 }

@@ -66,11 +66,13 @@ func TestDeleteWithFinalizers(t *testing.T) {
 	marked, err := get(t, st, "default", "w1")
 	require.NoError(t, err)
 	require.NotNil(t, marked.DeletionTimestamp)
+	assert.Equal(t, int64(2), marked.Generation, "marking bumps the generation once")
 
 	again, deleted, err := deleteWidget(t, r, "default", "w1", registry.DeleteOptions{})
 	require.NoError(t, err)
 	assert.False(t, deleted)
 	assert.Equal(t, marked.ResourceVersion, again.ResourceVersion, "a second delete wrote")
+	assert.Equal(t, int64(2), again.Generation)
 
 	_, _, err = update(t, r, "default", "w1", registry.UpdateOptions{}, func(w *widget.Widget) {
 		w.Finalizers = append(w.Finalizers, "example.com/c")

@@ -24,8 +24,9 @@
 //     policy keeps the one the object has (the default, for every
 //     resource, is Background). An object then without finalizers is
 //     deleted. An object with finalizers gets them, deletionTimestamp
-//     (now) and deletionGracePeriodSeconds 0, and stays until an update
-//     removes its last finalizer. Deleting it again may switch its
+//     (now), deletionGracePeriodSeconds 0 and, when first marked, its
+//     generation plus one (as kube-apiserver bumps it), and stays until an
+//     update removes its last finalizer. Deleting it again may switch its
 //     garbage collector finalizer, or with Background remove it (and then
 //     delete the object if it was the last); otherwise it changes nothing.
 //
