@@ -54,6 +54,7 @@ type Manager struct {
 	log        *slog.Logger
 	leader     leaderGauge
 	registerer prometheus.Registerer
+	gc         bool // Options.GarbageCollector
 
 	mu        sync.Mutex
 	runnables []Runnable
@@ -83,7 +84,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("%w: Name is required", ErrInvalidOptions)
 	}
 	m := &Manager{name: opts.Name, kinds: opts.Kinds, log: opts.Logger, registerer: opts.Registerer,
-		elected: make(chan struct{})}
+		gc: opts.GarbageCollector, elected: make(chan struct{})}
 	if m.log == nil {
 		m.log = slog.Default()
 	}
@@ -206,6 +207,9 @@ func (m *Manager) LeaderKey() (string, int64) {
 // manager made, and returns: nil when ctx ended, the Runnable's error, or
 // an error wrapping ErrLeadershipLost. Run may be called once.
 func (m *Manager) Run(ctx context.Context) error {
+	if err := m.addGarbageCollector(); err != nil {
+		return err
+	}
 	leaderOnly, everywhere, err := m.begin()
 	if err != nil {
 		return err

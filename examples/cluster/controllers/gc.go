@@ -15,7 +15,7 @@ import (
 	"github.com/listwatch/listwatch/builder"
 	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/examples/cluster/garbage"
+	garbage "github.com/listwatch/listwatch/gc"
 	"github.com/listwatch/listwatch/reflector/controller"
 )
 

@@ -1,0 +1,226 @@
+package gc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/reflector/controller"
+)
+
+// errChanged says an object changed between the cache's copy the
+// collector read and its write: the Request is tried again (with
+// backoff) on the fresher copy.
+var errChanged = errors.New("gc: the object changed meanwhile")
+
+// reconciler is the collector's Reconcile for the objects of n's kind:
+// an object being deleted with one of the collector's finalizers is an
+// owner to finish; any other object with owners is a dependent to check.
+func (g *Collector) reconciler(n *node) controller.Reconciler {
+	return controller.ReconcileFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
+		obj, ok := n.inf.GetIndexer().GetByKey(cacheKey(req))
+		if !ok {
+			return controller.Result{}, nil
+		}
+		var err error
+		if obj.GetDeletionTimestamp() != nil {
+			err = g.finishOwner(ctx, obj)
+		} else {
+			err = g.checkOwners(ctx, obj)
+		}
+		if errors.Is(err, errChanged) {
+			return controller.Result{Requeue: true}, nil
+		}
+		return controller.Result{}, err
+	})
+}
+
+// ownerState says what became of the owner ref of a dependent in
+// namespace ns: from the cache when it holds the owner with the
+// reference's UID, else live (the cache may not have seen an owner
+// created a moment ago). An owner of a kind the collector does not serve
+// is present.
+func (g *Collector) ownerState(ctx context.Context, ns string, ref metav1.OwnerReference) (OwnerState, error) {
+	n := g.nodeFor(refGroupKind(ref))
+	if n == nil {
+		return OwnerPresent, nil
+	}
+	if !n.kind.Namespaced {
+		ns = ""
+	}
+	state := func(o client.Object) OwnerState {
+		switch {
+		case o.GetUID() != ref.UID:
+			return OwnerAbsent
+		case o.GetDeletionTimestamp() != nil && slices.Contains(o.GetFinalizers(), metav1.FinalizerDeleteDependents):
+			return OwnerDeletingForeground
+		}
+		return OwnerPresent
+	}
+	if o, ok := n.inf.GetIndexer().GetByKey(cacheKey(requestFor(ns, ref.Name))); ok && o.GetUID() == ref.UID {
+		return state(o), nil
+	}
+	live := newObject(n.kind)
+	err := g.c.Get(ctx, client.Key(ns, ref.Name), live, client.FromStorage)
+	switch {
+	case client.IsNotFound(err):
+		return OwnerAbsent, nil
+	case err != nil:
+		return 0, fmt.Errorf("looking up owner %s %q: %w", ref.Kind, ref.Name, err)
+	}
+	return state(live), nil
+}
+
+// checkOwners deletes the dependent obj when its owners are gone, or
+// drops the references of the gone ones when another owner remains.
+func (g *Collector) checkOwners(ctx context.Context, obj client.Object) error {
+	refs := obj.GetOwnerReferences()
+	if len(refs) == 0 {
+		return nil
+	}
+	states := map[types.UID]OwnerState{}
+	for _, r := range refs {
+		s, err := g.ownerState(ctx, obj.GetNamespace(), r)
+		if err != nil {
+			return err
+		}
+		states[r.UID] = s
+	}
+	d := Decide(refs, func(r metav1.OwnerReference) OwnerState { return states[r.UID] })
+	switch {
+	case d.Delete:
+		g.log.Info("deleting a dependent whose owners are gone", "kind", kindOf(obj), "namespace", obj.GetNamespace(),
+			"name", obj.GetName(), "propagation", d.Propagation)
+		policy := d.Propagation
+		if policy == metav1.DeletePropagationBackground {
+			// No policy is the default, Background, but keeps an orphan
+			// or foregroundDeletion finalizer someone put on the
+			// dependent meanwhile (the cache may not show it yet), where
+			// Background would remove it.
+			policy = ""
+		}
+		return g.deleteExactly(ctx, obj, policy)
+	case len(d.RemoveRefs) > 0:
+		keep := slices.DeleteFunc(slices.Clone(refs), func(r metav1.OwnerReference) bool { return slices.Contains(d.RemoveRefs, r.UID) })
+		g.log.Info("removing references to gone owners", "kind", kindOf(obj), "namespace", obj.GetNamespace(),
+			"name", obj.GetName(), "removed", len(d.RemoveRefs))
+		return g.setOwnerRefs(ctx, obj, keep)
+	}
+	return nil
+}
+
+// finishOwner serves an owner being deleted: with the orphan finalizer it
+// removes its references from its dependents, with foregroundDeletion it
+// deletes them (in the foreground) and waits for those that block it;
+// then it removes the finalizer, and the registry deletes the owner with
+// its last finalizer.
+func (g *Collector) finishOwner(ctx context.Context, obj client.Object) error {
+	fins := obj.GetFinalizers()
+	orphan, fg := slices.Contains(fins, metav1.FinalizerOrphanDependents), slices.Contains(fins, metav1.FinalizerDeleteDependents)
+	if !orphan && !fg {
+		return nil
+	}
+	uid := obj.GetUID()
+	var errs []error
+	blocking := 0
+	for _, dep := range g.dependents(string(uid)) {
+		if !RefersTo(dep.GetOwnerReferences(), uid) {
+			continue
+		}
+		if orphan {
+			refs := slices.DeleteFunc(slices.Clone(dep.GetOwnerReferences()), func(r metav1.OwnerReference) bool { return r.UID == uid })
+			if err := g.setOwnerRefs(ctx, dep, refs); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if Blocking(dep.GetOwnerReferences(), uid) {
+			blocking++
+		}
+		if dep.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := g.deleteExactly(ctx, dep, metav1.DeletePropagationForeground); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if fg && !orphan && blocking > 0 {
+		return nil // their deletion events bring the owner back here
+	}
+	g.log.Info("finishing the deletion of an owner", "kind", kindOf(obj), "namespace", obj.GetNamespace(),
+		"name", obj.GetName(), "orphaned", orphan)
+	return g.removeFinalizers(ctx, obj)
+}
+
+// setOwnerRefs replaces obj's ownerReferences by refs with a merge patch
+// that requires the resourceVersion obj was read at (errChanged when it
+// changed since). An object gone meanwhile is no error.
+func (g *Collector) setOwnerRefs(ctx context.Context, obj client.Object, refs []metav1.OwnerReference) error {
+	if refs == nil {
+		refs = []metav1.OwnerReference{}
+	}
+	return g.patchMeta(ctx, obj, "ownerReferences", refs)
+}
+
+// removeFinalizers removes the orphan and foregroundDeletion finalizers
+// from obj, requiring the resourceVersion it was read at.
+func (g *Collector) removeFinalizers(ctx context.Context, obj client.Object) error {
+	keep := slices.DeleteFunc(slices.Clone(obj.GetFinalizers()), isCollectorFinalizer)
+	if keep == nil {
+		keep = []string{}
+	}
+	return g.patchMeta(ctx, obj, "finalizers", keep)
+}
+
+// patchMeta sets metadata.field of obj to value by a merge patch
+// conditional on obj's resourceVersion.
+func (g *Collector) patchMeta(ctx context.Context, obj client.Object, field string, value any) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": obj.GetResourceVersion(), field: value}})
+	if err != nil {
+		return err
+	}
+	err = g.c.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, patch))
+	switch {
+	case err == nil, client.IsNotFound(err):
+		return nil
+	case client.IsConflict(err):
+		return errChanged
+	}
+	return fmt.Errorf("setting %s of %s %s/%s: %w", field, kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
+}
+
+// deleteExactly deletes obj if its UID is still obj's, with policy when
+// not "". An object gone (or replaced) meanwhile is no error.
+func (g *Collector) deleteExactly(ctx context.Context, obj client.Object, policy metav1.DeletionPropagation) error {
+	uid := obj.GetUID()
+	opts := &client.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+	if policy != "" {
+		opts.PropagationPolicy = &policy
+	}
+	err := g.c.Delete(ctx, obj.DeepCopyObject().(client.Object), opts)
+	switch {
+	case err == nil, client.IsNotFound(err):
+		return nil
+	case client.IsConflict(err):
+		return nil // another object of that name: not this dependent any more
+	}
+	return fmt.Errorf("deleting %s %s/%s: %w", kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
+}
+
+// kindOf names obj's kind for logs.
+func kindOf(obj client.Object) string {
+	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		return k
+	}
+	return fmt.Sprintf("%T", obj)
+}
