@@ -1,6 +1,7 @@
 package gc_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,6 +30,68 @@ func TestBackground(t *testing.T) {
 	})
 	require.True(t, e.get(free), "owned by nobody: stays")
 	require.True(t, e.get(other))
+}
+
+// TestForegroundChain: an owner deleted in the foreground stays, marked,
+// until its dependents are gone, down a chain (widget → part → part): the
+// leaf holds (a finalizer of the test's) and blocks its owner, which
+// blocks the widget; once released, the chain goes from the leaf up.
+func TestForegroundChain(t *testing.T) {
+	e := start(t)
+	w := e.widget("w")
+	mid := e.part("mid", refs(ref(widget.Kind, w, true)))
+	leaf := e.part("leaf", refs(ref(widget.PartKind, mid, true)), hold)
+
+	require.NoError(t, e.c.Delete(e.ctx, w, policy(metav1.DeletePropagationForeground)))
+	e.until(leaf, "marked for deletion by the collector", marked)
+	e.until(mid, "marked, waiting in the foreground for the leaf", func(o client.Object) bool {
+		return marked(o) && slices.Contains(o.GetFinalizers(), metav1.FinalizerDeleteDependents)
+	})
+	e.until(w, "still waiting in the foreground", func(o client.Object) bool {
+		return marked(o) && slices.Contains(o.GetFinalizers(), metav1.FinalizerDeleteDependents)
+	})
+	e.release(leaf)
+	e.gone(leaf, mid, w)
+}
+
+// TestForegroundNonBlocking: a dependent without blockOwnerDeletion is
+// deleted with its owner's foreground deletion but does not hold it up;
+// one with it does, until it is gone.
+func TestForegroundNonBlocking(t *testing.T) {
+	e := start(t)
+	w := e.widget("w")
+	loose := e.part("loose", refs(ref(widget.Kind, w, false)), hold)
+
+	require.NoError(t, e.c.Delete(e.ctx, w, policy(metav1.DeletePropagationForeground)))
+	e.gone(w)
+	e.until(loose, "marked for deletion, held by its own finalizer", marked)
+	e.release(loose)
+	e.gone(loose)
+
+	w2 := e.widget("w2")
+	tight := e.part("tight", refs(ref(widget.Kind, w2, true)), hold)
+	require.NoError(t, e.c.Delete(e.ctx, w2, policy(metav1.DeletePropagationForeground)))
+	e.until(tight, "marked for deletion", marked)
+	require.True(t, e.get(w2), "blocked by a dependent marked but not gone")
+	e.release(tight)
+	e.gone(tight, w2)
+}
+
+// TestOrphan: an owner deleted with Orphan goes once its references are
+// removed from its dependents, which stay.
+func TestOrphan(t *testing.T) {
+	e := start(t)
+	w, other := e.widget("w"), e.widget("other")
+	only := e.part("only", refs(ref(widget.Kind, w, true)))
+	both := e.part("both", refs(ref(widget.Kind, w, true), ref(widget.Kind, other, false)))
+
+	require.NoError(t, e.c.Delete(e.ctx, w, policy(metav1.DeletePropagationOrphan)))
+	e.gone(w)
+	require.True(t, e.get(only))
+	require.Empty(t, only.GetOwnerReferences())
+	require.True(t, e.get(both))
+	require.Len(t, both.GetOwnerReferences(), 1)
+	require.Equal(t, other.UID, both.GetOwnerReferences()[0].UID)
 }
 
 // TestUnknownKindIsPresent: an owner of a kind the collector does not

@@ -253,12 +253,14 @@ func TestManagerRunsGivenStorage(t *testing.T) {
 	require.Error(t, c.Run(ctx), "the given cacher ran and stopped with the manager")
 }
 
-// TestManagerClientPropagatesDeletes: the manager's client deletes the
-// dependents of a deleted object among the kinds it serves.
+// TestManagerClientPropagatesDeletes: with Options.GarbageCollector, the
+// dependents of an object deleted through the manager's client go with
+// it, collected by the manager's garbage collector.
 func TestManagerClientPropagatesDeletes(t *testing.T) {
 	kinds, err := lwclient.NewKinds(widget.Scheme)
 	require.NoError(t, err)
-	m, err := manager.New(manager.Options{Name: "gc", Kinds: kinds, Etcd: etcd.Client, EtcdPrefix: testPrefix(t)})
+	m, err := manager.New(manager.Options{Name: "gc", Kinds: kinds, Etcd: etcd.Client, EtcdPrefix: testPrefix(t),
+		GarbageCollector: true})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -274,6 +276,8 @@ func TestManagerClientPropagatesDeletes(t *testing.T) {
 	require.NoError(t, lwclient.SetControllerReference(w, p, kinds))
 	require.NoError(t, c.Create(ctx, p))
 	require.NoError(t, c.Delete(ctx, w, lwclient.PropagationPolicy(metav1.DeletePropagationBackground)))
-	err = c.Get(ctx, lwclient.KeyOf(p), &widget.Part{}, lwclient.FromStorage)
-	require.True(t, lwclient.IsNotFound(err), "the Part went with its Widget: %v", err)
+	require.Eventually(t, func() bool {
+		err := c.Get(ctx, lwclient.KeyOf(p), &widget.Part{}, lwclient.FromStorage)
+		return lwclient.IsNotFound(err)
+	}, 15*time.Second, 5*time.Millisecond, "the Part goes with its Widget")
 }
