@@ -164,6 +164,16 @@ func newObject(kind client.Kind) client.Object {
 	return u
 }
 
+// newList returns an empty list of kind.
+func newList(kind client.Kind) client.ObjectList {
+	if kind.NewList != nil {
+		return kind.NewList()
+	}
+	u := &unstructured.UnstructuredList{}
+	u.SetGroupVersionKind(kind.GroupVersionKind.GroupVersion().WithKind(kind.GroupVersionKind.Kind + "List"))
+	return u
+}
+
 // ownerUIDs indexes obj by the UIDs of its owners.
 func ownerUIDs(obj client.Object) ([]string, error) {
 	refs := obj.GetOwnerReferences()

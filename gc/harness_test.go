@@ -2,18 +2,23 @@ package gc_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/examples/widget"
 	"github.com/listwatch/listwatch/manager"
+	"github.com/listwatch/listwatch/server"
+	"github.com/listwatch/listwatch/storage/etcd3"
 )
 
 // waitFor bounds every wait on the collector.
@@ -27,15 +32,31 @@ type env struct {
 	c   client.Client
 }
 
+// backends runs test against a manager with its garbage collector in
+// process (over etcd) and over HTTP (against a server over etcd).
+func backends(t *testing.T, test func(t *testing.T, e *env)) {
+	t.Run("local", func(t *testing.T) { test(t, start(t, false)) })
+	t.Run("http", func(t *testing.T) { test(t, start(t, true)) })
+}
+
+// testPrefix is a fresh etcd key prefix for t.
+func testPrefix(t *testing.T) string {
+	return "/" + strings.ReplaceAll(t.Name(), "/", "_") + "-" + time.Now().Format("150405.000000")
+}
+
 // start runs a manager with GarbageCollector over widgets and parts until
-// the test ends.
-func start(t *testing.T) *env {
+// the test ends: in process, or overHTTP against a server of its own.
+func start(t *testing.T, overHTTP bool) *env {
 	t.Helper()
 	kinds, err := client.NewKinds(widget.Scheme)
 	require.NoError(t, err)
-	prefix := "/" + strings.ReplaceAll(t.Name(), "/", "_") + "-" + time.Now().Format("150405.000000")
-	m, err := manager.New(manager.Options{Name: "gc-test", Kinds: kinds, Etcd: etcd.Client, EtcdPrefix: prefix,
-		GarbageCollector: true})
+	opts := manager.Options{Name: "gc-test", Kinds: kinds, GarbageCollector: true}
+	if overHTTP {
+		opts.ServerURL, opts.QPS = serve(t, kinds), -1
+	} else {
+		opts.Etcd, opts.EtcdPrefix = etcd.Client, testPrefix(t)
+	}
+	m, err := manager.New(opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	runCtx, stop := context.WithCancel(ctx)
@@ -52,6 +73,29 @@ func start(t *testing.T) *env {
 		t.Fatal("the manager did not start its leader-only runnables")
 	}
 	return &env{t: t, ctx: ctx, c: m.GetClient()}
+}
+
+// serve serves the kinds over etcd3 stores under a fresh prefix, over
+// HTTP, until the test ends, and returns its URL.
+func serve(t *testing.T, kinds *client.Kinds) string {
+	t.Helper()
+	prefix := testPrefix(t)
+	var resources []server.Resource
+	for _, k := range kinds.All() {
+		st, err := etcd3.New(etcd3.Config{Client: etcd.Client, Codec: widget.UnstructuredCodec,
+			NewFunc: widget.NewUnstructured, NewListFunc: func() runtime.Object { return &unstructured.UnstructuredList{} },
+			Prefix: prefix, ResourcePrefix: k.KeyRoot})
+		require.NoError(t, err)
+		t.Cleanup(st.Close)
+		gvk := k.GroupVersionKind
+		resources = append(resources, server.Resource{Group: gvk.Group, Version: gvk.Version, Plural: k.Resource,
+			Kind: gvk.Kind, Namespaced: k.Namespaced, Storage: st, KeyRoot: k.KeyRoot, GetAttrs: k.GetAttrs})
+	}
+	srv, err := server.New(server.Config{Resources: resources})
+	require.NoError(t, err)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	return hs.URL
 }
 
 // widget creates a Widget.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -119,17 +120,41 @@ func (g *Collector) checkOwners(ctx context.Context, obj client.Object) error {
 // removes its references from its dependents, with foregroundDeletion it
 // deletes them (in the foreground) and waits for those that block it;
 // then it removes the finalizer, and the registry deletes the owner with
-// its last finalizer.
+// its last finalizer. It acts on the dependents its cache holds, and,
+// before removing the finalizer, on those storage holds: the informer of
+// a dependent's kind may not have seen yet a dependent created before the
+// owner was marked, which an orphaned owner must not leave to be
+// collected, and a foreground owner must not go before.
 func (g *Collector) finishOwner(ctx context.Context, obj client.Object) error {
 	fins := obj.GetFinalizers()
 	orphan, fg := slices.Contains(fins, metav1.FinalizerOrphanDependents), slices.Contains(fins, metav1.FinalizerDeleteDependents)
 	if !orphan && !fg {
 		return nil
 	}
-	uid := obj.GetUID()
+	blocking, err := g.serveDependents(ctx, obj, orphan, g.dependents(string(obj.GetUID())))
+	if err != nil || blocking > 0 {
+		return err // blocking: their deletion events bring the owner back here
+	}
+	live, err := g.liveDependents(ctx, obj)
+	if err != nil {
+		return err
+	}
+	if blocking, err = g.serveDependents(ctx, obj, orphan, live); err != nil || blocking > 0 {
+		return err
+	}
+	g.log.Info("finishing the deletion of an owner", "kind", kindOf(obj), "namespace", obj.GetNamespace(),
+		"name", obj.GetName(), "orphaned", orphan)
+	return g.removeFinalizers(ctx, obj)
+}
+
+// serveDependents removes owner's references from deps (orphan), or
+// deletes those not yet marked in the foreground and returns how many
+// block owner's deletion.
+func (g *Collector) serveDependents(ctx context.Context, owner client.Object, orphan bool, deps []client.Object) (int, error) {
+	uid := owner.GetUID()
 	var errs []error
 	blocking := 0
-	for _, dep := range g.dependents(string(uid)) {
+	for _, dep := range deps {
 		if !RefersTo(dep.GetOwnerReferences(), uid) {
 			continue
 		}
@@ -150,15 +175,37 @@ func (g *Collector) finishOwner(ctx context.Context, obj client.Object) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return err
+	return blocking, errors.Join(errs...)
+}
+
+// liveDependents lists, from storage, the objects of every kind the
+// collector serves that may depend on owner (in its namespace, or
+// anywhere for a cluster-scoped owner) and refer to its UID.
+func (g *Collector) liveDependents(ctx context.Context, owner client.Object) ([]client.Object, error) {
+	var out []client.Object
+	for _, n := range g.nodes {
+		if owner.GetNamespace() != "" && !n.kind.Namespaced {
+			continue // a cluster-scoped object has no namespaced owner
+		}
+		list := newList(n.kind)
+		opts := []client.ListOption{client.FromStorage}
+		if n.kind.Namespaced && owner.GetNamespace() != "" {
+			opts = append(opts, client.InNamespace(owner.GetNamespace()))
+		}
+		if err := g.c.List(ctx, list, opts...); err != nil {
+			return nil, fmt.Errorf("listing the dependents of %s %s/%s: %w", kindOf(owner), owner.GetNamespace(), owner.GetName(), err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if o, ok := it.(client.Object); ok && RefersTo(o.GetOwnerReferences(), owner.GetUID()) {
+				out = append(out, o)
+			}
+		}
 	}
-	if fg && !orphan && blocking > 0 {
-		return nil // their deletion events bring the owner back here
-	}
-	g.log.Info("finishing the deletion of an owner", "kind", kindOf(obj), "namespace", obj.GetNamespace(),
-		"name", obj.GetName(), "orphaned", orphan)
-	return g.removeFinalizers(ctx, obj)
+	return out, nil
 }
 
 // setOwnerRefs replaces obj's ownerReferences by refs with a merge patch
