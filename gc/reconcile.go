@@ -212,8 +212,8 @@ func (g *Collector) liveDependents(ctx context.Context, owner client.Object) ([]
 // that requires the resourceVersion obj was read at (errChanged when it
 // changed since). An object gone meanwhile is no error.
 func (g *Collector) setOwnerRefs(ctx context.Context, obj client.Object, refs []metav1.OwnerReference) error {
-	if refs == nil {
-		refs = []metav1.OwnerReference{}
+	if len(refs) == 0 {
+		return g.patchMeta(ctx, obj, "ownerReferences", nil) // null removes the field
 	}
 	return g.patchMeta(ctx, obj, "ownerReferences", refs)
 }
@@ -222,8 +222,8 @@ func (g *Collector) setOwnerRefs(ctx context.Context, obj client.Object, refs []
 // from obj, requiring the resourceVersion it was read at.
 func (g *Collector) removeFinalizers(ctx context.Context, obj client.Object) error {
 	keep := slices.DeleteFunc(slices.Clone(obj.GetFinalizers()), isCollectorFinalizer)
-	if keep == nil {
-		keep = []string{}
+	if len(keep) == 0 {
+		return g.patchMeta(ctx, obj, "finalizers", nil) // null removes the field
 	}
 	return g.patchMeta(ctx, obj, "finalizers", keep)
 }
