@@ -255,12 +255,14 @@ func TestManagerRunsGivenStorage(t *testing.T) {
 
 // TestManagerClientPropagatesDeletes: with Options.GarbageCollector, the
 // dependents of an object deleted through the manager's client go with
-// it, collected by the manager's garbage collector.
+// it, collected by the manager's garbage collector, whose controllers
+// record their reconciles on the manager's Registerer.
 func TestManagerClientPropagatesDeletes(t *testing.T) {
 	kinds, err := lwclient.NewKinds(widget.Scheme)
 	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
 	m, err := manager.New(manager.Options{Name: "gc", Kinds: kinds, Etcd: etcd.Client, EtcdPrefix: testPrefix(t),
-		GarbageCollector: true})
+		GarbageCollector: true, Registerer: reg})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -280,4 +282,27 @@ func TestManagerClientPropagatesDeletes(t *testing.T) {
 		err := c.Get(ctx, lwclient.KeyOf(p), &widget.Part{}, lwclient.FromStorage)
 		return lwclient.IsNotFound(err)
 	}, 15*time.Second, 5*time.Millisecond, "the Part goes with its Widget")
+	require.Positive(t, reconciles(t, reg, "garbagecollector-parts.demo.listwatch.dev"))
+}
+
+// reconciles returns the value of controller_runtime_reconcile_total of
+// controller (all results).
+func reconciles(t *testing.T, reg *prometheus.Registry, controller string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	total := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
 }
