@@ -11,6 +11,7 @@
 //
 // The informers come from the manager's cache (one per kind, shared by
 // every controller), the controller is added to the manager (it runs
-// while the manager leads), and it logs to the manager's logger and
+// while the manager leads, started once the cache holds every write made
+// before the election: see package manager), and it logs to the manager's logger and
 // records its metrics in the manager's Registerer.
 package builder

@@ -48,8 +48,15 @@ type Cache struct {
 
 	mu        sync.Mutex
 	informers map[schema.GroupVersionKind]*Informer
-	ctx       context.Context // Start's, once started
-	stopped   bool            // Shutdown was called
+	sources   map[schema.GroupVersionKind]source // where each informer lists and watches
+	ctx       context.Context                    // Start's, once started
+	stopped   bool                               // Shutdown was called
+}
+
+// source is what an informer of the cache lists and watches.
+type source struct {
+	resource string // "widgets.v1.demo.listwatch.dev"
+	lw       reflector.ListerWatcher
 }
 
 var _ client.Cache = (*Cache)(nil)
@@ -67,6 +74,7 @@ func New(opts Options) (*Cache, error) {
 		opts:      opts,
 		factory:   reflector.NewInformerFactory(informerOpts...),
 		informers: map[schema.GroupVersionKind]*Informer{},
+		sources:   map[schema.GroupVersionKind]source{},
 	}, nil
 }
 
@@ -100,6 +108,8 @@ func (c *Cache) InformerForKind(kind client.Kind) (*Informer, error) {
 		return nil, err
 	}
 	c.informers[kind.GroupVersionKind] = inf
+	res := kind.GroupVersionResource()
+	c.sources[kind.GroupVersionKind] = source{resource: resourceName(res.Resource, res.Version, res.Group), lw: lw}
 	if c.ctx != nil {
 		c.factory.Start(c.ctx)
 	}
@@ -142,7 +152,7 @@ func (c *Cache) Unsynced() []string {
 	var out []string
 	for res, ok := range c.factory.WaitForCacheSync(now) {
 		if !ok {
-			out = append(out, res.Resource+"."+res.Version+"."+res.Group)
+			out = append(out, resourceName(res.Resource, res.Version, res.Group))
 		}
 	}
 	sort.Strings(out)

@@ -12,4 +12,9 @@
 //
 // Objects read from the cache are copies: changing them changes nothing
 // in the cache.
+//
+// WaitFresh waits until every informer holds every write made before the
+// call (each resource's current revision, read with a consistent list,
+// applied to its store): what a manager does between winning an election
+// and starting its controllers.
 package cache

@@ -34,10 +34,37 @@
 // Run starts, in order: the cachers (waiting until each has loaded its
 // first list), the cache's informers (on every replica: a standby keeps
 // warm caches), the Runnables whose NeedLeaderElection method returns
-// false, and, once elected (at once without leader election), the
-// leader-only Runnables (controllers). When ctx ends it stops them in the
-// reverse order and returns once every goroutine has ended and every
-// store it made is closed.
+// false, and, once elected (at once without leader election) and once its
+// cache is fresh (below), the leader-only Runnables (controllers). When
+// ctx ends it stops them in the reverse order and returns once every
+// goroutine has ended and every store it made is closed.
+//
+// # A new leader acts on fresh caches
+//
+// A standby's informers run before it is elected, but may still lack the
+// last writes of the leader it replaces: its watch is a little behind, and
+// what a controller remembers of its own writes (expectations) starts
+// empty in a new process, so acting on that cache could, for example,
+// create again the pods the old leader created just before it stopped.
+// So between winning the election and starting the leader-only Runnables
+// the manager waits until every informer of its cache has applied its
+// resource's current revision (cache.Cache.WaitFresh): the revision is
+// read with a consistent list of one item (a quorum read of etcd in
+// process; the API server's consistent read over HTTP), and the informer
+// reaches it through events or bookmarks (SharedIndexInformer.
+// StoreResourceVersion). For a resource without writes only a bookmark
+// can say so: in process the manager asks the storage for a progress
+// notification every 100 ms while it waits (the cachers it makes pass it
+// on to its informers at once); over HTTP bookmarks come at the server's
+// pace (every BookmarkInterval of a cacher, about a minute on a
+// Kubernetes API server), so an informer still behind after 2 s relists
+// with a consistent read. Each attempt is bounded by
+// Options.FreshnessTimeout; one that runs out is logged at error level
+// with the informers still behind (what they hold, what they need),
+// counted in manager_cache_freshness_timeouts_total, fails /readyz
+// (caches-fresh) and is retried; the Runnables keep waiting, the lease
+// stays renewed. Informers made after the election (a first read of a
+// new kind) are not waited for.
 //
 // # Leader election: etcd's concurrency package
 //
@@ -90,13 +117,17 @@
 // # Probes and metrics
 //
 // ProbeHandler serves /healthz (the manager is running and has not lost
-// leadership) and /readyz (the cachers are ready and every informer of
-// the cache has synced), with ?verbose listing each check and who leads
+// leadership) and /readyz (the cachers are ready, every informer of the
+// cache has synced, and an elected replica's wait for fresh caches has
+// not run out), with ?verbose listing each check and who leads
 // (read from etcd on a standby); AddHealthzCheck and AddReadyzCheck add
 // checks. With Options.Registerer the gauge
 // leader_election_master_status{name} (client-go's name) is 1 while this
 // replica's leader-only Runnables may run and 0 otherwise, and
 // manager_leader_info{name,identity} is the same with this replica's
-// election identity, so that the series at 1 names the leader.
+// election identity, so that the series at 1 names the leader;
+// manager_cache_freshness_waiting{name} is 1 while an elected replica
+// waits for fresh caches, and manager_cache_freshness_timeouts_total{name}
+// counts its attempts that ran out.
 // CurrentLeader (and `cacher-demo leader`) reads who leads from etcd.
 package manager

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -56,6 +57,9 @@ type Manager struct {
 	registerer prometheus.Registerer
 	gc         bool // Options.GarbageCollector
 
+	freshTimeout time.Duration // Options.FreshnessTimeout
+	freshness    freshnessMetrics
+
 	mu        sync.Mutex
 	runnables []Runnable
 	state     runState
@@ -64,6 +68,8 @@ type Manager struct {
 	elected   chan struct{} // closed when the leader-only Runnables start
 	leaderKey string        // this replica's election key while leader
 	leaderRev int64         // its create revision
+	awaiting  bool          // elected, waiting for fresh caches (see awaitFresh)
+	freshErr  error         // why those caches are not fresh yet, once an attempt ran out
 	healthz   []namedCheck
 	readyz    []namedCheck
 }
@@ -83,8 +89,14 @@ func New(opts Options) (*Manager, error) {
 	if opts.Name == "" {
 		return nil, fmt.Errorf("%w: Name is required", ErrInvalidOptions)
 	}
+	if opts.FreshnessTimeout < 0 {
+		return nil, fmt.Errorf("%w: negative FreshnessTimeout %v", ErrInvalidOptions, opts.FreshnessTimeout)
+	}
 	m := &Manager{name: opts.Name, kinds: opts.Kinds, log: opts.Logger, registerer: opts.Registerer,
-		gc: opts.GarbageCollector, elected: make(chan struct{})}
+		gc: opts.GarbageCollector, elected: make(chan struct{}), freshTimeout: opts.FreshnessTimeout}
+	if m.freshTimeout == 0 {
+		m.freshTimeout = DefaultFreshnessTimeout
+	}
 	if m.log == nil {
 		m.log = slog.Default()
 	}
@@ -128,6 +140,9 @@ func New(opts Options) (*Manager, error) {
 		return nil, err
 	}
 	m.leader = gauge
+	if m.freshness, err = newFreshnessMetrics(opts.Registerer, m.name); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -175,7 +190,8 @@ func (m *Manager) Add(r Runnable) error {
 }
 
 // Elected returns a channel closed when this replica's leader-only
-// Runnables start: at once without leader election, when elected with it.
+// Runnables start: once elected (at once without leader election) and the
+// cache is fresh (see Options.FreshnessTimeout).
 func (m *Manager) Elected() <-chan struct{} { return m.elected }
 
 // IsLeader reports whether this replica's leader-only Runnables may be
@@ -282,8 +298,11 @@ func (m *Manager) end(err error) {
 }
 
 // lead runs the leader-only Runnables until ctx ends, with the leader
-// status set while they may run.
+// status set while they may run: once the cache is fresh (awaitFresh).
 func (m *Manager) lead(ctx context.Context, rs []Runnable, fail func(error), key string, rev int64) {
+	if len(rs) > 0 && !m.awaitFresh(ctx) {
+		return
+	}
 	m.setLeader(true, key, rev)
 	defer m.setLeader(false, "", 0)
 	m.runGroup(ctx, rs, fail)

@@ -47,19 +47,78 @@ func newLeaderGauge(reg prometheus.Registerer, name, identity string) (leaderGau
 // registerGaugeVec registers a gauge vector, or returns the one of the
 // same name registered before.
 func registerGaugeVec(reg prometheus.Registerer, opts prometheus.GaugeOpts, labels ...string) (*prometheus.GaugeVec, error) {
-	vec := prometheus.NewGaugeVec(opts, labels)
+	return register(reg, prometheus.NewGaugeVec(opts, labels))
+}
+
+// register registers vec, or returns the collector of the same name
+// registered before (a second manager on the same registry).
+func register[V prometheus.Collector](reg prometheus.Registerer, vec V) (V, error) {
 	if err := reg.Register(vec); err != nil {
 		var are prometheus.AlreadyRegisteredError
 		if !errors.As(err, &are) {
-			return nil, fmt.Errorf("manager: register metrics: %w", err)
+			return vec, fmt.Errorf("manager: register metrics: %w", err)
 		}
-		existing, ok := are.ExistingCollector.(*prometheus.GaugeVec)
+		existing, ok := are.ExistingCollector.(V)
 		if !ok {
-			return nil, fmt.Errorf("manager: register metrics: %w", err)
+			return vec, fmt.Errorf("manager: register metrics: %w", err)
 		}
 		vec = existing
 	}
 	return vec, nil
+}
+
+// freshnessMetrics are this manager's children of
+// manager_cache_freshness_waiting and
+// manager_cache_freshness_timeouts_total; nil when no Registerer was
+// given.
+type freshnessMetrics struct {
+	waiting  prometheus.Gauge
+	timeouts prometheus.Counter
+}
+
+// newFreshnessMetrics registers (or reuses) the vectors and returns name's
+// children.
+func newFreshnessMetrics(reg prometheus.Registerer, name string) (freshnessMetrics, error) {
+	if reg == nil {
+		return freshnessMetrics{}, nil
+	}
+	waiting, err := registerGaugeVec(reg, prometheus.GaugeOpts{
+		Name: "manager_cache_freshness_waiting",
+		Help: "1 while this replica, elected, waits for its cache's informers to catch up with etcd's current " +
+			"revision before it starts its leader-only runnables, 0 otherwise.",
+	}, "name")
+	if err != nil {
+		return freshnessMetrics{}, err
+	}
+	timeouts, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "manager_cache_freshness_timeouts_total",
+		Help: "Waits of an elected replica for fresh caches that ran out of the freshness timeout (each is retried).",
+	}, []string{"name"}))
+	if err != nil {
+		return freshnessMetrics{}, err
+	}
+	f := freshnessMetrics{waiting: waiting.WithLabelValues(name), timeouts: timeouts.WithLabelValues(name)}
+	f.waiting.Set(0)
+	return f, nil
+}
+
+// setWaiting sets the waiting gauge.
+func (f freshnessMetrics) setWaiting(w bool) {
+	if f.waiting == nil {
+		return
+	}
+	v := 0.0
+	if w {
+		v = 1
+	}
+	f.waiting.Set(v)
+}
+
+// timedOut counts a wait that ran out of time.
+func (f freshnessMetrics) timedOut() {
+	if f.timeouts != nil {
+		f.timeouts.Inc()
+	}
 }
 
 func (l leaderGauge) set(leader bool) {

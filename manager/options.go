@@ -26,6 +26,12 @@ const (
 	DefaultRetryPeriod   = 2 * time.Second
 )
 
+// DefaultFreshnessTimeout is Options.FreshnessTimeout's default: above the
+// one-minute bookmark interval of Kubernetes' API server and of package
+// cacher, which is how an informer over HTTP learns that a resource without
+// writes is current.
+const DefaultFreshnessTimeout = 90 * time.Second
+
 // ErrInvalidOptions is returned by New for unusable Options.
 var ErrInvalidOptions = errors.New("manager: invalid options")
 
@@ -80,6 +86,15 @@ type Options struct {
 	// LeaderElection makes the leader-only Runnables run on one replica at
 	// a time. Nil runs them at once, on every replica.
 	LeaderElection *LeaderElection
+	// FreshnessTimeout bounds each attempt of a newly elected replica (or,
+	// without leader election, of Run) to bring its cache up to date
+	// before the leader-only Runnables start: every informer of the cache
+	// must have applied its resource's current revision, read with a
+	// consistent list (see cache.Cache.WaitFresh). An attempt that runs
+	// out is logged, counted (manager_cache_freshness_timeouts_total),
+	// fails /readyz and is retried; the Runnables wait. Zero means
+	// DefaultFreshnessTimeout (90 s).
+	FreshnessTimeout time.Duration
 	// Registerer receives the manager's metrics (the leader status, the
 	// controllers' reconcile and work-queue metrics when they are made by
 	// package builder, and over ServerURL the rate limit's and 429

@@ -34,7 +34,9 @@ func (m *Manager) AddReadyzCheck(name string, c Check) {
 // passes, 500 listing the failed ones otherwise; ?verbose lists every
 // check and who leads. /healthz checks that Run is running and has not
 // failed or lost leadership; /readyz also that the manager's cachers are
-// ready and every informer of its cache has synced.
+// ready, every informer of its cache has synced, and (caches-fresh) that
+// an elected replica's wait for fresh caches has not run out of
+// Options.FreshnessTimeout (see the package doc).
 func (m *Manager) ProbeHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +57,7 @@ func (m *Manager) checks(ready bool) []namedCheck {
 		if b, ok := m.backend.(*localBackend); ok {
 			out = append(out, namedCheck{"cachers-ready", func(*http.Request) error { return b.readiness() }})
 		}
-		out = append(out, namedCheck{"informers-synced", m.checkSynced})
+		out = append(out, namedCheck{"informers-synced", m.checkSynced}, namedCheck{"caches-fresh", m.checkFresh})
 		return append(out, m.readyz...)
 	}
 	return append(out, m.healthz...)
@@ -83,6 +85,14 @@ func (m *Manager) checkSynced(*http.Request) error {
 		return fmt.Errorf("informers not synced: %s", strings.Join(pending, ", "))
 	}
 	return nil
+}
+
+// checkFresh fails while an elected replica waits for fresh caches and an
+// attempt has run out of FreshnessTimeout.
+func (m *Manager) checkFresh(*http.Request) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.freshErr
 }
 
 // serveChecks runs checks and writes the Kubernetes-style probe answer.
@@ -113,14 +123,18 @@ func (m *Manager) serveChecks(w http.ResponseWriter, r *http.Request, checks []n
 }
 
 // leaderStatus says whether this replica leads and who does: "disabled"
-// (no leader election), "true (identity ...)", or "false (leader: identity
-// ...)" as read from etcd (or why it could not be read).
+// (no leader election), "true (identity ...)", "elected, waiting for fresh
+// caches ...", or "false (leader: identity ...)" as read from etcd (or why
+// it could not be read).
 func (m *Manager) leaderStatus(ctx context.Context) string {
 	if m.election == nil {
 		return "disabled"
 	}
 	if m.IsLeader() {
 		return fmt.Sprintf("true (identity %s)", m.election.Identity)
+	}
+	if m.awaitingFresh() {
+		return fmt.Sprintf("elected, waiting for fresh caches before starting (identity %s)", m.election.Identity)
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.election.RenewDeadline) // a bound etcd reads are held to
 	defer cancel()

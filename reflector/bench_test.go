@@ -88,7 +88,7 @@ func waitFor(b *testing.B, what string, deadline time.Duration, cond func() bool
 // until every handler has synced; stop ends it and waits.
 func startBenchInformer(b *testing.B, s storage.Interface) (inf *SharedIndexInformer[*widget.Widget], hs []*benchHandler, stop func()) {
 	lw := NewStorageListerWatcher(s, widgetsPrefix, widget.NewList, "")
-	inf, err := NewSharedIndexInformer[*widget.Widget](lw)
+	inf, err := newSharedIndexInformer[*widget.Widget](lw)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func BenchmarkInformerDispatch(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		lw := &memLW{items: items, events: updates}
-		inf, err := NewSharedIndexInformer[*widget.Widget](lw)
+		inf, err := newSharedIndexInformer[*widget.Widget](lw)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -309,6 +309,16 @@ func (f *DeltaFIFO[T]) Len() int {
 	return len(f.queue)
 }
 
+// idle reports whether the FIFO is empty and no Pop is processing a key;
+// it does not wait: ok is false while a Pop holds the FIFO (processing).
+func (f *DeltaFIFO[T]) idle() (empty, ok bool) {
+	if !f.mu.TryLock() {
+		return false, false
+	}
+	defer f.mu.Unlock()
+	return len(f.queue) == 0, true
+}
+
 // Deltas returns a copy of key's pending deltas.
 func (f *DeltaFIFO[T]) Deltas(key string) (Deltas[T], bool) {
 	f.mu.Lock()

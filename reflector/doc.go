@@ -33,6 +33,9 @@
 //   - Watch-list mode streams the initial state (sendInitialEvents) into a
 //     temporary store until the k8s.io/initial-events-end bookmark, applies
 //     it with one Replace and keeps the stream; on failure it lists.
+//   - Relist (asked for by a reader that needs the current revision and
+//     gets no bookmark saying it has it) ends the watch and lists with a
+//     consistent read.
 //   - Errors are classified with k8s.io/apimachinery/pkg/api/errors, never
 //     by message text, and all go to the WatchErrorHandler.
 //
@@ -43,8 +46,10 @@
 // reports its depth), so a slow handler only delays itself; a handler added
 // late is replayed the store as OnAdd(obj, true) with no event lost or
 // repeated; HasSynced (informer and per registration) turns true only
-// once the initial list has been processed; a handler panic is recovered
-// and reported; Run returns only after all its goroutines ended.
+// once the initial list has been processed; StoreResourceVersion is the
+// RV the store has applied everything up to (LastSyncResourceVersion what
+// the reflector received); a handler panic is recovered and reported; Run
+// returns only after all its goroutines ended.
 //
 // # Example
 //

@@ -23,7 +23,7 @@ func TestEtcdInformerUnstructured(t *testing.T) {
 	must(t, s.Create(ctx, wkey("ns", "a"), widget.NewUnstructuredWidget("ns", "a", map[string]string{"app": "x"}), nil, 0))
 
 	lw := NewStorageListerWatcher(s, widgetsPrefix, widget.NewUnstructuredList, "ns")
-	inf, err := NewSharedIndexInformer[*unstructured.Unstructured](lw, WithBackoff(fastBackoff))
+	inf, err := newSharedIndexInformer[*unstructured.Unstructured](lw, WithBackoff(fastBackoff))
 	must(t, err)
 	must(t, inf.AddIndexers(Indexers[*unstructured.Unstructured]{"app": func(u *unstructured.Unstructured) ([]string, error) {
 		return []string{u.GetLabels()["app"]}, nil

@@ -35,7 +35,8 @@ func Example() {
 	_ = store.Create(ctx, widget.Key("default", "first"), widget.NewWidget("default", "first"), nil, 0)
 
 	lw := reflector.NewStorageListerWatcher(store, widget.KeyRoot, widget.NewList, "")
-	informer, err := reflector.NewSharedIndexInformer[*widget.Widget](lw)
+	factory := reflector.NewInformerFactory() // one informer per resource
+	informer, err := reflector.InformerFor[*widget.Widget](factory, widget.Resource, lw)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -52,9 +53,8 @@ func Example() {
 			events <- fmt.Sprintf("delete %s/%s finalStateUnknown=%v", w.Namespace, w.Name, unknown)
 		},
 	})
-	done := make(chan struct{})
-	go func() { defer close(done); _ = informer.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	factory.Start(ctx)
+	defer factory.Shutdown()
 	reflector.WaitForCacheSync(ctx, informer.HasSynced)
 	fmt.Println(<-events)
 

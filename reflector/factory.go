@@ -61,7 +61,7 @@ func InformerFor[T Object](f *InformerFactory, res schema.GroupVersionResource, 
 		return inf, nil
 	}
 	all := append(append([]InformerOption{WithName(res.String())}, f.opts...), opts...)
-	inf, err := NewSharedIndexInformer[T](lw, all...)
+	inf, err := newSharedIndexInformer[T](lw, all...)
 	if err != nil {
 		return nil, err
 	}

@@ -50,16 +50,16 @@ type SharedIndexInformer[T Object] struct {
 
 	fifo      atomic.Pointer[DeltaFIFO[T]]
 	reflector atomic.Pointer[Reflector[T]]
+
+	storeRVMu sync.Mutex // serialises storeRV's updates, so it never goes back
+	storeRV   string     // see StoreResourceVersion; guarded by storeRVMu
 }
 
-// NewSharedIndexInformer returns an informer over lw with an Indexer that
-// has NamespaceIndex.
-//
-// Deprecated: make informers in one place, so that each resource is listed
-// and watched once: a manager's cache (manager.Manager.GetCache, whose
-// InformerFor the builder uses), or without a manager InformerFor on an
-// InformerFactory. This constructor is what InformerFor calls.
-func NewSharedIndexInformer[T Object](lw ListerWatcher, opts ...InformerOption) (*SharedIndexInformer[T], error) {
+// newSharedIndexInformer returns an informer over lw with an Indexer that
+// has NamespaceIndex. Informers are made in one place, so that each
+// resource is listed and watched once: InformerFor on an InformerFactory
+// (which a manager's cache, manager.Manager.GetCache, holds) calls it.
+func newSharedIndexInformer[T Object](lw ListerWatcher, opts ...InformerOption) (*SharedIndexInformer[T], error) {
 	if lw == nil || isNil(lw) {
 		return nil, errors.New("reflector: ListerWatcher is required")
 	}
@@ -123,6 +123,42 @@ func (s *SharedIndexInformer[T]) LastSyncResourceVersion() string {
 		return ""
 	}
 	return r.LastSyncResourceVersion()
+}
+
+// StoreResourceVersion returns the RV the store has caught up with: every
+// list, event and bookmark the reflector received at or below it has been
+// applied to the store (GetStore, GetIndexer), though not necessarily
+// handed to every handler yet. "" before the first list was applied. It
+// never goes back, and does not wait: while a change is being applied it
+// returns the RV reached before it.
+//
+// A reader that must see every write up to a revision (a new leader, see
+// package manager) waits until it is at least that revision;
+// LastSyncResourceVersion is what the reflector received, possibly still
+// queued.
+func (s *SharedIndexInformer[T]) StoreResourceVersion() string {
+	s.storeRVMu.Lock()
+	defer s.storeRVMu.Unlock()
+	r, f := s.reflector.Load(), s.fifo.Load()
+	if r == nil || f == nil {
+		return s.storeRV
+	}
+	// The reflector queues a change before it records its RV: once the
+	// queue is seen empty after rv was read, everything up to rv is stored.
+	rv := r.LastSyncResourceVersion()
+	if empty, ok := f.idle(); ok && empty && rv != "" {
+		s.storeRV = rv
+	}
+	return s.storeRV
+}
+
+// Relist makes the informer's reflector list again with a consistent read
+// and watch from there (see Reflector.Relist); before Run it does nothing
+// (Run lists anyway).
+func (s *SharedIndexInformer[T]) Relist() {
+	if r := s.reflector.Load(); r != nil {
+		r.Relist()
+	}
 }
 
 // IsStopped reports whether Run has returned.
@@ -193,6 +229,10 @@ func (s *SharedIndexInformer[T]) processLoop(fifo *DeltaFIFO[T]) {
 		if errors.Is(err, ErrFIFOClosed) {
 			return
 		}
+		// Note the store RV whenever the queue drains, so that it advances
+		// under a steady stream of changes too, not only when a reader
+		// happens to find the queue empty.
+		s.StoreResourceVersion()
 		if err != nil {
 			s.log.Error("processing deltas", "err", err)
 		}

@@ -33,7 +33,7 @@ func startInformer(t *testing.T, inf *SharedIndexInformer[*widget.Widget]) {
 
 func newTestInformer(t *testing.T, lw ListerWatcher, opts ...InformerOption) *SharedIndexInformer[*widget.Widget] {
 	t.Helper()
-	inf, err := NewSharedIndexInformer[*widget.Widget](lw, append([]InformerOption{WithBackoff(fastBackoff)}, opts...)...)
+	inf, err := newSharedIndexInformer[*widget.Widget](lw, append([]InformerOption{WithBackoff(fastBackoff)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,68 @@ func TestInformerRejectsAfterStop(t *testing.T) {
 	if _, err := inf.AddEventHandler(&countingHandler{}); !errors.Is(err, ErrInformerStopped) {
 		t.Fatalf("AddEventHandler after stop = %v", err)
 	}
-	if _, err := NewSharedIndexInformer[*widget.Widget](nil); err == nil {
+	if _, err := newSharedIndexInformer[*widget.Widget](nil); err == nil {
 		t.Fatal("nil ListerWatcher accepted")
+	}
+}
+
+// TestInformerStoreResourceVersion: the store RV follows the list, the
+// events and the bookmarks, but only once the change is in the store: an
+// event received (LastSyncResourceVersion) but not yet applied leaves it
+// where it was.
+func TestInformerStoreResourceVersion(t *testing.T) {
+	lw := newScriptedLW()
+	inf := newTestInformer(t, lw)
+	if rv := inf.StoreResourceVersion(); rv != "" {
+		t.Fatalf("StoreResourceVersion before Run = %q", rv)
+	}
+	startInformer(t, inf)
+	lw.expectList(t, widgetList("10", "", testWidget("ns", "a", "1", nil)), nil)
+	w, _ := lw.expectWatch(t, nil)
+	eventually(t, "store at the list's RV", func() bool { return inf.StoreResourceVersion() == "10" })
+
+	inf.blockDeltas.Lock() // the informer cannot apply the next change
+	w.send(t, watch.Added, testWidget("ns", "b", "11", nil))
+	eventually(t, "event received", func() bool { return inf.LastSyncResourceVersion() == "11" })
+	if rv := inf.StoreResourceVersion(); rv != "10" {
+		inf.blockDeltas.Unlock()
+		t.Fatalf("StoreResourceVersion = %q while the event at 11 is not stored", rv)
+	}
+	inf.blockDeltas.Unlock()
+	eventually(t, "store at the event's RV", func() bool { return inf.StoreResourceVersion() == "11" })
+	if _, ok := inf.GetStore().GetByKey("ns/b"); !ok {
+		t.Fatal("StoreResourceVersion reached 11 before the object of 11 was stored")
+	}
+
+	w.send(t, watch.Bookmark, bookmark("15", false))
+	eventually(t, "store at the bookmark's RV", func() bool { return inf.StoreResourceVersion() == "15" })
+}
+
+// TestInformerRelist: Relist ends the watch, lists with a consistent read
+// (RV unset) and watches from that list's RV; the store follows the list.
+func TestInformerRelist(t *testing.T) {
+	lw := newScriptedLW()
+	inf := newTestInformer(t, lw)
+	startInformer(t, inf)
+	if opts := lw.expectList(t, widgetList("10", "", testWidget("ns", "a", "1", nil)), nil); opts.ResourceVersion != "0" {
+		t.Fatalf("first list at RV %q", opts.ResourceVersion)
+	}
+	w, _ := lw.expectWatch(t, nil)
+	eventually(t, "synced", inf.HasSynced)
+
+	inf.Relist()
+	w.waitStopped(t)
+	if opts := lw.expectList(t, widgetList("30", "", testWidget("ns", "b", "25", nil)), nil); opts.ResourceVersion != "" {
+		t.Fatalf("relist at RV %q, want a consistent read", opts.ResourceVersion)
+	}
+	if _, opts := lw.expectWatch(t, nil); opts.ResourceVersion != "30" {
+		t.Fatalf("watch after the relist from RV %q", opts.ResourceVersion)
+	}
+	eventually(t, "store at the relist's RV", func() bool { return inf.StoreResourceVersion() == "30" })
+	if _, ok := inf.GetStore().GetByKey("ns/a"); ok {
+		t.Fatal("an object missing from the relist is still stored")
+	}
+	if _, ok := inf.GetStore().GetByKey("ns/b"); !ok {
+		t.Fatal("the relisted object is not stored")
 	}
 }

@@ -25,6 +25,15 @@ type ListerWatcher interface {
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
 
+// ProgressRequester is implemented by a ListerWatcher that can ask its
+// storage for a progress notification now, so that its watches that allow
+// bookmarks get one at the storage's current revision even when the
+// resource sees no writes (the storage adapter, NewStorageListerWatcher).
+// Over HTTP there is no such request: bookmarks come at the server's pace.
+type ProgressRequester interface {
+	RequestWatchProgress(ctx context.Context) error
+}
+
 // ListWatchFuncs adapts plain functions to a ListerWatcher.
 type ListWatchFuncs struct {
 	ListFunc  func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error)

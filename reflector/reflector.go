@@ -84,15 +84,17 @@ type ReflectorConfig[T Object] struct {
 // Reflector lists a resource into a store, then keeps it current with a
 // watch from the list's resource version. See ListAndWatch for the rules.
 type Reflector[T Object] struct {
-	cfg   ReflectorConfig[T]
-	log   *slog.Logger
-	delay wait.DelayFunc
+	cfg    ReflectorConfig[T]
+	log    *slog.Logger
+	delay  wait.DelayFunc
+	relist chan struct{} // a Relist asked for, not yet begun (capacity 1)
 
 	mu sync.Mutex
 	// lastSyncRV is the RV of the last list, bookmark or event applied.
 	lastSyncRV string
 	// rvUnavailable is set when a request at lastSyncRV failed with
-	// "expired" or "too large"; the next list is then a consistent read.
+	// "expired" or "too large", or a Relist was asked for; the next list
+	// is then a consistent read.
 	rvUnavailable bool
 	// paginatedResult records that an RV "0" list came back in pages: the
 	// server does not serve lists from a cache, so keep paginating.
@@ -130,7 +132,7 @@ func NewReflector[T Object](cfg ReflectorConfig[T]) (*Reflector[T], error) {
 	if !cfg.NoFullJitter {
 		delay = fullJitter(delay)
 	}
-	return &Reflector[T]{cfg: cfg, log: log.With("reflector", cfg.Name), delay: delay}, nil
+	return &Reflector[T]{cfg: cfg, log: log.With("reflector", cfg.Name), delay: delay, relist: make(chan struct{}, 1)}, nil
 }
 
 // fullJitter draws each delay of next uniformly from [0, delay].
@@ -149,6 +151,10 @@ func fullJitter(next wait.DelayFunc) wait.DelayFunc {
 func (r *Reflector[T]) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := r.ListAndWatch(ctx)
+		if errors.Is(err, errRelist) {
+			r.log.Info("relisting consistently, as asked")
+			continue
+		}
 		if err != nil && ctx.Err() == nil {
 			r.reportError(err)
 		}
@@ -183,7 +189,8 @@ func (r *Reflector[T]) retryDelay(err error) time.Duration {
 //   - a watch that ends normally is reopened from the last synced RV;
 //   - 429, 503, timeouts and refused connections back off and re-watch
 //     (waiting at least the Retry-After the server asked for);
-//   - 410 Gone and other errors return, so that Run relists.
+//   - 410 Gone and other errors return, so that Run relists;
+//   - a Relist returns at once, and Run lists with a consistent read.
 func (r *Reflector[T]) ListAndWatch(ctx context.Context) error {
 	var w watch.Interface
 	if r.cfg.UseWatchList {
@@ -205,6 +212,23 @@ func (r *Reflector[T]) ListAndWatch(ctx context.Context) error {
 	stopResync := r.startResync(ctx)
 	defer stopResync()
 	return r.watchLoop(ctx, w)
+}
+
+// errRelist ends a watch when Relist was called.
+var errRelist = errors.New("reflector: relist asked for")
+
+// Relist makes the reflector end its watch, list again with a consistent
+// read (RV unset: the server's current state) and watch from that list's
+// RV: how a store that no event or bookmark would bring up to the current
+// revision gets there (a resource without writes, over a server that
+// sends bookmarks rarely). The store is replaced; objects that did not
+// change come out of it as syncs, not changes. It does not wait; a Relist
+// not yet begun absorbs the next.
+func (r *Reflector[T]) Relist() {
+	select {
+	case r.relist <- struct{}{}:
+	default:
+	}
 }
 
 // LastSyncResourceVersion returns the RV of the last list, bookmark or

@@ -46,6 +46,9 @@ func (r *Reflector[T]) watchLoop(ctx context.Context, w watch.Interface) error {
 		switch {
 		case ctx.Err() != nil:
 			return nil
+		case errors.Is(err, errRelist):
+			r.setRVUnavailable(true) // the list is a consistent read
+			return err
 		case err == nil:
 			r.log.Debug("watch ended, resuming", "rv", r.LastSyncResourceVersion())
 		case errors.Is(err, errVeryShortWatch):
@@ -86,6 +89,8 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w watch.Interface, propa
 		select {
 		case <-ctx.Done():
 			return events, ctx.Err()
+		case <-r.relist:
+			return events, errRelist
 		case ev, ok = <-w.ResultChan():
 		}
 		if !ok {

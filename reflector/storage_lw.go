@@ -68,6 +68,13 @@ func (l *storageLW) List(ctx context.Context, opts metav1.ListOptions) (runtime.
 	return list, nil
 }
 
+// RequestWatchProgress implements ProgressRequester: it asks the storage
+// (storage.Interface.RequestWatchProgress) for a progress notification,
+// which its watches that allow bookmarks receive as a bookmark.
+func (l *storageLW) RequestWatchProgress(ctx context.Context) error {
+	return l.s.RequestWatchProgress(ctx)
+}
+
 // Watch implements ListerWatcher. Bookmarks asked for also ask for etcd's
 // progress notifications.
 func (l *storageLW) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {

@@ -51,7 +51,9 @@ func Example_storeCacherInformer() {
 	}
 
 	lw := reflector.NewStorageListerWatcher(c, widget.KeyRoot, widget.NewList, "") // all namespaces
-	inf, err := reflector.NewSharedIndexInformer[*widget.Widget](lw)
+	// Informers come from a factory: one per resource.
+	factory := reflector.NewInformerFactory()
+	inf, err := reflector.InformerFor[*widget.Widget](factory, widget.Resource, lw)
 	if err != nil {
 		panic(err)
 	}
@@ -59,7 +61,8 @@ func Example_storeCacherInformer() {
 	_, _ = inf.AddEventHandler(reflector.ResourceEventHandlerFuncs[*widget.Widget]{
 		AddFunc: func(w *widget.Widget, initial bool) { added <- w },
 	})
-	running.Go(func() { _ = inf.Run(ctx) })
+	factory.Start(ctx)
+	defer factory.Shutdown()
 	reflector.WaitForCacheSync(ctx, inf.HasSynced)
 
 	w := widget.NewWidget("default", "w1")

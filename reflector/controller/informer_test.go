@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -50,7 +49,8 @@ func TestControllerOverSharedIndexInformer(t *testing.T) {
 			return w, nil
 		},
 	}
-	informer, err := reflector.NewSharedIndexInformer[*widget.Widget](lw)
+	factory := reflector.NewInformerFactory()
+	informer, err := reflector.InformerFor[*widget.Widget](factory, widget.Resource, lw)
 	require.NoError(t, err)
 
 	rec := &recorder{}
@@ -61,8 +61,9 @@ func TestControllerOverSharedIndexInformer(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	defer factory.Shutdown()
 	defer cancel()
-	wg.Go(func() { assert.NoError(t, informer.Run(ctx)) })
+	factory.Start(ctx)
 	ctrlDone := make(chan error, 1)
 	wg.Go(func() { ctrlDone <- c.Start(ctx) })
 

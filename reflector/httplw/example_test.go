@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/httplw"
@@ -22,7 +23,9 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	inf, err := reflector.NewSharedIndexInformer[*unstructured.Unstructured](lw)
+	factory := reflector.NewInformerFactory() // one informer per resource
+	widgets := schema.GroupVersionResource{Group: "demo.listwatch.dev", Version: "v1", Resource: "widgets"}
+	inf, err := reflector.InformerFor[*unstructured.Unstructured](factory, widgets, lw)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -33,7 +36,8 @@ func Example() {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = inf.Run(ctx) }()
+	factory.Start(ctx)
+	defer factory.Shutdown()
 	reflector.WaitForCacheSync(ctx, inf.HasSynced)
 }
 

@@ -152,7 +152,8 @@ func TestInformerAcrossProcesses(t *testing.T) {
 	lw, err := New(Config{BaseURL: base, Group: "demo.listwatch.dev", Version: "v1", Plural: "widgets",
 		Namespace: "ns", HTTPClient: client})
 	require.NoError(t, err)
-	inf, err := reflector.NewSharedIndexInformer[*unstructured.Unstructured](lw,
+	factory := reflector.NewInformerFactory()
+	inf, err := reflector.InformerFor[*unstructured.Unstructured](factory, widget.Resource, lw,
 		reflector.WithMinWatchTimeout(time.Second), reflector.WithPageSize(7))
 	require.NoError(t, err)
 	var adds, updates, deletes atomic.Int64
@@ -163,11 +164,11 @@ func TestInformerAcrossProcesses(t *testing.T) {
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- inf.Run(ctx) }()
+	factory.Start(ctx)
 	defer func() {
 		cancel()
-		require.NoError(t, <-ran)
+		factory.Shutdown()
+		require.True(t, inf.IsStopped())
 	}()
 	syncCtx, syncCancel := context.WithTimeout(ctx, 20*time.Second)
 	defer syncCancel()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/manager"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/controller"
@@ -31,9 +28,6 @@ type Config struct {
 	// Manager runs the controllers; they read through its cache and
 	// write through its client. Required.
 	Manager *manager.Manager
-	// API is the example's client of the same server: WaitFresh reads
-	// the current resourceVersions with it. Required.
-	API *api.Client
 	// Workers is each controller's number of concurrent Reconciles; 0
 	// means 5 (kube-controller-manager's --concurrent-*-syncs default).
 	Workers int
@@ -52,21 +46,22 @@ func (cfg Config) withDefaults() Config {
 	return cfg
 }
 
-// base is what the controllers share: the manager's client, its cache's
-// informers of the three workload kinds (indexed by controller UID), and
-// the freshness gate.
+// base is what the controllers share: the manager's client and its
+// cache's informers of the three workload kinds (indexed by controller
+// UID). The manager starts the controllers of a newly elected replica only
+// once these informers hold the previous leader's last writes (see package
+// manager, "A new leader acts on fresh caches").
 type base struct {
-	cfg   Config
-	c     client.Client
-	log   *slog.Logger
-	deps  *cache.Informer
-	rss   *cache.Informer
-	pods  *cache.Informer
-	fresh *freshGate
+	cfg  Config
+	c    client.Client
+	log  *slog.Logger
+	deps *cache.Informer
+	rss  *cache.Informer
+	pods *cache.Informer
 }
 
-// newBase gets the cache's informers, adds the controller-UID index to
-// the ReplicaSet and pod informers, and makes the freshness gate.
+// newBase gets the cache's informers and adds the controller-UID index to
+// the ReplicaSet and pod informers.
 func newBase(cfg Config) (*base, error) {
 	cfg = cfg.withDefaults()
 	ch := cfg.Manager.GetCache()
@@ -86,8 +81,6 @@ func newBase(cfg Config) (*base, error) {
 			return nil, err
 		}
 	}
-	b.fresh = &freshGate{api: cfg.API, synced: map[api.Kind]syncedTo{api.Pods: b.pods.LastSyncResourceVersion,
-		api.ReplicaSets: b.rss.LastSyncResourceVersion, api.Deployments: b.deps.LastSyncResourceVersion}}
 	return b, nil
 }
 
@@ -112,42 +105,6 @@ func indexed[T client.Object](inf *cache.Informer, uid string) []T {
 		}
 	}
 	return out
-}
-
-// freshGate runs WaitFresh once, before the first Reconcile of any of the
-// manager's controllers: they start when the replica is elected.
-type freshGate struct {
-	api    *api.Client
-	synced map[api.Kind]syncedTo
-	mu     sync.Mutex
-	done   atomic.Bool
-}
-
-// wait blocks until the informers are fresh (at most once successfully).
-func (g *freshGate) wait(ctx context.Context) error {
-	if g.done.Load() {
-		return nil
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.done.Load() {
-		return nil
-	}
-	if err := WaitFresh(ctx, g.api, g.synced); err != nil {
-		return err
-	}
-	g.done.Store(true)
-	return nil
-}
-
-// gated runs r after the gate.
-func gated(g *freshGate, r controller.Reconciler) controller.Reconciler {
-	return controller.ReconcileFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
-		if err := g.wait(ctx); err != nil {
-			return controller.Result{}, err
-		}
-		return r.Reconcile(ctx, req)
-	})
 }
 
 // setOwnerRefs replaces obj's ownerReferences by refs with a merge patch

@@ -51,7 +51,7 @@ func setupDeployments(b *base) (*DeploymentController, error) {
 			return out
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: b.cfg.Workers}).
-		Complete(gated(b.fresh, dc))
+		Complete(dc)
 	return dc, err
 }
 

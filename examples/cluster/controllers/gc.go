@@ -69,18 +69,18 @@ func setupGarbageCollector(b *base) (*GarbageCollector, error) {
 		builder.ControllerManagedBy(b.cfg.Manager).Named("gc-deployments").
 			For(&appsv1.Deployment{}, builder.WithPredicates(hasOwners)).
 			Watches(&appsv1.ReplicaSet{}, ownersOnDelete("Deployment")).
-			WithOptions(opts).Complete(gated(b.fresh, g.reconciler(nodes["Deployment"], nodes))),
+			WithOptions(opts).Complete(g.reconciler(nodes["Deployment"], nodes)),
 		builder.ControllerManagedBy(b.cfg.Manager).Named("gc-replicasets").
 			For(&appsv1.ReplicaSet{}, builder.WithPredicates(hasOwners)).
 			Watches(&appsv1.Deployment{}, dependentsOnDelete(nodes["Deployment"])).
 			Watches(&corev1.Pod{}, ownersOnDelete("ReplicaSet")).
-			WithOptions(opts).Complete(gated(b.fresh, g.reconciler(nodes["ReplicaSet"], nodes))),
+			WithOptions(opts).Complete(g.reconciler(nodes["ReplicaSet"], nodes)),
 		builder.ControllerManagedBy(b.cfg.Manager).Named("gc-pods").
 			For(&corev1.Pod{}, builder.WithPredicates(hasOwners, controller.Or(
 				controller.NewPredicate(func(o client.Object) bool { return o.GetDeletionTimestamp() != nil }),
 				ownerRefsChanged()))).
 			Watches(&appsv1.ReplicaSet{}, dependentsOnDelete(nodes["ReplicaSet"])).
-			WithOptions(opts).Complete(gated(b.fresh, g.reconciler(nodes["Pod"], nodes))),
+			WithOptions(opts).Complete(g.reconciler(nodes["Pod"], nodes)),
 	}
 	return g, errors.Join(errs...)
 }

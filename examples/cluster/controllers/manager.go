@@ -106,7 +106,7 @@ func NewControllerManager(cfg ManagerConfig) (*ControllerManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := newBase(Config{Manager: m, API: cfg.API, Workers: cfg.Workers})
+	b, err := newBase(Config{Manager: m, Workers: cfg.Workers})
 	if err != nil {
 		return nil, err
 	}

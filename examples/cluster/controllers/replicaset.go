@@ -76,7 +76,7 @@ func setupReplicaSets(b *base) (*ReplicaSetController, error) {
 			},
 		}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: b.cfg.Workers}).
-		Complete(gated(b.fresh, r))
+		Complete(r)
 	return r, err
 }
 

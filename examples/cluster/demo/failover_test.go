@@ -2,6 +2,8 @@ package demo
 
 import (
 	"context"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,4 +87,55 @@ func TestLeaderKilledMidRollout(t *testing.T) {
 	}))
 	require.Equal(t, replicas, web.created("nginx:2"), "pods of the new template created for %d replicas", replicas)
 	require.LessOrEqual(t, web.resetPeak(), replicas+replicas/4, "pods alive at once, above replicas + maxSurge (25%%)")
+}
+
+// TestLeaderKilledWhileStandbyLags: the standby's watches run 6 s late (a
+// slow network: twice the lease), so when it is elected its cache lacks
+// the pods the killed leader created last, and may lack their ReplicaSet.
+// The manager starts its controllers only once the cache has caught up
+// with the revision current at the election; a controller acting before
+// would create those pods again (it does without the wait: 15-19 pods
+// for 12). No pod is created twice, none is lost. Once its controllers
+// run, the lag is lifted, so that the rest of the rollout is quick.
+func TestLeaderKilledWhileStandbyLags(t *testing.T) {
+	const replicas = 12
+	s := startStack(t, Options{StartDelay: 300 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	web, reg, err := newTracker(s.View.Pods, "web")
+	require.NoError(t, err)
+	defer func() { _ = s.View.Pods.RemoveEventHandler(reg) }()
+	sc := &script{ctx: ctx, s: s}
+
+	// The standby is replaced by one behind a slow network.
+	first := s.Leader()
+	require.GreaterOrEqual(t, first, 0)
+	s.Kill(1 - first)
+	lag := &atomic.Int64{}
+	lag.Store(int64(2 * s.Options.LeaseDuration))
+	s.replicaHTTP = &http.Client{Transport: laggingWatches{base: s.hc.Transport, lag: lag}}
+	require.NoError(t, s.startReplica(1-first))
+	require.Equal(t, first, s.Leader())
+
+	killed := make(chan int, 1)
+	web.setOnNew(func(image string, seen int) {
+		if image == "nginx:1" && seen == 3 {
+			s.Kill(first)
+			killed <- web.created("nginx:1")
+		}
+	})
+	require.NoError(t, s.Client.Create(ctx, api.Deployments, webDeployment(replicas, "nginx:1")))
+	var atKill int
+	select {
+	case atKill = <-killed:
+	case <-ctx.Done():
+		t.Fatal("the third pod never showed")
+	}
+	web.setOnNew(nil)
+	t.Logf("leader killed with %d of %d pods seen", atKill, replicas)
+	require.NoError(t, sc.await("the lagging standby elected", func() bool { return s.Replicas[1-first].CM.Manager.IsLeader() }))
+	lag.Store(0) // its controllers run: the rest of the rollout need not crawl
+	require.NoError(t, sc.await("all available", func() bool { return sc.rolledOut("default", "web", replicas) }))
+	require.Equal(t, replicas, web.created("nginx:1"), "pods created for %d replicas", replicas)
+	require.Len(t, sc.podsOf("default", "web"), replicas)
 }

@@ -157,9 +157,12 @@ type Stack struct {
 	factories []interface{ Shutdown() }
 	etcd      *demorun.Etcd
 	hc        *http.Client
-	runCtx    context.Context
-	cancel    context.CancelFunc
-	parts     demorun.Group
+	// replicaHTTP, when set, is the HTTP client of the controller manager
+	// replicas started from then on (a test's slow network).
+	replicaHTTP *http.Client
+	runCtx      context.Context
+	cancel      context.CancelFunc
+	parts       demorun.Group
 }
 
 // Start starts a cluster; Close stops it.
@@ -282,7 +285,9 @@ func ManagerConfig(o Options, client *api.Client, etcd *clientv3.Client, name st
 // startReplica starts controller manager replica i.
 func (s *Stack) startReplica(i int) error {
 	name := fmt.Sprintf("controller-manager-%d", i)
-	cm, err := controllers.NewControllerManager(ManagerConfig(s.Options, s.Client, s.Etcd, name))
+	cfg := ManagerConfig(s.Options, s.Client, s.Etcd, name)
+	cfg.HTTPClient = s.replicaHTTP
+	cm, err := controllers.NewControllerManager(cfg)
 	if err != nil {
 		return err
 	}
