@@ -2,8 +2,10 @@ package gc_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,7 +52,9 @@ func start(t *testing.T, overHTTP bool) *env {
 	t.Helper()
 	kinds, err := client.NewKinds(widget.Scheme)
 	require.NoError(t, err)
-	opts := manager.Options{Name: "gc-test", Kinds: kinds, GarbageCollector: true}
+	warnings := &warningLog{}
+	opts := manager.Options{Name: "gc-test", Kinds: kinds, GarbageCollector: true,
+		Logger: slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if overHTTP {
 		opts.ServerURL, opts.QPS = serve(t, kinds), -1
 	} else {
@@ -66,6 +70,7 @@ func start(t *testing.T, overHTTP bool) *env {
 		stop()
 		require.NoError(t, <-done)
 		cancel()
+		require.Empty(t, warnings.String(), "the collector ran and stopped without a warning")
 	})
 	select {
 	case <-m.Elected():
@@ -96,6 +101,24 @@ func serve(t *testing.T, kinds *client.Kinds) string {
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); srv.Close() })
 	return hs.URL
+}
+
+// warningLog collects the manager's warnings and errors.
+type warningLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *warningLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *warningLog) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
 
 // widget creates a Widget.

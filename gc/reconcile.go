@@ -35,8 +35,11 @@ func (g *Collector) reconciler(n *node) controller.Reconciler {
 		} else {
 			err = g.checkOwners(ctx, obj)
 		}
-		if errors.Is(err, errChanged) {
+		switch {
+		case errors.Is(err, errChanged):
 			return controller.Result{Requeue: true}, nil
+		case err != nil && ctx.Err() != nil:
+			return controller.Result{}, nil // stopping: the next start lists every object again
 		}
 		return controller.Result{}, err
 	})

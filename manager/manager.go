@@ -250,7 +250,9 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.end(err)
 		return err
 	}
-	m.cache.Start(ctx)
+	// The informers stop by Shutdown, once the Runnables have returned
+	// (not with ctx, under Runnables still removing their handlers).
+	m.cache.Start(context.WithoutCancel(ctx))
 	m.log.Info("cache started")
 	var wg sync.WaitGroup
 	wg.Go(func() { m.runGroup(ctx, everywhere, fail) })
