@@ -52,14 +52,21 @@ func start(t *testing.T, overHTTP bool) *env {
 	t.Helper()
 	kinds, err := client.NewKinds(widget.Scheme)
 	require.NoError(t, err)
-	warnings := &warningLog{}
-	opts := manager.Options{Name: "gc-test", Kinds: kinds, GarbageCollector: true,
-		Logger: slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	opts := manager.Options{Name: "gc-test", Kinds: kinds, GarbageCollector: true}
 	if overHTTP {
 		opts.ServerURL, opts.QPS = serve(t, kinds), -1
 	} else {
 		opts.Etcd, opts.EtcdPrefix = etcd.Client, testPrefix(t)
 	}
+	return startWith(t, opts)
+}
+
+// startWith runs a manager with opts (and a logger of the test's) until
+// the test ends; the test fails if it logged a warning or an error.
+func startWith(t *testing.T, opts manager.Options) *env {
+	t.Helper()
+	warnings := &warningLog{}
+	opts.Logger = slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	m, err := manager.New(opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
