@@ -306,3 +306,36 @@ func reconciles(t *testing.T, reg *prometheus.Registry, controller string) float
 	}
 	return total
 }
+
+// TestGarbageCollectorLeaderOnly: of two replicas with GarbageCollector,
+// only the leader collects: a dependent deleted through the standby's
+// client goes, reconciled by the leader's collector alone.
+func TestGarbageCollectorLeaderOnly(t *testing.T) {
+	prefix := testPrefix(t)
+	createWidget(t, prefix, "w1")
+	rec := &recorder{}
+	key := prefix + "/leader"
+	ca, cb := newClient(t, etcd.Endpoints[0]), newClient(t, etcd.Endpoints[0])
+	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
+	a := newReplicaWith(t, "a", ca, prefix, rec, manager.Options{Name: "widgets", LeaderElection: leaderElection(ca, key),
+		GarbageCollector: true, Registerer: regA})
+	b := newReplicaWith(t, "b", cb, prefix, rec, manager.Options{Name: "widgets", LeaderElection: leaderElection(cb, key),
+		GarbageCollector: true, Registerer: regB})
+	startPair(t, a, b, rec)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := b.m.GetClient()
+	w := widget.NewWidget("default", "owner")
+	require.NoError(t, c.Create(ctx, w))
+	p := &widget.Part{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "owner-0"}}
+	require.NoError(t, lwclient.SetControllerReference(w, p, c.Kinds()))
+	require.NoError(t, c.Create(ctx, p))
+	require.NoError(t, c.Delete(ctx, w))
+	require.Eventually(t, func() bool {
+		return lwclient.IsNotFound(c.Get(ctx, lwclient.KeyOf(p), &widget.Part{}, lwclient.FromStorage))
+	}, 15*time.Second, 5*time.Millisecond, "the leader collects the Part")
+	require.Positive(t, reconciles(t, regA, "garbagecollector-parts.demo.listwatch.dev"))
+	require.Zero(t, reconciles(t, regB, "garbagecollector-parts.demo.listwatch.dev"), "the standby collected")
+	require.False(t, b.m.IsLeader())
+}
