@@ -55,8 +55,13 @@ func (g *Collector) ownerState(ctx context.Context, ns string, ref metav1.OwnerR
 	if n == nil {
 		return OwnerPresent, nil
 	}
-	if !n.kind.Namespaced {
+	switch {
+	case !n.kind.Namespaced:
 		ns = ""
+	case ns == "":
+		// A cluster-scoped dependent cannot have a namespaced owner: the
+		// reference resolves to nothing, as in Kubernetes.
+		return OwnerAbsent, nil
 	}
 	state := func(o client.Object) OwnerState {
 		switch {
@@ -249,11 +254,12 @@ func (g *Collector) patchMeta(ctx context.Context, obj client.Object, field stri
 	return fmt.Errorf("setting %s of %s %s/%s: %w", field, kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
 }
 
-// deleteExactly deletes obj if its UID is still obj's, with policy when
-// not "". An object gone (or replaced) meanwhile is no error.
+// deleteExactly deletes obj if it is still the object read (its UID and
+// resourceVersion), with policy when not "": errChanged when it changed
+// since (its refs may have too), no error when it is gone.
 func (g *Collector) deleteExactly(ctx context.Context, obj client.Object, policy metav1.DeletionPropagation) error {
-	uid := obj.GetUID()
-	opts := &client.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+	uid, rv := obj.GetUID(), obj.GetResourceVersion()
+	opts := &client.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}
 	if policy != "" {
 		opts.PropagationPolicy = &policy
 	}
@@ -262,7 +268,7 @@ func (g *Collector) deleteExactly(ctx context.Context, obj client.Object, policy
 	case err == nil, client.IsNotFound(err):
 		return nil
 	case client.IsConflict(err):
-		return nil // another object of that name: not this dependent any more
+		return errChanged
 	}
 	return fmt.Errorf("deleting %s %s/%s: %w", kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
 }

@@ -15,7 +15,7 @@ import (
 // TestClusterScopedOwner: a namespaced dependent of a cluster-scoped owner
 // (an unstructured kind with no namespace) is looked up and collected by
 // the owner's name alone, and a foreground deletion of the owner waits
-// for it.
+// for it; a cluster-scoped dependent of a namespaced owner is collected.
 func TestClusterScopedOwner(t *testing.T) {
 	kinds, err := client.NewKinds(widget.Scheme)
 	require.NoError(t, err)
@@ -48,4 +48,15 @@ func TestClusterScopedOwner(t *testing.T) {
 	require.True(t, e.get(fg.DeepCopy()), "the owner waits for its blocking dependent")
 	e.release(held)
 	e.gone(held, fg)
+
+	// A cluster-scoped object cannot have a namespaced owner: such a
+	// reference resolves to nothing, even with a Widget of that name.
+	w := e.widget("w")
+	invalid := &unstructured.Unstructured{}
+	invalid.SetGroupVersionKind(gadgets)
+	invalid.SetName("invalid")
+	invalid.SetOwnerReferences(refs(ref(widget.Kind, w, false)))
+	require.NoError(t, e.c.Create(e.ctx, invalid))
+	e.gone(invalid)
+	require.True(t, e.get(w))
 }
