@@ -23,7 +23,10 @@
 // Before acting on a dependent, the collector looks its owners up live,
 // through the client, when its cache does not hold them with the
 // reference's UID: a cache may not yet have seen an owner created a
-// moment ago.
+// moment ago. It deletes a dependent only as it read it (uid and
+// resourceVersion preconditions), and before it removes an owner's
+// finalizer it lists that owner's dependents from storage too: the
+// informer of a dependent's kind may lag the owner's.
 //
 // The Collector is one controller per kind (named
 // garbagecollector-<resource>), each over the kind's informer of a
