@@ -64,7 +64,7 @@ func newLocalOf(t *testing.T, kinds *client.Kinds) client.Client {
 	}
 	c, err := client.NewLocal(client.LocalConfig{Kinds: kinds, Store: func(k client.Kind) (*registry.Store, error) {
 		return regs[k.GroupVersionKind.Kind], nil
-	}, Dependents: kinds.All})
+	}})
 	require.NoError(t, err)
 	return c
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,12 +25,6 @@ type LocalConfig struct {
 	// storage: an etcd3 store or a cacher) of a kind; reads go to its
 	// Storage(). Required. A manager provides it for the kinds it serves.
 	Store func(Kind) (*registry.Store, error)
-	// Dependents returns the kinds whose objects may have ownerReferences:
-	// where Delete looks for the dependents of a deleted object when asked
-	// for a propagation policy (a manager gives the kinds it serves). Nil:
-	// Delete ignores PropagationPolicy. There is no garbage collector:
-	// without a policy, dependents stay.
-	Dependents func() []Kind
 }
 
 // NewLocal returns a Client over the library's storage, in process: the
@@ -191,102 +184,15 @@ func (c *local) Delete(ctx context.Context, obj Object, opts ...DeleteOption) er
 		return err
 	}
 	o := collect(opts, DeleteOption.ApplyToDelete)
-	policy := c.propagation(o)
-	if policy == metav1.DeletePropagationForeground {
-		// Dependents first, then the owner, as the foreground policy
-		// promises.
-		cur := obj.DeepCopyObject().(Object)
-		if err := s.Storage().Get(ctx, key, storage.GetOptions{}, cur); err != nil {
-			return err
-		}
-		if err := storagePreconditions(o).Check(key, cur); err != nil {
-			return err
-		}
-		if err := c.propagate(ctx, cur, policy); err != nil {
-			return err
-		}
+	var policy metav1.DeletionPropagation
+	if o.PropagationPolicy != nil {
+		policy = *o.PropagationPolicy
 	}
 	last := obj.DeepCopyObject()
-	if _, err := s.Delete(ctx, key, last, registry.DeleteOptions{
-		Preconditions: storagePreconditions(o), DryRun: o.DryRun,
-	}); err != nil {
-		return err
-	}
-	if policy == metav1.DeletePropagationBackground || policy == metav1.DeletePropagationOrphan {
-		return c.propagate(ctx, last.(Object), policy)
-	}
-	return nil
-}
-
-// propagation is the policy Delete applies to dependents: none without
-// LocalConfig.Dependents or a policy, and none for a dry run.
-func (c *local) propagation(o DeleteOptions) metav1.DeletionPropagation {
-	if c.cfg.Dependents == nil || o.PropagationPolicy == nil || o.DryRun {
-		return ""
-	}
-	return *o.PropagationPolicy
-}
-
-// propagate applies policy to the dependents of owner (the objects of the
-// Dependents kinds with an ownerReference to its uid): Foreground and
-// Background delete them (with the same policy, so recursively), Orphan
-// removes the reference.
-func (c *local) propagate(ctx context.Context, owner Object, policy metav1.DeletionPropagation) error {
-	if owner.GetUID() == "" {
-		return nil
-	}
-	var errs []error
-	for _, kind := range c.cfg.Dependents() {
-		s, err := c.cfg.Store(kind)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		list := kind.NewList()
-		if err := s.Storage().GetList(ctx, kind.ListKey(owner.GetNamespace()), storage.ListOptions{Recursive: true}, list); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		items, err := meta.ExtractList(list)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, item := range items {
-			dep, ok := item.(Object)
-			if !ok || !ownedBy(dep, owner.GetUID()) {
-				continue
-			}
-			if policy == metav1.DeletePropagationOrphan {
-				err = c.update(ctx, dep, false, func(cur runtime.Object) (runtime.Object, error) {
-					a, err := meta.Accessor(cur)
-					if err != nil {
-						return nil, err
-					}
-					a.SetOwnerReferences(slices.DeleteFunc(a.GetOwnerReferences(), func(r metav1.OwnerReference) bool {
-						return r.UID == owner.GetUID()
-					}))
-					return cur, nil
-				})
-			} else {
-				err = c.Delete(ctx, dep, PropagationPolicy(policy))
-			}
-			if err != nil && !IsNotFound(err) {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// ownedBy reports whether obj has an ownerReference to uid.
-func ownedBy(obj Object, uid types.UID) bool {
-	for _, r := range obj.GetOwnerReferences() {
-		if r.UID == uid {
-			return true
-		}
-	}
-	return false
+	_, err = s.Delete(ctx, key, last, registry.DeleteOptions{
+		Preconditions: storagePreconditions(o), DryRun: o.DryRun, PropagationPolicy: policy,
+	})
+	return err
 }
 
 func (c *local) DeleteAllOf(ctx context.Context, obj Object, opts ...DeleteAllOfOption) error {

@@ -87,11 +87,12 @@ type DeleteOptions struct {
 	// Preconditions (uid, resourceVersion) must hold on the stored object.
 	Preconditions *metav1.Preconditions
 	// PropagationPolicy says what happens to the dependents (objects with
-	// an ownerReference to the deleted one): over HTTP it is sent to the
-	// server; in process (with LocalConfig.Dependents, as a manager's
-	// client has) Foreground deletes them before the object, Background
-	// after it, Orphan removes their reference. Nil leaves them: there is
-	// no garbage collector.
+	// an ownerReference to the deleted one), over HTTP and in process
+	// alike: the registry records it as the garbage collector's finalizer
+	// on the object (Foreground: foregroundDeletion, Orphan: orphan,
+	// Background: neither), and a garbage collector (package gc,
+	// manager.Options.GarbageCollector) finishes the delete. Nil keeps the
+	// finalizer the object has, else Background.
 	PropagationPolicy *metav1.DeletionPropagation
 	// DryRun checks the delete without doing it.
 	DryRun bool

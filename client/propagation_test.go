@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,56 +13,55 @@ import (
 	"github.com/listwatch/listwatch/examples/widget"
 )
 
-// TestLocalDeletePropagation: in process, Background and Foreground delete
-// the dependents (recursively), Orphan removes their owner reference, and
-// no policy leaves them; objects owned by nobody or another owner stay.
-func TestLocalDeletePropagation(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c := newLocal(t)
-	owner := func(name string) *widget.Widget {
-		w := widget.NewWidget("default", name)
-		require.NoError(t, c.Create(ctx, w))
-		return w
+// TestDeletePropagation: in process as over HTTP, a delete's propagation
+// policy is the registry's garbage collector finalizer on the owner
+// (Foreground: kept, marked, with foregroundDeletion; Orphan: with
+// orphan; Background or none: gone at once), and the client touches no
+// dependent: finishing the delete is a garbage collector's job (package
+// gc, whose tests run the policies end to end).
+func TestDeletePropagation(t *testing.T) {
+	for name, newClient := range map[string]func(*testing.T) client.Client{"local": newLocal, "http": newHTTP} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c := newClient(t)
+			for _, tc := range []struct {
+				policy    metav1.DeletionPropagation
+				finalizer string // "": the owner is gone
+			}{
+				{metav1.DeletePropagationForeground, metav1.FinalizerDeleteDependents},
+				{metav1.DeletePropagationOrphan, metav1.FinalizerOrphanDependents},
+				{metav1.DeletePropagationBackground, ""},
+				{"", ""},
+			} {
+				name := "owner-" + strings.ToLower(string(tc.policy))
+				if tc.policy == "" {
+					name = "owner-none"
+				}
+				w := widget.NewWidget("default", name)
+				require.NoError(t, c.Create(ctx, w))
+				p := &widget.Part{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name + "-part"}}
+				require.NoError(t, client.SetControllerReference(w, p, c.Kinds()))
+				require.NoError(t, c.Create(ctx, p))
+
+				var opts []client.DeleteOption
+				if tc.policy != "" {
+					opts = append(opts, client.PropagationPolicy(tc.policy))
+				}
+				require.NoError(t, c.Delete(ctx, w, opts...))
+				var got widget.Widget
+				err := c.Get(ctx, client.KeyOf(w), &got)
+				if tc.finalizer == "" {
+					require.True(t, client.IsNotFound(err), "%q: the owner is gone: %v", tc.policy, err)
+				} else {
+					require.NoError(t, err)
+					require.NotNil(t, got.DeletionTimestamp, "%q: marked for deletion", tc.policy)
+					require.Equal(t, []string{tc.finalizer}, got.Finalizers)
+				}
+				var dep widget.Part
+				require.NoError(t, c.Get(ctx, client.KeyOf(p), &dep), "%q: the dependent is the collector's", tc.policy)
+				require.Len(t, dep.OwnerReferences, 1)
+			}
+		})
 	}
-	part := func(name string, by client.Object) *widget.Part {
-		p := &widget.Part{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
-		if by != nil {
-			require.NoError(t, client.SetControllerReference(by, p, c.Kinds()))
-		}
-		require.NoError(t, c.Create(ctx, p))
-		return p
-	}
-	gone := func(name string) bool {
-		return client.IsNotFound(c.Get(ctx, client.Key("default", name), &widget.Part{}))
-	}
-
-	bg := owner("bg")
-	part("bg-0", bg)
-	nested := part("bg-1", bg)
-	part("bg-1-0", nested) // a Part may own a Part: deleted with its owner
-	part("free", nil)
-	require.NoError(t, c.Delete(ctx, bg, client.PropagationPolicy(metav1.DeletePropagationBackground)))
-	require.True(t, gone("bg-0") && gone("bg-1") && gone("bg-1-0"))
-	require.False(t, gone("free"))
-
-	fg := owner("fg")
-	part("fg-0", fg)
-	require.NoError(t, c.Delete(ctx, fg, client.PropagationPolicy(metav1.DeletePropagationForeground)))
-	require.True(t, gone("fg-0"))
-	require.True(t, client.IsNotFound(c.Get(ctx, client.KeyOf(fg), &widget.Widget{})))
-
-	or := owner("or")
-	part("or-0", or)
-	require.NoError(t, c.Delete(ctx, or, client.PropagationPolicy(metav1.DeletePropagationOrphan)))
-	var orphan widget.Part
-	require.NoError(t, c.Get(ctx, client.Key("default", "or-0"), &orphan))
-	require.Empty(t, orphan.OwnerReferences)
-
-	none := owner("none")
-	part("none-0", none)
-	require.NoError(t, c.Delete(ctx, none))
-	var kept widget.Part
-	require.NoError(t, c.Get(ctx, client.Key("default", "none-0"), &kept))
-	require.Len(t, kept.OwnerReferences, 1, "no policy: no garbage collector")
 }

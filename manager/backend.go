@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -115,7 +114,6 @@ type localBackend struct {
 
 	mu      sync.Mutex
 	kinds   map[schema.GroupVersionKind]*localKind
-	opened  []client.Kind   // the kinds of order
 	order   []*localKind    // in the order they were made
 	runCtx  context.Context // set by start
 	stopped bool
@@ -169,7 +167,7 @@ func newLocalBackend(etcd *clientv3.Client, prefix string, given map[schema.Grou
 			return nil, err
 		}
 		return lk.registry, nil
-	}, Dependents: b.dependents})
+	}})
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +214,6 @@ func (b *localBackend) kind(kind client.Kind) (*localKind, error) {
 	}
 	lk.registry = reg
 	b.kinds[kind.GroupVersionKind] = lk
-	b.opened = append(b.opened, kind)
 	b.order = append(b.order, lk)
 	if b.runCtx != nil {
 		b.run(lk)
@@ -242,15 +239,6 @@ func (b *localBackend) makeKind(name string, kind client.Kind) (*localKind, erro
 		return nil, fmt.Errorf("manager: cacher of %s: %w", kind.GroupVersionKind.Kind, err)
 	}
 	return &localKind{name: name, storage: c, run: c.Run, ready: c.WaitReady, close: store.Close}, nil
-}
-
-// dependents returns the kinds this manager has served so far: where a
-// delete's propagation looks for dependents. (Objects of a kind the
-// manager never used are not looked at.)
-func (b *localBackend) dependents() []client.Kind {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.Clone(b.opened)
 }
 
 // run runs lk's cacher until the backend stops (b.mu held).

@@ -29,7 +29,9 @@
 // GetClient reads the kinds its cache watches from the cache and the rest
 // from storage, and writes through the registry (or the server). GetCache
 // makes and holds one informer per kind (the builder's For, Owns and
-// Watches use it).
+// Watches use it). Options.GarbageCollector adds package gc's collector,
+// leader-only, over the kinds the manager serves: it finishes the deletes
+// begun with a propagation policy through any client of the storage.
 //
 // Run starts, in order: the cachers (waiting until each has loaded its
 // first list), the cache's informers (on every replica: a standby keeps

@@ -55,6 +55,7 @@ type Manager struct {
 	log        *slog.Logger
 	leader     leaderGauge
 	registerer prometheus.Registerer
+	gc         bool // Options.GarbageCollector
 
 	freshTimeout time.Duration // Options.FreshnessTimeout
 	freshness    freshnessMetrics
@@ -92,7 +93,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("%w: negative FreshnessTimeout %v", ErrInvalidOptions, opts.FreshnessTimeout)
 	}
 	m := &Manager{name: opts.Name, kinds: opts.Kinds, log: opts.Logger, registerer: opts.Registerer,
-		elected: make(chan struct{}), freshTimeout: opts.FreshnessTimeout}
+		gc: opts.GarbageCollector, elected: make(chan struct{}), freshTimeout: opts.FreshnessTimeout}
 	if m.freshTimeout == 0 {
 		m.freshTimeout = DefaultFreshnessTimeout
 	}
@@ -222,6 +223,9 @@ func (m *Manager) LeaderKey() (string, int64) {
 // manager made, and returns: nil when ctx ended, the Runnable's error, or
 // an error wrapping ErrLeadershipLost. Run may be called once.
 func (m *Manager) Run(ctx context.Context) error {
+	if err := m.addGarbageCollector(); err != nil {
+		return err
+	}
 	leaderOnly, everywhere, err := m.begin()
 	if err != nil {
 		return err
@@ -246,7 +250,9 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.end(err)
 		return err
 	}
-	m.cache.Start(ctx)
+	// The informers stop by Shutdown, once the Runnables have returned
+	// (not with ctx, under Runnables still removing their handlers).
+	m.cache.Start(context.WithoutCancel(ctx))
 	m.log.Info("cache started")
 	var wg sync.WaitGroup
 	wg.Go(func() { m.runGroup(ctx, everywhere, fail) })

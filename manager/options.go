@@ -101,6 +101,18 @@ type Options struct {
 	// retries' rest_client_* metrics of the transport it makes). Nil
 	// records none.
 	Registerer prometheus.Registerer
+	// GarbageCollector runs a garbage collector (package gc) over the
+	// kinds the manager serves, as a leader-only Runnable: it finishes the
+	// deletes begun with a propagation policy (the dependents of an owner
+	// deleted in the background or the foreground, the orphaning of those
+	// of an owner deleted with Orphan) made through any client of the same
+	// storage or server. Without it (and without another collector on that
+	// storage) an owner deleted in the foreground or with Orphan stays,
+	// marked for deletion, and dependents outlive their owners. It
+	// watches every kind of Kinds (with Storage and no Etcd, the given
+	// ones), so over ServerURL the server must serve them all: a kind
+	// whose informer does not sync within 2 minutes stops the manager.
+	GarbageCollector bool
 	// Logger receives the manager's logs: start and stop of each stage,
 	// failed Runnables, lost leadership. Nil means slog.Default().
 	Logger *slog.Logger

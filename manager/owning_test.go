@@ -253,12 +253,16 @@ func TestManagerRunsGivenStorage(t *testing.T) {
 	require.Error(t, c.Run(ctx), "the given cacher ran and stopped with the manager")
 }
 
-// TestManagerClientPropagatesDeletes: the manager's client deletes the
-// dependents of a deleted object among the kinds it serves.
+// TestManagerClientPropagatesDeletes: with Options.GarbageCollector, the
+// dependents of an object deleted through the manager's client go with
+// it, collected by the manager's garbage collector, whose controllers
+// record their reconciles on the manager's Registerer.
 func TestManagerClientPropagatesDeletes(t *testing.T) {
 	kinds, err := lwclient.NewKinds(widget.Scheme)
 	require.NoError(t, err)
-	m, err := manager.New(manager.Options{Name: "gc", Kinds: kinds, Etcd: etcd.Client, EtcdPrefix: testPrefix(t)})
+	reg := prometheus.NewRegistry()
+	m, err := manager.New(manager.Options{Name: "gc", Kinds: kinds, Etcd: etcd.Client, EtcdPrefix: testPrefix(t),
+		GarbageCollector: true, Registerer: reg})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -274,6 +278,64 @@ func TestManagerClientPropagatesDeletes(t *testing.T) {
 	require.NoError(t, lwclient.SetControllerReference(w, p, kinds))
 	require.NoError(t, c.Create(ctx, p))
 	require.NoError(t, c.Delete(ctx, w, lwclient.PropagationPolicy(metav1.DeletePropagationBackground)))
-	err = c.Get(ctx, lwclient.KeyOf(p), &widget.Part{}, lwclient.FromStorage)
-	require.True(t, lwclient.IsNotFound(err), "the Part went with its Widget: %v", err)
+	require.Eventually(t, func() bool {
+		err := c.Get(ctx, lwclient.KeyOf(p), &widget.Part{}, lwclient.FromStorage)
+		return lwclient.IsNotFound(err)
+	}, 15*time.Second, 5*time.Millisecond, "the Part goes with its Widget")
+	require.Positive(t, reconciles(t, reg, "garbagecollector-parts.demo.listwatch.dev"))
+}
+
+// reconciles returns the value of controller_runtime_reconcile_total of
+// controller (all results).
+func reconciles(t *testing.T, reg *prometheus.Registry, controller string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	total := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
+}
+
+// TestGarbageCollectorLeaderOnly: of two replicas with GarbageCollector,
+// only the leader collects: a dependent deleted through the standby's
+// client goes, reconciled by the leader's collector alone.
+func TestGarbageCollectorLeaderOnly(t *testing.T) {
+	prefix := testPrefix(t)
+	createWidget(t, prefix, "w1")
+	rec := &recorder{}
+	key := prefix + "/leader"
+	ca, cb := newClient(t, etcd.Endpoints[0]), newClient(t, etcd.Endpoints[0])
+	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
+	a := newReplicaWith(t, "a", ca, prefix, rec, manager.Options{Name: "widgets", LeaderElection: leaderElection(ca, key),
+		GarbageCollector: true, Registerer: regA})
+	b := newReplicaWith(t, "b", cb, prefix, rec, manager.Options{Name: "widgets", LeaderElection: leaderElection(cb, key),
+		GarbageCollector: true, Registerer: regB})
+	startPair(t, a, b, rec)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := b.m.GetClient()
+	w := widget.NewWidget("default", "owner")
+	require.NoError(t, c.Create(ctx, w))
+	p := &widget.Part{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "owner-0"}}
+	require.NoError(t, lwclient.SetControllerReference(w, p, c.Kinds()))
+	require.NoError(t, c.Create(ctx, p))
+	require.NoError(t, c.Delete(ctx, w))
+	require.Eventually(t, func() bool {
+		return lwclient.IsNotFound(c.Get(ctx, lwclient.KeyOf(p), &widget.Part{}, lwclient.FromStorage))
+	}, 15*time.Second, 5*time.Millisecond, "the leader collects the Part")
+	require.Positive(t, reconciles(t, regA, "garbagecollector-parts.demo.listwatch.dev"))
+	require.Zero(t, reconciles(t, regB, "garbagecollector-parts.demo.listwatch.dev"), "the standby collected")
+	require.False(t, b.m.IsLeader())
 }

@@ -58,8 +58,10 @@
 // propagationPolicy (or the deprecated orphanDependents) sets the garbage
 // collector's finalizers as kube-apiserver does: Foreground adds
 // foregroundDeletion and Orphan adds orphan, so the object stays marked
-// until a collector has deleted or orphaned its dependents and removed
-// the finalizer; Background, the default of every resource, removes them;
+// until a collector (package gc, which a manager runs with
+// Options.GarbageCollector) has deleted or orphaned its dependents and
+// removed the finalizer; Background, the default of every resource,
+// removes them;
 // without a policy the object keeps the one it has. A second DELETE may
 // change the policy.
 // Strategic merge patch is 415, as Kubernetes answers it for custom

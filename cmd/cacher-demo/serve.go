@@ -37,6 +37,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"watch streams one user (system:anonymous for every anonymous client) has open at once; past it 429 (0: no limit)")
 	h2Streams := fs.Int("http2-max-streams-per-connection", 0,
 		"requests (watches among them) one HTTP/2 connection carries at once (0: net/http's default, 250)")
+	collect := fs.Bool("garbage-collector", false,
+		"run a garbage collector for the widgets served: deletes with a propagationPolicy (kubectl --cascade=foreground|orphan) complete, and widgets whose ownerReferences name only gone widgets are deleted")
 	var sec secureFlags
 	sec.register(fs)
 	var logs logFlags
@@ -99,6 +101,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer st.close()
 	etcdHealth.Store(st.health)
+	if *collect {
+		stop, err := startCollector(st, logger)
+		if err != nil {
+			logger.Error("serve failed to start", "err", err)
+			return err
+		}
+		defer stop()
+		logger.Info("garbage collector started", "resource", plural+"."+group)
+	}
 	if st.etcd != nil {
 		fmt.Fprintf(stdout, "embedded etcd: %s (data in %s)\n", st.etcd.Endpoints[0], st.etcd.Dir)
 		logger.Info("etcd embedded", "endpoints", st.etcd.Endpoints, "dataDir", st.etcd.Dir)

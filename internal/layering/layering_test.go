@@ -77,11 +77,15 @@ var rules = []struct {
 	// client reads and writes objects over registry and storage (in
 	// process) or HTTP: it knows no etcd, no cacher and nothing above it.
 	{"client", []string{"go.etcd.io/etcd", "./cacher", "./watchcache", "./server", "./embedtest", "./etcdrun",
-		"./cmd", "./storage/etcd3", "./cache", "./manager", "./builder", "./bench"}},
+		"./cmd", "./storage/etcd3", "./cache", "./gc", "./manager", "./builder", "./bench"}},
 	// cache is informers over any ListerWatcher, read through client's
 	// interfaces.
 	{"cache", []string{"go.etcd.io/etcd", "./cacher", "./watchcache", "./server", "./embedtest", "./etcdrun",
-		"./cmd", "./storage/etcd3", "./manager", "./builder", "./bench"}},
+		"./cmd", "./storage/etcd3", "./gc", "./manager", "./builder", "./bench"}},
+	// gc is the garbage collector over a client and a cache's informers:
+	// below the manager (which runs it), blind to where objects are stored.
+	{"gc", []string{"go.etcd.io/etcd", "./cacher", "./watchcache", "./server", "./embedtest",
+		"./etcdrun", "./cmd", "./manager", "./builder", "./bench"}},
 	// manager assembles storage, caches and controllers; builder sits on
 	// it. Neither knows the HTTP server or the test servers.
 	{"manager", []string{"./server", "./embedtest", "./cmd", "./builder", "./bench", "go.etcd.io/etcd/server"}},

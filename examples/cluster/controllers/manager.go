@@ -53,10 +53,10 @@ type ManagerConfig struct {
 
 // ControllerManager is one replica of the controller manager: a
 // manager.Manager (its cache of deployments, replicasets and pods warm on
-// every replica) whose leader runs the Deployment, ReplicaSet and
-// garbage-collector controllers, built with package builder, and
-// nodelifecycle's node lifecycle controller and taint manager, which keep
-// typed informers of their own.
+// every replica) whose leader runs the Deployment and ReplicaSet
+// controllers, built with package builder, the manager's garbage collector
+// (package gc) over the same kinds, and nodelifecycle's node lifecycle
+// controller and taint manager, which keep typed informers of their own.
 type ControllerManager struct {
 	// Manager runs it (Run) and says who leads (IsLeader, Elected).
 	Manager *manager.Manager
@@ -100,7 +100,7 @@ func NewControllerManager(cfg ManagerConfig) (*ControllerManager, error) {
 		return nil, err
 	}
 	m, err := manager.New(manager.Options{Name: "kube-controller-manager", Kinds: kinds, Logger: log,
-		ServerURL: cfg.API.BaseURL(), HTTPClient: cfg.HTTPClient,
+		ServerURL: cfg.API.BaseURL(), HTTPClient: cfg.HTTPClient, GarbageCollector: true,
 		LeaderElection: &manager.LeaderElection{Client: cfg.Etcd, Key: cfg.ElectionKey, Identity: cfg.Identity,
 			LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod}})
 	if err != nil {
@@ -115,9 +115,6 @@ func NewControllerManager(cfg ManagerConfig) (*ControllerManager, error) {
 		return nil, err
 	}
 	if _, err := setupDeployments(b); err != nil {
-		return nil, err
-	}
-	if _, err := setupGarbageCollector(b); err != nil {
 		return nil, err
 	}
 	if err := cm.addNodeControllers(cfg, log); err != nil {

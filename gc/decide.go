@@ -1,13 +1,4 @@
-// Package garbage is the pure logic of a garbage collector over
-// ownerReferences: what to do with a dependent given what became of its
-// owners, and when an owner deleted in the foreground or with orphaning
-// may go. The collector (package controllers) looks owners up live before
-// acting, since its caches may not have seen an owner created a moment
-// ago.
-//
-// The semantics are Kubernetes' (pkg/controller/garbagecollector); the
-// code is this project's own.
-package garbage
+package gc
 
 import (
 	"slices"

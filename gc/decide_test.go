@@ -1,4 +1,4 @@
-package garbage
+package gc
 
 import (
 	"testing"
