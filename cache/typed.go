@@ -56,7 +56,7 @@ func (i typedInformer[T]) AddIndexers(ix reflector.Indexers[T]) error {
 }
 
 func (i typedInformer[T]) AddEventHandler(h reflector.ResourceEventHandler[T]) (reflector.ResourceEventHandlerRegistration, error) {
-	if h == nil {
+	if h == nil || (reflect.ValueOf(h).Kind() == reflect.Pointer && reflect.ValueOf(h).IsNil()) {
 		return nil, errors.New("cache: nil handler")
 	}
 	return i.inf.AddEventHandler(typedHandler[T]{h: h})

@@ -82,3 +82,20 @@ func TestInformerOf(t *testing.T) {
 	_, err = cache.InformerOf[*unstructured.Unstructured](c)
 	require.Error(t, err, "an unstructured object names no kind")
 }
+
+// TestInformerOfTypeMismatch: a kind whose informer holds another type
+// than T (here unstructured objects) is refused with ErrTypeMismatch.
+func TestInformerOfTypeMismatch(t *testing.T) {
+	kinds, err := client.NewKinds(widget.Scheme)
+	require.NoError(t, err)
+	k, _ := kinds.Get(widget.GroupVersion.WithKind(widget.Kind))
+	k.New = func() client.Object { return &unstructured.Unstructured{} }
+	require.NoError(t, kinds.Add(k))
+	c, err := cache.New(cache.Options{Kinds: kinds, ListerWatcher: func(client.Kind) (reflector.ListerWatcher, error) {
+		return staticLW(), nil
+	}})
+	require.NoError(t, err)
+	_, err = cache.InformerOf[*widget.Widget](c)
+	require.ErrorIs(t, err, cache.ErrTypeMismatch)
+	require.False(t, c.Serves(k), "no informer made")
+}
