@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
@@ -112,6 +113,10 @@ func TestReplicaWatchesEachKindOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	prefix := embedtest.Prefix(t)
+	for _, p := range []string{prefix, prefix + "-leader"} { // a previous run's objects and election
+		_, err := etcdServer.Client.Delete(ctx, p, clientv3.WithPrefix())
+		require.NoError(t, err)
+	}
 	a, err := api.StartAPIServer(ctx, api.ServerConfig{Client: etcdServer.Client, Prefix: prefix})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, a.Close()) }()
