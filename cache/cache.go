@@ -145,14 +145,15 @@ func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
 }
 
 // Unsynced returns the resources whose informers have not synced yet,
-// sorted ("widgets.v1.demo.listwatch.dev").
+// sorted ("widgets.v1.demo.listwatch.dev"): every informer the cache has
+// made counts, started or not (before Start none has synced).
 func (c *Cache) Unsynced() []string {
-	now, cancel := context.WithCancel(context.Background())
-	cancel() // the current state, without waiting
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var out []string
-	for res, ok := range c.factory.WaitForCacheSync(now) {
-		if !ok {
-			out = append(out, resourceName(res.Resource, res.Version, res.Group))
+	for gvk, inf := range c.informers {
+		if !inf.HasSynced() {
+			out = append(out, c.sources[gvk].resource)
 		}
 	}
 	sort.Strings(out)

@@ -56,6 +56,7 @@ func TestCacheReads(t *testing.T) {
 	_, err = c.InformerFor(&widget.Widget{})
 	require.NoError(t, err)
 	require.True(t, c.Serves(k))
+	require.Equal(t, []string{"widgets.v1.demo.listwatch.dev"}, c.Unsynced(), "an informer not started has not synced")
 	c.Start(ctx)
 	require.True(t, c.WaitForCacheSync(ctx))
 	require.Empty(t, c.Unsynced())
