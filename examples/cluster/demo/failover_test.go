@@ -113,7 +113,7 @@ func TestLeaderKilledWhileStandbyLags(t *testing.T) {
 	s.Kill(1 - first)
 	lag := &atomic.Int64{}
 	lag.Store(int64(2 * s.Options.LeaseDuration))
-	s.replicaHTTP = &http.Client{Transport: laggingWatches{base: s.hc.Transport, lag: lag}}
+	s.replicaHTTP = &http.Client{Transport: laggingWatches{base: s.Client.HTTPClient().Transport, lag: lag}}
 	require.NoError(t, s.startReplica(1-first))
 	require.Equal(t, first, s.Leader())
 

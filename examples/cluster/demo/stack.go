@@ -81,29 +81,18 @@ var DefaultOptions = Options{Zones: 2, NodesPerZone: 3, StartDelay: 200 * time.M
 // withDefaults fills zero fields from DefaultOptions.
 func (o Options) withDefaults() Options {
 	d := DefaultOptions
-	set := func(v *time.Duration, def time.Duration) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	if o.Zones <= 0 {
-		o.Zones = d.Zones
-	}
-	if o.NodesPerZone <= 0 {
-		o.NodesPerZone = d.NodesPerZone
-	}
-	if o.Workers <= 0 {
-		o.Workers = d.Workers
-	}
-	set(&o.StartDelay, d.StartDelay)
-	set(&o.Renew, d.Renew)
-	set(&o.Grace, d.Grace)
-	set(&o.Monitor, d.Monitor)
-	set(&o.LeaseDuration, d.LeaseDuration)
-	set(&o.RenewDeadline, d.RenewDeadline)
-	set(&o.RetryPeriod, d.RetryPeriod)
-	set(&o.Bookmarks, d.Bookmarks)
-	set(&o.StepTimeout, d.StepTimeout)
+	demorun.Default(&o.Zones, d.Zones)
+	demorun.Default(&o.NodesPerZone, d.NodesPerZone)
+	demorun.Default(&o.Workers, d.Workers)
+	demorun.Default(&o.StartDelay, d.StartDelay)
+	demorun.Default(&o.Renew, d.Renew)
+	demorun.Default(&o.Grace, d.Grace)
+	demorun.Default(&o.Monitor, d.Monitor)
+	demorun.Default(&o.LeaseDuration, d.LeaseDuration)
+	demorun.Default(&o.RenewDeadline, d.RenewDeadline)
+	demorun.Default(&o.RetryPeriod, d.RetryPeriod)
+	demorun.Default(&o.Bookmarks, d.Bookmarks)
+	demorun.Default(&o.StepTimeout, d.StepTimeout)
 	if o.Prefix == "" {
 		o.Prefix = "/registry"
 	}
@@ -135,15 +124,12 @@ func (r *Replica) Killed() bool {
 	}
 }
 
-// Stack is a running cluster.
+// Stack is a running cluster: etcd, the API server and a client of it
+// (the embedded demorun.Stack), and the parts below.
 type Stack struct {
+	*demorun.Stack
 	// Options are the options in effect.
 	Options Options
-	// API is the API server, Client a client of it.
-	API    *api.APIServer
-	Client *api.Client
-	// Etcd is the etcd client (leader election).
-	Etcd *clientv3.Client
 	// Sim runs the nodes' heartbeats; Kubelets run their pods.
 	Sim      *simulator.Simulator
 	Kubelets *kubelet.Kubelets
@@ -154,15 +140,9 @@ type Stack struct {
 	// View is an observer's informers (the scenario's checks read them).
 	View *Informers
 
-	factories []interface{ Shutdown() }
-	etcd      *demorun.Etcd
-	hc        *http.Client
 	// replicaHTTP, when set, is the HTTP client of the controller manager
 	// replicas started from then on (a test's slow network).
 	replicaHTTP *http.Client
-	runCtx      context.Context
-	cancel      context.CancelFunc
-	parts       demorun.Group
 }
 
 // Start starts a cluster; Close stops it.
@@ -175,7 +155,14 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Options: o, hc: &http.Client{Transport: rt}}
+	base, err := demorun.StartStack(ctx, demorun.StackConfig{Etcd: o.Client, Transport: rt,
+		Server: api.ServerConfig{Prefix: o.Prefix, Listen: o.Listen, Logger: o.Logger,
+			Cacher: func(_ api.Kind, c *cacher.Config) { c.BookmarkInterval = o.Bookmarks },
+			Edit:   func(c *server.Config) { c.Metrics = o.Metrics }}})
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{Stack: base, Options: o}
 	if err := s.start(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -186,19 +173,6 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 // start starts the parts in order.
 func (s *Stack) start(ctx context.Context) error {
 	o := s.Options
-	var err error
-	if s.etcd, err = demorun.StartEtcd(ctx, o.Client); err != nil {
-		return err
-	}
-	s.Etcd = s.etcd.Client
-	s.runCtx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	if s.API, err = api.StartAPIServer(ctx, api.ServerConfig{Client: s.Etcd, Prefix: o.Prefix, Listen: o.Listen,
-		Logger: o.Logger, Cacher: func(_ api.Kind, c *cacher.Config) { c.BookmarkInterval = o.Bookmarks },
-		Edit: func(c *server.Config) { c.Metrics = o.Metrics }}); err != nil {
-		return err
-	}
-	s.Client = api.NewClient(s.API.URL, s.hc)
-
 	// The nodes: heartbeats and leases (nodelifecycle's simulator) and
 	// pods (the kubelets), over one set of informers.
 	agents, err := api.NewInformers(s.Client)
@@ -216,10 +190,9 @@ func (s *Stack) start(ctx context.Context) error {
 		Running: func(n string) bool { return !s.Sim.Stopped(n) }, Logger: o.Logger}); err != nil {
 		return err
 	}
-	agents.Factory.Start(s.runCtx)
-	s.factories = append(s.factories, agents.Factory)
-	s.parts.Go("simulator", func() error { return s.Sim.Run(s.runCtx) })
-	s.parts.Go("kubelets", func() error { return s.Kubelets.Run(s.runCtx) })
+	s.StartInformers(agents.Factory)
+	s.Go("simulator", s.Sim.Run)
+	s.Go("kubelets", s.Kubelets.Run)
 
 	// The scheduler, a process of its own.
 	schedInf, err := api.NewInformers(s.Client)
@@ -230,16 +203,14 @@ func (s *Stack) start(ctx context.Context) error {
 		Logger: o.Logger}); err != nil {
 		return err
 	}
-	schedInf.Factory.Start(s.runCtx)
-	s.factories = append(s.factories, schedInf.Factory)
-	s.parts.Go("scheduler", func() error { return s.Scheduler.Run(s.runCtx) })
+	s.StartInformers(schedInf.Factory)
+	s.Go("scheduler", s.Scheduler.Run)
 
 	// The observer's view.
 	if s.View, err = NewInformers(s.Client); err != nil {
 		return err
 	}
-	s.View.Factory.Start(s.runCtx)
-	s.factories = append(s.factories, s.View.Factory)
+	s.StartInformers(s.View.Factory)
 
 	// Two controller manager replicas; the first to be elected leads.
 	if !o.NoControllerManager {
@@ -251,15 +222,8 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	syncCtx, stop := context.WithTimeout(ctx, o.StepTimeout)
 	defer stop()
-	for _, inf := range []*api.Informers{agents, schedInf, s.View.Informers} {
-		for res, ok := range inf.Factory.WaitForCacheSync(syncCtx) {
-			if !ok {
-				return fmt.Errorf("demo: informer of %s did not sync", res.Resource)
-			}
-		}
-	}
-	if o.NoControllerManager {
-		return nil
+	if err := s.WaitForSync(syncCtx, o.StepTimeout); err != nil || o.NoControllerManager {
+		return err
 	}
 	select {
 	case <-s.Replicas[0].CM.Manager.Elected():
@@ -291,10 +255,10 @@ func (s *Stack) startReplica(i int) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(s.runCtx)
+	ctx, cancel := context.WithCancel(s.Context())
 	r := &Replica{Name: name, CM: cm, cancel: cancel, done: make(chan struct{})}
 	s.Replicas[i] = r
-	s.parts.Go(name, func() error {
+	s.Go(name, func(context.Context) error {
 		defer close(r.done)
 		r.err = cm.Run(ctx)
 		return nil // a replica ends when it is killed: no failure of the stack
@@ -317,22 +281,4 @@ func (s *Stack) Leader() int {
 func (s *Stack) Kill(i int) {
 	s.Replicas[i].cancel()
 	<-s.Replicas[i].done
-}
-
-// Close stops everything and returns the first error a component failed
-// with.
-func (s *Stack) Close() error {
-	if s.cancel != nil {
-		s.cancel()
-	}
-	errs := []error{s.parts.Wait()}
-	for _, f := range s.factories {
-		f.Shutdown()
-	}
-	s.hc.CloseIdleConnections()
-	if s.API != nil {
-		errs = append(errs, s.API.Close())
-	}
-	s.etcd.Close()
-	return errors.Join(errs...)
 }

@@ -71,3 +71,38 @@ func TestNarratorClock(t *testing.T) {
 		t.Fatalf("narration %q, want %q", got, want)
 	}
 }
+
+// Play narrates each step, stops at the first that fails and wraps
+// ErrStepFailed naming it; a scenario that holds ends with its verdict.
+func TestPlay(t *testing.T) {
+	var out bytes.Buffer
+	ran := 0
+	steps := []Step[*int]{
+		{Title: "one", Run: func(n *int) error { *n++; return nil }},
+		{Title: "two", Run: func(n *int) error { *n++; return errors.New("boom") }},
+		{Title: "three", Run: func(n *int) error { *n++; return nil }},
+	}
+	err := Play(NewNarrator(&out, nil), &ran, steps)
+	if !errors.Is(err, ErrStepFailed) || !strings.Contains(err.Error(), "2 (two): boom") || ran != 2 {
+		t.Fatalf("Play: %v after %d steps, want step 2 failed after 2", err, ran)
+	}
+	if s := out.String(); !strings.Contains(s, "── step 2: two") || !strings.Contains(s, "FAIL step 2: boom") ||
+		strings.Contains(s, "step 3") {
+		t.Fatalf("narration:\n%s", s)
+	}
+	out.Reset()
+	if err := Play(NewNarrator(&out, nil), &ran, steps[:1]); err != nil || !strings.Contains(out.String(), "all 1 steps held") {
+		t.Fatalf("Play: %v, narration:\n%s", err, out.String())
+	}
+}
+
+// Default fills only what is zero or negative.
+func TestDefault(t *testing.T) {
+	a, b, c := 0, -time.Second, 2.5
+	Default(&a, 3)
+	Default(&b, time.Minute)
+	Default(&c, 1)
+	if a != 3 || b != time.Minute || c != 2.5 {
+		t.Fatalf("Default: %d %s %g", a, b, c)
+	}
+}

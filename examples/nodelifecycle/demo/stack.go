@@ -2,9 +2,6 @@ package demo
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/http"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -67,32 +64,16 @@ var DefaultOptions = Options{Zones: 3, NodesPerZone: 4, PodsPerNode: 5, Renew: 2
 // withDefaults fills zero fields from DefaultOptions.
 func (o Options) withDefaults() Options {
 	d := DefaultOptions
-	if o.Zones <= 0 {
-		o.Zones = d.Zones
-	}
-	if o.NodesPerZone <= 0 {
-		o.NodesPerZone = d.NodesPerZone
-	}
-	if o.PodsPerNode <= 0 {
-		o.PodsPerNode = d.PodsPerNode
-	}
-	if o.Renew <= 0 {
-		o.Renew = d.Renew
-	}
-	if o.Grace <= 0 {
-		o.Grace = d.Grace
-	}
-	if o.Monitor <= 0 {
-		o.Monitor = d.Monitor
-	}
-	if o.TolerationSeconds <= 0 {
-		o.TolerationSeconds = d.TolerationSeconds
-	}
+	demorun.Default(&o.Zones, d.Zones)
+	demorun.Default(&o.NodesPerZone, d.NodesPerZone)
+	demorun.Default(&o.PodsPerNode, d.PodsPerNode)
+	demorun.Default(&o.Renew, d.Renew)
+	demorun.Default(&o.Grace, d.Grace)
+	demorun.Default(&o.Monitor, d.Monitor)
+	demorun.Default(&o.TolerationSeconds, d.TolerationSeconds)
+	demorun.Default(&o.StepTimeout, d.StepTimeout)
 	if o.Rates == (controller.Rates{}) {
 		o.Rates = d.Rates
-	}
-	if o.StepTimeout <= 0 {
-		o.StepTimeout = d.StepTimeout
 	}
 	if o.Prefix == "" {
 		o.Prefix = "/registry"
@@ -103,96 +84,63 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Stack is a running cluster: etcd, API server, simulator, informers,
-// node lifecycle controller and taint manager.
+// Stack is a running cluster: etcd, API server and client (the embedded
+// demorun.Stack), simulator, informers, node lifecycle controller and
+// taint manager.
 type Stack struct {
+	*demorun.Stack
 	// Options are the options in effect.
 	Options Options
-	// API is the API server; Client talks to it.
-	API    *api.APIServer
-	Client *api.Client
 	// Informers are the controller manager's shared informers.
 	Informers *api.Informers
 	// Sim, Controller and Taints are the simulator and the controllers.
 	Sim        *simulator.Simulator
 	Controller *controller.Controller
 	Taints     *taint.Manager
-
-	etcd   *demorun.Etcd
-	hc     *http.Client
-	cancel context.CancelFunc
-	parts  demorun.Group
 }
 
 // Start starts a cluster, creates its nodes, leases and pods, and starts
 // the controllers; Close stops it.
 func Start(ctx context.Context, o Options) (*Stack, error) {
 	o = o.withDefaults()
-	s := &Stack{Options: o, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-	var err error
-	if s.etcd, err = demorun.StartEtcd(ctx, o.Client); err != nil {
+	base, err := demorun.StartStack(ctx, demorun.StackConfig{Etcd: o.Client,
+		Server: api.ServerConfig{Prefix: o.Prefix, Listen: o.Listen}})
+	if err != nil {
 		return nil, err
 	}
-	cli := s.etcd.Client
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
-	if s.API, err = api.StartAPIServer(ctx, api.ServerConfig{Client: cli, Prefix: o.Prefix, Listen: o.Listen}); err != nil {
-		s.Close()
+	s := &Stack{Stack: base, Options: o}
+	if err := s.start(ctx); err != nil {
+		_ = s.Close()
 		return nil, err
-	}
-	s.Client = api.NewClient(s.API.URL, s.hc)
-	if s.Informers, err = api.NewInformers(s.Client); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if s.Sim, err = simulator.New(simulator.Config{Client: s.Client, Zones: o.Zones, NodesPerZone: o.NodesPerZone,
-		PodsPerNode: o.PodsPerNode, RenewInterval: o.Renew, TolerationSeconds: o.TolerationSeconds,
-		Nodes: s.Informers.Nodes, Workers: 32, Clock: o.Clock}); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := s.Sim.Setup(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if s.Controller, err = controller.New(controller.Config{Client: s.Client, Informers: s.Informers,
-		MonitorPeriod: o.Monitor, GracePeriod: o.Grace, Rates: o.Rates, OnEvent: o.OnEvent, Clock: o.Clock}); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if s.Taints, err = taint.New(taint.Config{Client: s.Client, Informers: s.Informers, OnEvict: o.OnEvict, Clock: o.Clock}); err != nil {
-		s.Close()
-		return nil, err
-	}
-	s.Informers.Factory.Start(runCtx)
-	s.parts.Go("simulator", func() error { return s.Sim.Run(runCtx) })
-	s.parts.Go("node lifecycle controller", func() error { return s.Controller.Run(runCtx) })
-	s.parts.Go("taint manager", func() error { return s.Taints.Run(runCtx) })
-	syncCtx, stop := context.WithTimeout(ctx, o.StepTimeout)
-	defer stop()
-	for res, ok := range s.Informers.Factory.WaitForCacheSync(syncCtx) {
-		if !ok {
-			s.Close()
-			return nil, fmt.Errorf("demo: informer of %s did not sync", res.Resource)
-		}
 	}
 	return s, nil
 }
 
-// Close stops everything and returns the first error a component failed
-// with.
-func (s *Stack) Close() error {
-	if s.cancel != nil {
-		s.cancel()
+// start builds the parts and starts them.
+func (s *Stack) start(ctx context.Context) error {
+	o := s.Options
+	var err error
+	if s.Informers, err = api.NewInformers(s.Client); err != nil {
+		return err
 	}
-	errs := []error{s.parts.Wait()}
-	if s.Informers != nil {
-		s.Informers.Factory.Shutdown()
+	if s.Sim, err = simulator.New(simulator.Config{Client: s.Client, Zones: o.Zones, NodesPerZone: o.NodesPerZone,
+		PodsPerNode: o.PodsPerNode, RenewInterval: o.Renew, TolerationSeconds: o.TolerationSeconds,
+		Nodes: s.Informers.Nodes, Workers: 32, Clock: o.Clock}); err != nil {
+		return err
 	}
-	s.hc.CloseIdleConnections()
-	if s.API != nil {
-		errs = append(errs, s.API.Close())
+	if err := s.Sim.Setup(ctx); err != nil {
+		return err
 	}
-	s.etcd.Close()
-	return errors.Join(errs...)
+	if s.Controller, err = controller.New(controller.Config{Client: s.Client, Informers: s.Informers,
+		MonitorPeriod: o.Monitor, GracePeriod: o.Grace, Rates: o.Rates, OnEvent: o.OnEvent, Clock: o.Clock}); err != nil {
+		return err
+	}
+	if s.Taints, err = taint.New(taint.Config{Client: s.Client, Informers: s.Informers, OnEvict: o.OnEvict, Clock: o.Clock}); err != nil {
+		return err
+	}
+	s.StartInformers(s.Informers.Factory)
+	s.Go("simulator", s.Sim.Run)
+	s.Go("node lifecycle controller", s.Controller.Run)
+	s.Go("taint manager", s.Taints.Run)
+	return s.WaitForSync(ctx, o.StepTimeout)
 }
