@@ -155,23 +155,19 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	base, err := demorun.StartStack(ctx, demorun.StackConfig{Etcd: o.Client, Transport: rt,
+	s := &Stack{Options: o}
+	if _, err := demorun.StartStack(ctx, demorun.StackConfig{Etcd: o.Client, Transport: rt,
 		Server: api.ServerConfig{Prefix: o.Prefix, Listen: o.Listen, Logger: o.Logger,
 			Cacher: func(_ api.Kind, c *cacher.Config) { c.BookmarkInterval = o.Bookmarks },
-			Edit:   func(c *server.Config) { c.Metrics = o.Metrics }}})
-	if err != nil {
-		return nil, err
-	}
-	s := &Stack{Stack: base, Options: o}
-	if err := s.start(ctx); err != nil {
-		_ = s.Close()
+			Edit:   func(c *server.Config) { c.Metrics = o.Metrics }}}, s.start); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// start starts the parts in order.
-func (s *Stack) start(ctx context.Context) error {
+// start starts the parts on base in order.
+func (s *Stack) start(ctx context.Context, base *demorun.Stack) error {
+	s.Stack = base
 	o := s.Options
 	// The nodes: heartbeats and leases (nodelifecycle's simulator) and
 	// pods (the kubelets), over one set of informers.

@@ -28,7 +28,8 @@ type StackConfig struct {
 // Stack is what every demo cluster runs on: an etcd, the API server over
 // it and a client of it, plus the goroutines of the example's parts and
 // the informer factories they read, all stopped by Close. An example's
-// own stack embeds it and adds its parts with Go and StartInformers.
+// own stack embeds it and adds its parts, in StartStack's start, with Go
+// and StartInformers.
 type Stack struct {
 	// API is the API server; Client talks to it.
 	API    *api.APIServer
@@ -44,10 +45,11 @@ type Stack struct {
 	factories []*reflector.InformerFactory
 }
 
-// StartStack starts etcd (unless given) and the API server. The parts
-// run on a context of their own, which ctx's end does not cancel: Close
-// does. On error it stops what it started.
-func StartStack(ctx context.Context, cfg StackConfig) (*Stack, error) {
+// StartStack starts etcd (unless given) and the API server, then calls
+// start to build and start the example's parts on it; when start fails
+// it stops everything. The parts run on a context of their own, which
+// ctx's end does not cancel: Close does.
+func StartStack(ctx context.Context, cfg StackConfig, start func(ctx context.Context, s *Stack) error) (*Stack, error) {
 	if cfg.Transport == nil {
 		cfg.Transport = &http.Transport{MaxIdleConnsPerHost: 64}
 	}
@@ -60,11 +62,14 @@ func StartStack(ctx context.Context, cfg StackConfig) (*Stack, error) {
 	}
 	s.Etcd = s.etcd.Client
 	cfg.Server.Client = s.Etcd
-	if s.API, err = api.StartAPIServer(ctx, cfg.Server); err != nil {
+	if s.API, err = api.StartAPIServer(ctx, cfg.Server); err == nil {
+		s.Client = api.NewClient(s.API.URL, s.hc)
+		err = start(ctx, s)
+	}
+	if err != nil {
 		_ = s.Close()
 		return nil, err
 	}
-	s.Client = api.NewClient(s.API.URL, s.hc)
 	return s, nil
 }
 

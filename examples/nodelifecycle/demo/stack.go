@@ -102,24 +102,18 @@ type Stack struct {
 // Start starts a cluster, creates its nodes, leases and pods, and starts
 // the controllers; Close stops it.
 func Start(ctx context.Context, o Options) (*Stack, error) {
-	o = o.withDefaults()
-	base, err := demorun.StartStack(ctx, demorun.StackConfig{Etcd: o.Client,
-		Server: api.ServerConfig{Prefix: o.Prefix, Listen: o.Listen}})
-	if err != nil {
-		return nil, err
-	}
-	s := &Stack{Stack: base, Options: o}
-	if err := s.start(ctx); err != nil {
-		_ = s.Close()
+	s := &Stack{Options: o.withDefaults()}
+	if _, err := demorun.StartStack(ctx, demorun.StackConfig{Etcd: s.Options.Client,
+		Server: api.ServerConfig{Prefix: s.Options.Prefix, Listen: s.Options.Listen}}, s.start); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// start builds the parts and starts them.
-func (s *Stack) start(ctx context.Context) error {
+// start builds the parts on base and starts them.
+func (s *Stack) start(ctx context.Context, base *demorun.Stack) (err error) {
+	s.Stack = base
 	o := s.Options
-	var err error
 	if s.Informers, err = api.NewInformers(s.Client); err != nil {
 		return err
 	}
