@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 )
 
 // etcdServer is the package's one embedded etcd; each test uses its own
@@ -26,11 +27,9 @@ func startStack(t *testing.T, o Options) *Stack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	_, err := etcdServer.Client.Delete(ctx, embedtest.Prefix(t), clientv3.WithPrefix())
+	o.Client, o.Prefix = etcdServer.Client, apitest.Prefix(t, etcdServer.Client)
+	_, err := etcdServer.Client.Delete(ctx, o.Prefix+"-leader", clientv3.WithPrefix())
 	require.NoError(t, err)
-	_, err = etcdServer.Client.Delete(ctx, embedtest.Prefix(t)+"-leader", clientv3.WithPrefix())
-	require.NoError(t, err)
-	o.Client, o.Prefix = etcdServer.Client, embedtest.Prefix(t)
 	s, err := Start(ctx, o)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })

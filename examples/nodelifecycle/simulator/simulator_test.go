@@ -2,19 +2,17 @@ package simulator
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 	"github.com/listwatch/listwatch/reflector/workqueue/workqueuetest"
 )
 
@@ -41,23 +39,13 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
 func TestSimulator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := etcdServer.Client.Delete(context.Background(), embedtest.Prefix(t), clientv3.WithPrefix()) // -count=N reruns
-	require.NoError(t, err)
-	a, err := api.StartAPIServer(ctx, api.ServerConfig{Client: etcdServer.Client, Prefix: embedtest.Prefix(t)})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, a.Close()) }()
-	c := api.NewClient(a.URL, &http.Client{})
-	inf, err := api.NewInformers(c)
-	require.NoError(t, err)
+	env := apitest.Start(t, etcdServer.Client, apitest.Options{})
+	c, inf := env.Client, env.Informers
 	sim, err := New(Config{Client: c, Zones: 2, NodesPerZone: 2, PodsPerNode: 3, RenewInterval: 20 * time.Millisecond,
 		Nodes: inf.Nodes, TolerationSeconds: 7})
 	require.NoError(t, err)
 	require.NoError(t, sim.Setup(ctx))
-	inf.Factory.Start(ctx)
-	defer inf.Factory.Shutdown()
-	for _, ok := range inf.Factory.WaitForCacheSync(ctx) {
-		require.True(t, ok)
-	}
+	env.StartInformers(t)
 	require.Equal(t, []string{"node-a0", "node-a1", "node-b0", "node-b1"}, sim.Nodes())
 	require.Len(t, inf.Nodes.GetStore().List(), 4)
 	require.Len(t, inf.Leases.GetStore().List(), 4)
@@ -129,14 +117,7 @@ func TestSimulator(t *testing.T) {
 func TestRunOnFakeClock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := etcdServer.Client.Delete(context.Background(), embedtest.Prefix(t), clientv3.WithPrefix()) // -count=N reruns
-	require.NoError(t, err)
-	a, err := api.StartAPIServer(ctx, api.ServerConfig{Client: etcdServer.Client, Prefix: embedtest.Prefix(t)})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, a.Close()) }()
-	hc := &http.Client{Transport: &http.Transport{}}
-	defer hc.CloseIdleConnections()
-	c := api.NewClient(a.URL, hc)
+	c := apitest.Start(t, etcdServer.Client, apitest.Options{}).Client
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := workqueuetest.NewFakeClock(start)
 	sim, err := New(Config{Client: c, Zones: 1, NodesPerZone: 2, RenewInterval: time.Second, Clock: clock})

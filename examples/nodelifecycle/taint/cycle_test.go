@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
 )
@@ -26,7 +27,9 @@ import (
 func TestTaintEvictRecover(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	_, c, inf := startAPI(t, ctx)
+	env := apitest.Start(t, etcdServer.Client, apitest.Options{})
+	env.StartInformers(t)
+	c, inf := env.Client, env.Informers
 	sim, err := simulator.New(simulator.Config{Client: c, Zones: 2, NodesPerZone: 3, PodsPerNode: 4,
 		RenewInterval: 100 * time.Millisecond, TolerationSeconds: 3, Nodes: inf.Nodes, Workers: 4})
 	require.NoError(t, err)

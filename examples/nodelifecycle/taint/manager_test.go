@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 	"github.com/listwatch/listwatch/reflector/workqueue/workqueuetest"
 )
 
@@ -36,7 +37,9 @@ func testPod(name, node string, tol *int64, tolerate bool) *corev1.Pod {
 func TestEvictionsOnFakeClock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, c, inf := startAPI(t, ctx)
+	env := apitest.Start(t, etcdServer.Client, apitest.Options{})
+	env.StartInformers(t)
+	c, inf := env.Client, env.Informers
 	clock := workqueuetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	require.NoError(t, c.Create(ctx, api.Nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}))
 	require.NoError(t, c.Create(ctx, api.Nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}))

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
 )
 
@@ -24,7 +25,9 @@ import (
 func TestShardedTaintManagers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	a, c, inf := startAPI(t, ctx)
+	env := apitest.Start(t, etcdServer.Client, apitest.Options{})
+	env.StartInformers(t)
+	c, inf := env.Client, env.Informers
 	sim, err := simulator.New(simulator.Config{Client: c, Zones: 1, NodesPerZone: 2, PodsPerNode: 41,
 		TolerationSeconds: 3600, Workers: 4})
 	require.NoError(t, err)
@@ -39,7 +42,7 @@ func TestShardedTaintManagers(t *testing.T) {
 	defer func() { stop(); wg.Wait() }()
 	for i, sel := range shards {
 		hc := &http.Client{Transport: &http.Transport{}}
-		si, err := api.NewShardInformers(api.NewClient(a.URL, hc), sel)
+		si, err := api.NewShardInformers(api.NewClient(env.API.URL, hc), sel)
 		require.NoError(t, err)
 		si.Factory.Start(runCtx)
 		t.Cleanup(func() { si.Factory.Shutdown(); hc.CloseIdleConnections() })
