@@ -99,18 +99,11 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 	return c
 }
 
-// waitFor polls cond (in-memory state only) until it holds.
+// waitFor waits for cond (in-memory state only) until the cluster's
+// context ends.
 func (c *cluster) waitFor(what string, cond func() bool) {
 	c.t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-c.ctx.Done():
-			c.t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
+	apitest.WaitFor(c.ctx, c.t, what, cond)
 }
 
 // node returns the informer's copy of name.

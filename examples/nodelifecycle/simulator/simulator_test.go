@@ -16,21 +16,6 @@ import (
 	"github.com/listwatch/listwatch/reflector/workqueue/workqueuetest"
 )
 
-// waitFor polls cond (a state read from memory, no I/O) until it holds or
-// ctx ends.
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
-}
-
 // TestSimulator: Setup creates Z×N Ready nodes with zone labels, their
 // leases and their pods (one daemon pod per node, then plain and tolerating
 // pods, Running); Run renews leases; a stopped node's heartbeats stop while the
@@ -82,7 +67,7 @@ func TestSimulator(t *testing.T) {
 	twoRounds := func(what string) {
 		for range 2 {
 			last := sim.LastHeartbeat("node-b0")
-			waitFor(ctx, t, what, func() bool { return sim.LastHeartbeat("node-b0").After(last) })
+			apitest.WaitFor(ctx, t, what, func() bool { return sim.LastHeartbeat("node-b0").After(last) })
 		}
 	}
 	require.NoError(t, sim.Stop("node-a0"))
@@ -92,7 +77,7 @@ func TestSimulator(t *testing.T) {
 	twoRounds("two more rounds of node-b0")
 	require.Equal(t, stoppedAt, sim.LastHeartbeat("node-a0"))
 	require.NoError(t, sim.Resume("node-a0"))
-	waitFor(ctx, t, "node-a0 renewing again", func() bool { return sim.LastHeartbeat("node-a0").After(stoppedAt) })
+	apitest.WaitFor(ctx, t, "node-a0 renewing again", func() bool { return sim.LastHeartbeat("node-a0").After(stoppedAt) })
 
 	unknown, err := api.Mutate(ctx, c, api.Nodes, "", "node-a1", func() *corev1.Node { return &corev1.Node{} },
 		func(n *corev1.Node) (bool, error) {
@@ -103,7 +88,7 @@ func TestSimulator(t *testing.T) {
 	require.NoError(t, err)
 	unknownRV, err := strconv.ParseInt(unknown.ResourceVersion, 10, 64)
 	require.NoError(t, err)
-	waitFor(ctx, t, "node-a1 Ready again after Unknown", func() bool {
+	apitest.WaitFor(ctx, t, "node-a1 Ready again after Unknown", func() bool {
 		n, ok := inf.Nodes.GetIndexer().GetByKey("node-a1")
 		rv, _ := strconv.ParseInt(n.ResourceVersion, 10, 64)
 		return ok && rv > unknownRV && isReady(n) && n.Status.Conditions[0].Reason == "KubeletReady"
@@ -130,13 +115,13 @@ func TestRunOnFakeClock(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- sim.Run(runCtx) }()
 	defer func() { stopRun(); require.NoError(t, <-done) }()
-	waitFor(ctx, t, "Run armed", sim.Quiet)
+	apitest.WaitFor(ctx, t, "Run armed", sim.Quiet)
 
 	clock.Step(999 * time.Millisecond)
 	require.True(t, sim.Quiet(), "no round due yet")
 	clock.Step(time.Millisecond)
 	require.False(t, sim.Quiet(), "a round due")
-	waitFor(ctx, t, "the round at 1 s done", sim.Quiet)
+	apitest.WaitFor(ctx, t, "the round at 1 s done", sim.Quiet)
 	at := start.Add(time.Second)
 	for _, n := range sim.Nodes() {
 		require.True(t, sim.LastHeartbeat(n).Equal(at), n)
@@ -146,12 +131,12 @@ func TestRunOnFakeClock(t *testing.T) {
 	}
 
 	clock.Step(2500 * time.Millisecond) // past the rounds at 2 s and 3 s
-	waitFor(ctx, t, "one round done", sim.Quiet)
+	apitest.WaitFor(ctx, t, "one round done", sim.Quiet)
 	require.True(t, sim.LastHeartbeat("node-a0").Equal(start.Add(3500*time.Millisecond)))
 	clock.Step(400 * time.Millisecond) // 3.9 s: the next round is at 4 s
 	require.True(t, sim.Quiet())
 	clock.Step(100 * time.Millisecond)
 	require.False(t, sim.Quiet())
-	waitFor(ctx, t, "the round at 4 s done", sim.Quiet)
+	apitest.WaitFor(ctx, t, "the round at 4 s done", sim.Quiet)
 	require.True(t, sim.LastHeartbeat("node-a0").Equal(start.Add(4*time.Second)))
 }

@@ -74,11 +74,11 @@ func TestTaintEvictRecover(t *testing.T) {
 	}
 
 	require.NoError(t, sim.Stop("node-a0"))
-	waitFor(ctx, t, "node-a0's plain pods evicted, tolerating pods pending", func() bool {
+	apitest.WaitFor(ctx, t, "node-a0's plain pods evicted, tolerating pods pending", func() bool {
 		k := podsOf("node-a0")
 		return !k["plain"] && k["tolerating"] && k["daemon"]
 	})
-	waitFor(ctx, t, "node-a0's tolerating pods evicted", func() bool {
+	apitest.WaitFor(ctx, t, "node-a0's tolerating pods evicted", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return !podsOf("node-a0")["tolerating"] && len(evictions) == 3 // the callback may trail the informer
@@ -101,12 +101,12 @@ func TestTaintEvictRecover(t *testing.T) {
 
 	// node-b1: stop, wait for its taint and plain evictions, resume at once.
 	require.NoError(t, sim.Stop("node-b1"))
-	waitFor(ctx, t, "node-b1's plain pods evicted, tolerating pods pending", func() bool {
+	apitest.WaitFor(ctx, t, "node-b1's plain pods evicted, tolerating pods pending", func() bool {
 		k := podsOf("node-b1")
 		return !k["plain"] && k["tolerating"] && tm.Pending() == 1
 	})
 	require.NoError(t, sim.Resume("node-b1"))
-	waitFor(ctx, t, "node-b1 untainted and its evictions cancelled", func() bool {
+	apitest.WaitFor(ctx, t, "node-b1 untainted and its evictions cancelled", func() bool {
 		n, ok := inf.Nodes.GetIndexer().GetByKey("node-b1")
 		return ok && len(n.Spec.Taints) == 0 && tm.Pending() == 0
 	})

@@ -1,10 +1,8 @@
 package taint
 
 import (
-	"context"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/listwatch/listwatch/embedtest"
 )
@@ -15,18 +13,4 @@ var etcdServer *embedtest.Server
 
 func TestMain(m *testing.M) {
 	os.Exit(embedtest.RunMain(m, &etcdServer, embedtest.Options{}))
-}
-
-// waitFor polls cond (in-memory state only) until it holds.
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
 }

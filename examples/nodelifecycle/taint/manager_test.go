@@ -84,13 +84,13 @@ func TestEvictionsOnFakeClock(t *testing.T) {
 			})
 		require.NoError(t, err)
 	}
-	waitFor(ctx, t, "the manager quiet", m.Quiet)
+	apitest.WaitFor(ctx, t, "the manager quiet", m.Quiet)
 	setTaint(true)
-	waitFor(ctx, t, "plain evicted and two evictions pending", func() bool {
+	apitest.WaitFor(ctx, t, "plain evicted and two evictions pending", func() bool {
 		return !exists("plain") && m.Pending() == 2 && len(evictedNames()) == 1
 	})
 	require.Equal(t, []string{"plain"}, evictedNames())
-	waitFor(ctx, t, "the manager quiet", m.Quiet)
+	apitest.WaitFor(ctx, t, "the manager quiet", m.Quiet)
 
 	require.NoError(t, clock.WaitForTimer(ctx, clock.Now().Add(30*time.Second)))
 	clock.Step(30*time.Second - time.Millisecond)
@@ -99,13 +99,13 @@ func TestEvictionsOnFakeClock(t *testing.T) {
 	require.False(t, m.Quiet(), "t30's eviction due")
 	// The informer's delete (which also cancels the pending entry) may
 	// come before the eviction's callback.
-	waitFor(ctx, t, "t30 evicted", func() bool { return !exists("t30") && m.Pending() == 1 && len(evictedNames()) == 2 })
+	apitest.WaitFor(ctx, t, "t30 evicted", func() bool { return !exists("t30") && m.Pending() == 1 && len(evictedNames()) == 2 })
 	mu.Lock()
 	require.Equal(t, 30*time.Second, evicted[1].Waited)
 	mu.Unlock()
 
 	setTaint(false)
-	waitFor(ctx, t, "t60's eviction cancelled", func() bool { return m.Pending() == 0 })
+	apitest.WaitFor(ctx, t, "t60's eviction cancelled", func() bool { return m.Pending() == 0 })
 	clock.Step(time.Hour)
 	for _, p := range []string{"t60", "forever", "daemon", "other"} {
 		require.True(t, exists(p), p)

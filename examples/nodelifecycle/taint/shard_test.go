@@ -62,7 +62,7 @@ func TestShardedTaintManagers(t *testing.T) {
 	// Each shard's informer holds its half: disjoint, together all pods.
 	// The whole informer synced before the pods were created, so its
 	// watch may still trail the shards' lists.
-	waitFor(ctx, t, "the whole pods informer to see every pod", func() bool { return len(inf.Pods.GetStore().List()) == 2*41 })
+	apitest.WaitFor(ctx, t, "the whole pods informer to see every pod", func() bool { return len(inf.Pods.GetStore().List()) == 2*41 })
 	all := inf.Pods.GetStore().List()
 	owner := map[string]int{}
 	for i, si := range shardInf {
@@ -91,14 +91,14 @@ func TestShardedTaintManagers(t *testing.T) {
 		})
 	require.NoError(t, err)
 
-	waitFor(ctx, t, "node-a0's plain pods evicted by the two shards", func() bool {
+	apitest.WaitFor(ctx, t, "node-a0's plain pods evicted by the two shards", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(evicted[0])+len(evicted[1]) >= len(plain)
 	})
 	// Give a duplicate eviction a chance to show: every pod informer of
 	// both shards and the whole one have seen the deletes.
-	waitFor(ctx, t, "the deletes observed", func() bool {
+	apitest.WaitFor(ctx, t, "the deletes observed", func() bool {
 		pods, err := inf.PodsOnNode("node-a0")
 		require.NoError(t, err)
 		return len(pods) == 41-len(plain)

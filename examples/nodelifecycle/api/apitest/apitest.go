@@ -93,3 +93,19 @@ func (e *Env) StartInformers(tb testing.TB) {
 		require.True(tb, ok, "informer of %s did not sync", res.Resource)
 	}
 }
+
+// WaitFor polls cond, which should read memory only (informers, recorded
+// reports), every 5 ms until it holds; the test fails, naming what it
+// waited for, when ctx ends first.
+func WaitFor(ctx context.Context, tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			tb.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
+		}
+	}
+}
