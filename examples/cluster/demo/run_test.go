@@ -23,7 +23,8 @@ func TestDemoWithKubectl(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	o := Options{Client: etcdServer.Client, Prefix: apitest.Prefix(t, etcdServer.Client)}
+	var o Options
+	o.Client, o.Prefix = etcdServer.Client, apitest.Prefix(t, etcdServer.Client)
 	var out bytes.Buffer
 	err := Run(ctx, &out, o, Scenario{Replicas: 6, ScaleTo: 8})
 	t.Log(out.String())

@@ -23,20 +23,18 @@ import (
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	nodecontroller "github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
-	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/transport"
 )
 
 // Options size the cluster and time it. Zero values take DefaultOptions'.
 type Options struct {
-	// Zones and NodesPerZone size the simulated cluster.
-	Zones, NodesPerZone int
+	// ClusterOptions are the nodes, their timing, where the cluster serves
+	// and stores, the steps' timeout and the report callbacks (from
+	// either controller manager replica).
+	demorun.ClusterOptions
 	// StartDelay is how long a bound pod takes to become Running and Ready.
 	StartDelay time.Duration
-	// Renew is the kubelets' lease renewal interval; Grace and Monitor
-	// the node lifecycle controller's grace and monitor periods.
-	Renew, Grace, Monitor time.Duration
 	// LeaseDuration, RenewDeadline and RetryPeriod time the controller
 	// manager's leader election.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
@@ -45,15 +43,6 @@ type Options struct {
 	Bookmarks time.Duration
 	// Workers is each controller's concurrency.
 	Workers int
-	// Listen is the API server's address ("": a free loopback port).
-	Listen string
-	// Client and Prefix, when Client is set, use that etcd below Prefix
-	// instead of starting an embedded one.
-	Client *clientv3.Client
-	// Prefix is the etcd key prefix; "" means "/registry".
-	Prefix string
-	// StepTimeout bounds each of the scenario's waits.
-	StepTimeout time.Duration
 	// NoControllerManager leaves the controller manager out: something
 	// else runs it (the benchmark runs it in a process of its own, to
 	// measure it alone). StartReplica's ElectionKey is then the one to use.
@@ -64,38 +53,26 @@ type Options struct {
 	// Logger receives the components' logs; nil means their errors only,
 	// to standard error.
 	Logger *slog.Logger
-	// OnEvent and OnEvict get the node lifecycle controller's and the
-	// taint manager's reports (from either replica).
-	OnEvent func(nodecontroller.Event)
-	OnEvict func(taint.Eviction)
 }
 
 // DefaultOptions are the demo's: 2 zones of 3 nodes, pods running 200 ms
 // after binding, node periods and the election's scaled down about 10
 // times from Kubernetes' defaults.
-var DefaultOptions = Options{Zones: 2, NodesPerZone: 3, StartDelay: 200 * time.Millisecond,
-	Renew: 250 * time.Millisecond, Grace: 2 * time.Second, Monitor: 200 * time.Millisecond,
-	LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 500 * time.Millisecond,
-	Bookmarks: 200 * time.Millisecond, Workers: 5, StepTimeout: 60 * time.Second}
+var DefaultOptions = Options{ClusterOptions: demorun.ClusterOptions{Zones: 2, NodesPerZone: 3,
+	Renew: 250 * time.Millisecond, Grace: 2 * time.Second, Monitor: 200 * time.Millisecond, StepTimeout: 60 * time.Second},
+	StartDelay: 200 * time.Millisecond, LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second,
+	RetryPeriod: 500 * time.Millisecond, Bookmarks: 200 * time.Millisecond, Workers: 5}
 
 // withDefaults fills zero fields from DefaultOptions.
 func (o Options) withDefaults() Options {
 	d := DefaultOptions
-	demorun.Default(&o.Zones, d.Zones)
-	demorun.Default(&o.NodesPerZone, d.NodesPerZone)
+	o.ClusterOptions = o.ClusterOptions.WithDefaults(d.ClusterOptions)
 	demorun.Default(&o.Workers, d.Workers)
 	demorun.Default(&o.StartDelay, d.StartDelay)
-	demorun.Default(&o.Renew, d.Renew)
-	demorun.Default(&o.Grace, d.Grace)
-	demorun.Default(&o.Monitor, d.Monitor)
 	demorun.Default(&o.LeaseDuration, d.LeaseDuration)
 	demorun.Default(&o.RenewDeadline, d.RenewDeadline)
 	demorun.Default(&o.RetryPeriod, d.RetryPeriod)
 	demorun.Default(&o.Bookmarks, d.Bookmarks)
-	demorun.Default(&o.StepTimeout, d.StepTimeout)
-	if o.Prefix == "" {
-		o.Prefix = "/registry"
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
@@ -155,11 +132,12 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg := o.StackConfig()
+	cfg.Transport, cfg.Server.Logger = rt, o.Logger
+	cfg.Server.Cacher = func(_ api.Kind, c *cacher.Config) { c.BookmarkInterval = o.Bookmarks }
+	cfg.Server.Edit = func(c *server.Config) { c.Metrics = o.Metrics }
 	s := &Stack{Options: o}
-	if _, err := demorun.StartStack(ctx, demorun.StackConfig{Etcd: o.Client, Transport: rt,
-		Server: api.ServerConfig{Prefix: o.Prefix, Listen: o.Listen, Logger: o.Logger,
-			Cacher: func(_ api.Kind, c *cacher.Config) { c.BookmarkInterval = o.Bookmarks },
-			Edit:   func(c *server.Config) { c.Metrics = o.Metrics }}}, s.start); err != nil {
+	if _, err := demorun.StartStack(ctx, cfg, s.start); err != nil {
 		return nil, err
 	}
 	return s, nil

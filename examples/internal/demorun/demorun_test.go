@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,21 @@ func TestDefault(t *testing.T) {
 	Default(&c, 1)
 	if a != 3 || b != time.Minute || c != 2.5 {
 		t.Fatalf("Default: %d %s %g", a, b, c)
+	}
+}
+
+// A command's flags set the cluster options; the fields left zero take
+// the defaults given, and the prefix /registry.
+func TestClusterOptions(t *testing.T) {
+	var o ClusterOptions
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"-zones=5", "-grace-period=3s", "-listen=:8080"}); err != nil {
+		t.Fatal(err)
+	}
+	o = o.WithDefaults(ClusterOptions{Zones: 2, NodesPerZone: 4, Grace: time.Second, StepTimeout: time.Minute})
+	if o.Zones != 5 || o.NodesPerZone != 4 || o.Grace != 3*time.Second || o.Renew != 0 || o.Listen != ":8080" ||
+		o.Prefix != "/registry" || o.StepTimeout != time.Minute {
+		t.Fatalf("options %+v", o)
 	}
 }
