@@ -1,9 +1,11 @@
 package controller_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -455,4 +457,50 @@ func offsets(start time.Time, ts []time.Time) []time.Duration {
 		out[i] = t.Sub(start)
 	}
 	return out
+}
+
+// A reconcile that returns its context's error because the controller is
+// stopping is logged at Info, not as a failure at Error.
+func TestErrorDuringStopIsNotLoggedAsAFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs syncBuffer
+		rec := &recorder{fn: func(ctx context.Context, r controller.Request, _ int) (controller.Result, error) {
+			if r.Name == "stopped" {
+				<-ctx.Done()
+				return controller.Result{}, ctx.Err()
+			}
+			return controller.Result{}, errors.New("broken")
+		}}
+		logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		r := startController(t, controller.Options{Reconciler: rec, Logger: logger}, true)
+		synctest.Wait()
+		r.informer.Add(testWidget("ns", "broken", 1), false)
+		synctest.Wait()
+		r.informer.Add(testWidget("ns", "stopped", 1), false)
+		synctest.Wait()
+		r.cancel()
+		require.NoError(t, <-r.done)
+		out := logs.String()
+		assert.Contains(t, out, `level=ERROR msg="reconcile failed, requeued with backoff" controller=test namespace=ns name=broken`)
+		assert.Contains(t, out, `level=INFO msg="reconcile ended by the controller's stop" controller=test namespace=ns name=stopped`)
+		assert.NotContains(t, out, `level=ERROR msg="reconcile failed, requeued with backoff" controller=test namespace=ns name=stopped`)
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

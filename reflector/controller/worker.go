@@ -29,7 +29,9 @@ func (c *Controller) processNext(ctx context.Context, queue *workqueue.RateLimit
 // handle runs Reconcile for req and applies its outcome to the queue:
 //
 //   - error: requeue with backoff, unless it is a TerminalError (then
-//     forget it); the Result is ignored;
+//     forget it); the Result is ignored; an error once the controller is
+//     stopping is logged at Info (the reconcile saw its context end), not
+//     as a failure;
 //   - Result.RequeueAfter > 0: forget the backoff, requeue after that long;
 //   - Result.Requeue: requeue with backoff;
 //   - otherwise: forget the backoff.
@@ -38,6 +40,12 @@ func (c *Controller) handle(ctx context.Context, queue *workqueue.RateLimitingQu
 	res, panicked, err := c.reconcile(ctx, req)
 	c.metrics.observe(resultOf(res, err), time.Since(start), panicked)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// The controller is stopping: an error now is most likely the
+		// reconcile seeing its context end, not a failure worth an alarm.
+		// The queue is shutting down, so it is not requeued.
+		c.log.Info("reconcile ended by the controller's stop",
+			"namespace", req.Namespace, "name", req.Name, "err", err)
 	case err != nil && errors.Is(err, ErrTerminal):
 		queue.Forget(req)
 		c.log.Error("reconcile failed with a terminal error, not requeued",
