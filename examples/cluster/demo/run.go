@@ -15,8 +15,6 @@ import (
 	"github.com/listwatch/listwatch/examples/cluster/rollout"
 	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
-	nodecontroller "github.com/listwatch/listwatch/examples/nodelifecycle/controller"
-	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
 )
 
 // ErrStepFailed wraps the error of the step that did not hold.
@@ -53,10 +51,7 @@ func Run(ctx context.Context, w io.Writer, o Options, sn Scenario) (err error) {
 	}
 	o = o.withDefaults()
 	r := demorun.NewNarrator(w, nil)
-	o.OnEvent = demorun.Chain(func(e nodecontroller.Event) { r.Printf("node lifecycle controller: %s", e) }, o.OnEvent)
-	o.OnEvict = demorun.Chain(func(e taint.Eviction) {
-		r.Printf("taint manager: evicted pod %s/%s from %s", e.Namespace, e.Pod, e.Node)
-	}, o.OnEvict)
+	o.NarrateReports(r)
 	r.Printf("starting embedded etcd, the API server (deployments, replicasets, pods, nodes, leases over List-Watch), "+
 		"%d×%d simulated nodes, their kubelets (pods Running %s after binding), a scheduler and two controller manager replicas",
 		o.Zones, o.NodesPerZone, o.StartDelay)
