@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -34,4 +35,20 @@ func startStack(t *testing.T, o Options) *Stack {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s
+}
+
+// startWithKubectl starts a stack with the default options and a kubectl
+// for it, and returns them with a script whose waits end with the test's
+// 60 s; it skips the test when kubectl is not installed.
+func startWithKubectl(t *testing.T) (*script, *kubectl) {
+	t.Helper()
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	s := startStack(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	k, err := newKubectl(s.API.URL, t.TempDir())
+	require.NoError(t, err)
+	return &script{ctx: ctx, s: s}, k
 }
