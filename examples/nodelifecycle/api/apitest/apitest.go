@@ -1,8 +1,8 @@
-// Package apitest starts the node lifecycle example's API server for the
-// tests of the packages built on it (controller, taint, simulator, demo):
-// on the test's own key prefix of a shared embedded etcd, with a client
-// and informers, all stopped by the test's cleanup. It is imported by
-// tests only.
+// Package apitest starts the node lifecycle example's API server for
+// tests (api's own, and those of controller, taint, simulator and the
+// demos): on the test's own key prefix of a shared embedded etcd, with a
+// client and informers, all stopped by the test's cleanup. It is
+// imported by tests only.
 package apitest
 
 import (
