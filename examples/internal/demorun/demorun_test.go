@@ -15,7 +15,7 @@ import (
 // The group keeps the first failure, named after its part, and does not
 // count a part that ended because its context was cancelled.
 func TestGroupKeepsTheFirstFailure(t *testing.T) {
-	var g Group
+	var g group
 	boom := errors.New("boom")
 	first := make(chan struct{})
 	g.Go("stopped", func() error { return context.Canceled })
@@ -25,7 +25,7 @@ func TestGroupKeepsTheFirstFailure(t *testing.T) {
 	if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "failed: ") {
 		t.Fatalf("Wait: %v, want the failed part's boom", err)
 	}
-	var ok Group
+	var ok group
 	ok.Go("stopped", func() error { return context.Canceled })
 	if err := ok.Wait(); err != nil {
 		t.Fatalf("Wait with only a cancelled part: %v", err)

@@ -16,7 +16,7 @@ import (
 // StackConfig configures the part every demo cluster shares.
 type StackConfig struct {
 	// Etcd, when set, is the etcd to store in; nil starts an embedded
-	// member (see StartEtcd).
+	// member (see startEtcd).
 	Etcd *clientv3.Client
 	// Server configures the API server; its Client is set by StartStack.
 	Server api.ServerConfig
@@ -37,11 +37,11 @@ type Stack struct {
 	// Etcd is the etcd client the API server stores with.
 	Etcd *clientv3.Client
 
-	etcd      *Etcd
+	etcd      *etcdMember
 	hc        *http.Client
 	runCtx    context.Context // the parts' context, cancelled by Close
 	cancel    context.CancelFunc
-	parts     Group
+	parts     group
 	factories []*reflector.InformerFactory
 }
 
@@ -56,7 +56,7 @@ func StartStack(ctx context.Context, cfg StackConfig, start func(ctx context.Con
 	s := &Stack{hc: &http.Client{Transport: cfg.Transport}}
 	s.runCtx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
-	if s.etcd, err = StartEtcd(ctx, cfg.Etcd); err != nil {
+	if s.etcd, err = startEtcd(ctx, cfg.Etcd); err != nil {
 		s.cancel()
 		return nil, err
 	}
