@@ -11,7 +11,13 @@
 //	err = mgr.GetCache().Get(ctx, client.Key("default", "w1"), &w)
 //
 // Objects read from the cache are copies: changing them changes nothing
-// in the cache.
+// in the cache. client.UnsafeDisableDeepCopy hands out the cache's own
+// objects instead, which the caller must never modify.
+//
+// Code written against typed informers shares the cache's informer of a
+// kind through InformerOf, a reflector.SharedInformer[T] view of it:
+//
+//	nodes, err := cache.InformerOf[*corev1.Node](mgr.GetCache())
 //
 // WaitFresh waits until every informer holds every write made before the
 // call (each resource's current revision, read with a consistent list,

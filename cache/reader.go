@@ -44,8 +44,10 @@ func (c *Cache) synced(ctx context.Context, obj runtime.Object) (client.Kind, *I
 }
 
 // Get implements client.Reader: a copy of the cached object into obj, or
-// a not-found *storage.Error.
-func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+// a not-found *storage.Error. With client.UnsafeDisableDeepCopy (and obj
+// of the cached object's type) the copy is shallow: obj shares the
+// cache's maps, slices and pointers and must not be modified.
+func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	kind, inf, err := c.synced(ctx, obj)
 	if err != nil {
 		return err
@@ -61,11 +63,22 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, obj client.Object
 	if !ok {
 		return storage.NewNotFoundError(kind.StorageKey(key.Namespace, key.Name), 0)
 	}
+	var o client.GetOptions
+	for _, f := range opts {
+		f.ApplyToGet(&o)
+	}
+	if ov, cv := reflect.ValueOf(obj), reflect.ValueOf(cached); o.UnsafeDisableDeepCopy && ov.Type() == cv.Type() {
+		ov.Elem().Set(cv.Elem())
+		return nil
+	}
 	return copyObject(obj, cached)
 }
 
 // List implements client.Reader: copies of the cached objects matching the
-// namespace and selectors, with the informer's last resourceVersion. An
+// namespace and selectors, with the informer's last resourceVersion. With
+// client.UnsafeDisableDeepCopy (and items of the cached objects' type)
+// the items are the cache's own objects, not copies, and must not be
+// modified. An
 // exact field requirement on a field of IndexField is served from its
 // index; the other fields are those of the kind's GetAttrs.
 // Limit and Continue are not served from a cache (client.WithCache sends
@@ -94,6 +107,8 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 	default:
 		objs = inf.GetStore().List()
 	}
+	// The cache's own objects, when the caller accepts them and they fit.
+	shared := o.UnsafeDisableDeepCopy && len(objs) > 0 && reflect.TypeOf(objs[0]) == reflect.TypeOf(newOf(list, kind))
 	items := make([]runtime.Object, 0, len(objs))
 	for _, obj := range objs {
 		ok, err := matches(kind, obj, o.LabelSelector, fieldSel)
@@ -101,6 +116,10 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 			return err
 		}
 		if !ok {
+			continue
+		}
+		if shared {
+			items = append(items, obj)
 			continue
 		}
 		item := client.Object(newOf(list, kind))

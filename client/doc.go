@@ -18,7 +18,9 @@
 //
 // WithCache serves Get and List from informer caches (a manager's cache,
 // package cache) for the kinds they watch, and everything else from the
-// wrapped client; FromStorage on a read bypasses the cache.
+// wrapped client; FromStorage on a read bypasses the cache. Cached reads
+// are deep copies; UnsafeDisableDeepCopy hands out the cache's own
+// objects, which must then never be modified.
 //
 // Errors are the library's: *storage.Error (and apimachinery StatusErrors
 // for the write rules), tested with IsNotFound, IsAlreadyExists,

@@ -11,6 +11,10 @@ type GetOptions struct {
 	// FromStorage reads from storage (a linearizable read) even when a
 	// cache watches the kind.
 	FromStorage bool
+	// UnsafeDisableDeepCopy, on a read served from a cache, sets the
+	// object to a shallow copy of the cache's own (see
+	// UnsafeDisableDeepCopy).
+	UnsafeDisableDeepCopy bool
 }
 
 // GetOption changes GetOptions.
@@ -32,6 +36,9 @@ type ListOptions struct {
 	Continue string
 	// FromStorage lists from storage even when a cache watches the kind.
 	FromStorage bool
+	// UnsafeDisableDeepCopy, on a list served from a cache, returns the
+	// cache's own objects instead of copies (see UnsafeDisableDeepCopy).
+	UnsafeDisableDeepCopy bool
 }
 
 // ListOption changes ListOptions.
@@ -177,6 +184,31 @@ func (fromStorage) ApplyToGet(o *GetOptions) { o.FromStorage = true }
 
 // ApplyToList implements ListOption.
 func (fromStorage) ApplyToList(o *ListOptions) { o.FromStorage = true }
+
+type unsafeDisableDeepCopy struct{}
+
+// UnsafeDisableDeepCopy makes a Get or List that a cache serves (package
+// cache, WithCache) hand out the cache's own objects instead of deep
+// copies: a List's items are the cached objects (or shallow copies of
+// them, for a list of values such as []corev1.Pod), a Get's object a
+// shallow copy of the cached one. Their maps, slices and pointers
+// (labels, ownerReferences, spec, status) ARE THE CACHE'S, shared with
+// every informer handler and reader of the kind.
+//
+// THE CALLER MUST NOT MODIFY ANYTHING IT READS THIS WAY, NOR KEEP IT TO
+// MODIFY LATER: a change corrupts the cache (and its indexes) for
+// everyone, silently, until the object next changes in storage. DeepCopy
+// what must be changed (to Update it, say). Use it for hot read-only
+// paths, where copying every object of a large List costs more than the
+// work done with it. Reads from storage ignore it (they are fresh
+// objects anyway).
+var UnsafeDisableDeepCopy unsafeDisableDeepCopy
+
+// ApplyToGet implements GetOption.
+func (unsafeDisableDeepCopy) ApplyToGet(o *GetOptions) { o.UnsafeDisableDeepCopy = true }
+
+// ApplyToList implements ListOption.
+func (unsafeDisableDeepCopy) ApplyToList(o *ListOptions) { o.UnsafeDisableDeepCopy = true }
 
 type dryRunAll struct{}
 

@@ -58,6 +58,23 @@ func newRig(t *testing.T, cfg Config, srv *counter) *rig {
 	return &rig{srv: srv, url: hs.URL, clock: clk, rt: rt, hc: &http.Client{Transport: rt}}
 }
 
+// deadline returns a context whose deadline is d from now on the rig's fake
+// clock, which the transport decides by, and which real time never ends:
+// a context.WithDeadline at a fake instant would expire in real time while
+// a loaded machine runs the test, and the transport rightly answers an
+// ended context with its error before anything else.
+func (r *rig) deadline(d time.Duration) context.Context {
+	return fakeDeadline{Context: context.Background(), at: r.clock.Now().Add(d)}
+}
+
+// fakeDeadline reports at as its deadline and is never done.
+type fakeDeadline struct {
+	context.Context
+	at time.Time
+}
+
+func (c fakeDeadline) Deadline() (time.Time, bool) { return c.at, true }
+
 // get sends a GET of path with ctx and returns the status code.
 func (r *rig) get(ctx context.Context, path string) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.url+path, nil)
@@ -124,8 +141,7 @@ func TestRateLimitDeadline(t *testing.T) {
 	_, err := r.get(testCtx(t), "/")
 	require.NoError(t, err)
 
-	short, cancel := context.WithDeadline(context.Background(), r.clock.Now().Add(500*time.Millisecond))
-	defer cancel()
+	short := r.deadline(500 * time.Millisecond)
 	_, err = r.get(short, "/")
 	require.ErrorIs(t, err, ErrThrottled)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -209,8 +225,7 @@ func TestTooManyRequests(t *testing.T) {
 // deadline returns the 429 at once.
 func TestTooManyRequestsPastDeadline(t *testing.T) {
 	r := newRig(t, Config{QPS: -1}, &counter{busy: 1 << 30, retryAfter: "5"})
-	ctx, cancel := context.WithDeadline(context.Background(), r.clock.Now().Add(4*time.Second))
-	defer cancel()
+	ctx := r.deadline(4 * time.Second)
 	code, err := r.get(ctx, "/")
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusTooManyRequests, code)
@@ -225,8 +240,7 @@ func TestWatchTooManyRequests(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusTooManyRequests, code)
 	assert.EqualValues(t, 1, r.srv.calls.Load())
-	short, cancel := context.WithDeadline(context.Background(), r.clock.Now().Add(time.Millisecond))
-	defer cancel()
+	short := r.deadline(time.Millisecond)
 	_, err = r.get(short, "/")
 	require.ErrorIs(t, err, ErrThrottled, "the watch took the token")
 }
@@ -332,8 +346,7 @@ func TestMetrics(t *testing.T) {
 	r.waitTimer(t)
 	r.clock.Step(time.Second)
 	require.NoError(t, <-done)
-	short, cancel := context.WithDeadline(context.Background(), r.clock.Now().Add(time.Millisecond))
-	defer cancel()
+	short := r.deadline(time.Millisecond)
 	_, err := r.get(short, "/?watch=true")
 	require.ErrorIs(t, err, ErrThrottled)
 

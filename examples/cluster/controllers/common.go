@@ -55,9 +55,9 @@ type base struct {
 	cfg  Config
 	c    client.Client
 	log  *slog.Logger
-	deps *cache.Informer
-	rss  *cache.Informer
-	pods *cache.Informer
+	deps reflector.SharedInformer[*appsv1.Deployment]
+	rss  reflector.SharedInformer[*appsv1.ReplicaSet]
+	pods reflector.SharedInformer[*corev1.Pod]
 }
 
 // newBase gets the cache's informers and adds the controller-UID index to
@@ -67,44 +67,39 @@ func newBase(cfg Config) (*base, error) {
 	ch := cfg.Manager.GetCache()
 	b := &base{cfg: cfg, c: cfg.Manager.GetClient(), log: cfg.Manager.GetLogger()}
 	var err error
-	if b.deps, err = ch.InformerFor(&appsv1.DeploymentList{}); err != nil {
+	if b.deps, err = cache.InformerOf[*appsv1.Deployment](ch); err != nil {
 		return nil, err
 	}
-	if b.rss, err = ch.InformerFor(&appsv1.ReplicaSetList{}); err != nil {
+	if b.rss, err = cache.InformerOf[*appsv1.ReplicaSet](ch); err != nil {
 		return nil, err
 	}
-	if b.pods, err = ch.InformerFor(&corev1.PodList{}); err != nil {
+	if b.pods, err = cache.InformerOf[*corev1.Pod](ch); err != nil {
 		return nil, err
 	}
-	for _, inf := range []*cache.Informer{b.rss, b.pods} {
-		if err := inf.AddIndexers(reflector.Indexers[client.Object]{ControllerUIDIndex: controllerUID}); err != nil {
-			return nil, err
-		}
+	if err := b.rss.AddIndexers(reflector.Indexers[*appsv1.ReplicaSet]{ControllerUIDIndex: controllerUID[*appsv1.ReplicaSet]}); err != nil {
+		return nil, err
+	}
+	if err := b.pods.AddIndexers(reflector.Indexers[*corev1.Pod]{ControllerUIDIndex: controllerUID[*corev1.Pod]}); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
 
 // controllerUID indexes obj by its controller's UID.
-func controllerUID(obj client.Object) ([]string, error) {
+func controllerUID[T client.Object](obj T) ([]string, error) {
 	if ref := metav1.GetControllerOf(obj); ref != nil {
 		return []string{string(ref.UID)}, nil
 	}
 	return []string{""}, nil
 }
 
-// indexed returns the objects of inf controlled by uid ("": orphans), as
-// T. They are the informer's own, shared and read-only: a ReplicaSet with
+// indexed returns the objects of inf controlled by uid ("": orphans).
+// They are the informer's own, shared and read-only: a ReplicaSet with
 // 3,000 pods is read without copying them (the cache's List copies every
 // object it returns).
-func indexed[T client.Object](inf *cache.Informer, uid string) []T {
+func indexed[T client.Object](inf reflector.SharedInformer[T], uid string) []T {
 	objs, _ := inf.GetIndexer().ByIndex(ControllerUIDIndex, uid)
-	out := make([]T, 0, len(objs))
-	for _, o := range objs {
-		if t, ok := o.(T); ok {
-			out = append(out, t)
-		}
-	}
-	return out
+	return objs
 }
 
 // setOwnerRefs replaces obj's ownerReferences by refs with a merge patch

@@ -43,8 +43,8 @@ func setupDeployments(b *base) (*DeploymentController, error) {
 				return nil
 			}
 			var out []controller.Request
-			for _, o := range dc.deps.GetStore().List() {
-				if d, ok := o.(*appsv1.Deployment); ok && d.Namespace == rs.GetNamespace() && selects(d.Spec.Selector, rs.GetLabels()) {
+			for _, d := range dc.deps.GetStore().List() {
+				if d.Namespace == rs.GetNamespace() && selects(d.Spec.Selector, rs.GetLabels()) {
 					out = append(out, requestFor(d.Namespace, d.Name))
 				}
 			}
@@ -122,8 +122,8 @@ func (dc *DeploymentController) Reconcile(ctx context.Context, req controller.Re
 // releasing those it no longer selects.
 func (dc *DeploymentController) claim(ctx context.Context, d *appsv1.Deployment) ([]*appsv1.ReplicaSet, error) {
 	sel, _ := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-	candidates := indexed[*appsv1.ReplicaSet](dc.rss, string(d.UID))
-	for _, rs := range indexed[*appsv1.ReplicaSet](dc.rss, "") {
+	candidates := indexed(dc.rss, string(d.UID))
+	for _, rs := range indexed(dc.rss, "") {
 		if rs.Namespace == d.Namespace {
 			candidates = append(candidates, rs)
 		}

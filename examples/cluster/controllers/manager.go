@@ -9,6 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,32 +53,42 @@ type ManagerConfig struct {
 }
 
 // ControllerManager is one replica of the controller manager: a
-// manager.Manager (its cache of deployments, replicasets and pods warm on
-// every replica) whose leader runs the Deployment and ReplicaSet
-// controllers, built with package builder, the manager's garbage collector
-// (package gc) over the same kinds, and nodelifecycle's node lifecycle
-// controller and taint manager, which keep typed informers of their own.
+// manager.Manager (its cache of deployments, replicasets, pods, nodes and
+// leases warm on every replica) whose leader runs the Deployment and
+// ReplicaSet controllers, built with package builder, the manager's
+// garbage collector (package gc) over the same kinds, and nodelifecycle's
+// node lifecycle controller and taint manager, which read the cache's
+// informers through typed views (cache.InformerOf).
 type ControllerManager struct {
 	// Manager runs it (Run) and says who leads (IsLeader, Elected).
 	Manager *manager.Manager
 	// ReplicaSets is its ReplicaSet controller (Created counts pods).
 	ReplicaSets *ReplicaSetController
-	// NodeInformers are the typed informers of nodelifecycle's
-	// controllers.
+	// NodeInformers are the typed views of the manager cache's
+	// informers that nodelifecycle's controllers read.
 	NodeInformers *api.Informers
 }
 
 // Kinds are the kinds the manager's client and cache serve: apps/v1
-// Deployment and ReplicaSet, core/v1 Pod.
+// Deployment and ReplicaSet, core/v1 Pod and Node, coordination.k8s.io/v1
+// Lease.
 func Kinds() (*client.Kinds, error) {
 	s := runtime.NewScheme()
 	for gv, objs := range map[schema.GroupVersion][]runtime.Object{
-		appsv1.SchemeGroupVersion: {&appsv1.Deployment{}, &appsv1.DeploymentList{}, &appsv1.ReplicaSet{}, &appsv1.ReplicaSetList{}},
-		corev1.SchemeGroupVersion: {&corev1.Pod{}, &corev1.PodList{}},
+		appsv1.SchemeGroupVersion:         {&appsv1.Deployment{}, &appsv1.DeploymentList{}, &appsv1.ReplicaSet{}, &appsv1.ReplicaSetList{}},
+		corev1.SchemeGroupVersion:         {&corev1.Pod{}, &corev1.PodList{}, &corev1.Node{}, &corev1.NodeList{}},
+		coordinationv1.SchemeGroupVersion: {&coordinationv1.Lease{}, &coordinationv1.LeaseList{}},
 	} {
 		s.AddKnownTypes(gv, objs...)
 	}
-	return client.NewKinds(s)
+	kinds, err := client.NewKinds(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := kinds.SetClusterScoped(&corev1.Node{}); err != nil {
+		return nil, err
+	}
+	return kinds, nil
 }
 
 // NewControllerManager builds a replica; Run runs it.
@@ -123,10 +134,12 @@ func NewControllerManager(cfg ManagerConfig) (*ControllerManager, error) {
 	return cm, nil
 }
 
-// addNodeControllers adds nodelifecycle's controllers: their typed
-// informers run on every replica, the controllers on the leader.
+// addNodeControllers adds nodelifecycle's controllers, leader-only, over
+// the manager cache's informers of nodes, pods and leases: the kinds are
+// listed and watched once per replica, by the cache that every replica
+// keeps warm.
 func (cm *ControllerManager) addNodeControllers(cfg ManagerConfig, log *slog.Logger) error {
-	inf, err := api.NewInformers(cfg.API)
+	inf, err := api.InformersOf(cm.Manager.GetCache())
 	if err != nil {
 		return err
 	}
@@ -140,24 +153,8 @@ func (cm *ControllerManager) addNodeControllers(cfg ManagerConfig, log *slog.Log
 	if err != nil {
 		return err
 	}
-	return errors.Join(cm.Manager.Add(warmEverywhere{inf}), cm.Manager.Add(manager.RunnableFunc(nodes.Run)),
-		cm.Manager.Add(manager.RunnableFunc(taints.Run)))
+	return errors.Join(cm.Manager.Add(manager.RunnableFunc(nodes.Run)), cm.Manager.Add(manager.RunnableFunc(taints.Run)))
 }
-
-// warmEverywhere runs an informer factory on every replica, leader or
-// not, so that a standby's caches are warm when it is elected.
-type warmEverywhere struct{ inf *api.Informers }
-
-// Start runs the factory until ctx ends.
-func (w warmEverywhere) Start(ctx context.Context) error {
-	w.inf.Factory.Start(ctx)
-	<-ctx.Done()
-	w.inf.Factory.Shutdown()
-	return nil
-}
-
-// NeedLeaderElection is false: the informers run on every replica.
-func (warmEverywhere) NeedLeaderElection() bool { return false }
 
 // Run runs the replica until ctx ends or it loses leadership
 // (manager.ErrLeadershipLost: a replica that lost it should exit).

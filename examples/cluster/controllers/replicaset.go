@@ -83,8 +83,8 @@ func setupReplicaSets(b *base) (*ReplicaSetController, error) {
 // enqueueSelecting enqueues the ReplicaSets of p's namespace that select
 // the orphan p (one of them adopts it).
 func (r *ReplicaSetController) enqueueSelecting(p client.Object, q controller.Queue) {
-	for _, o := range r.rss.GetStore().List() {
-		if rs, ok := o.(*appsv1.ReplicaSet); ok && rs.Namespace == p.GetNamespace() && selects(rs.Spec.Selector, p.GetLabels()) {
+	for _, rs := range r.rss.GetStore().List() {
+		if rs.Namespace == p.GetNamespace() && selects(rs.Spec.Selector, p.GetLabels()) {
 			q.Add(requestFor(rs.Namespace, rs.Name))
 		}
 	}
@@ -107,8 +107,8 @@ func (r *ReplicaSetController) Reconcile(ctx context.Context, req controller.Req
 	if err != nil || sel.Empty() {
 		return controller.Result{}, controller.TerminalError(fmt.Errorf("replicaset %s: invalid selector: %v", key, err))
 	}
-	candidates := indexed[*corev1.Pod](r.pods, string(rs.UID))
-	for _, p := range indexed[*corev1.Pod](r.pods, "") {
+	candidates := indexed(r.pods, string(rs.UID))
+	for _, p := range indexed(r.pods, "") {
 		if p.Namespace == rs.Namespace {
 			candidates = append(candidates, p)
 		}

@@ -25,7 +25,7 @@ type tracker struct {
 }
 
 // newTracker registers a tracker of app's pods on inf.
-func newTracker(inf *reflector.SharedIndexInformer[*corev1.Pod], app string) (*tracker, reflector.ResourceEventHandlerRegistration, error) {
+func newTracker(inf reflector.SharedInformer[*corev1.Pod], app string) (*tracker, reflector.ResourceEventHandlerRegistration, error) {
 	t := &tracker{app: app, alive: map[string]bool{}, seen: map[string]map[string]bool{}}
 	reg, err := inf.AddEventHandler(reflector.ResourceEventHandlerFuncs[*corev1.Pod]{
 		AddFunc:    func(p *corev1.Pod, _ bool) { t.observe(p, false) },

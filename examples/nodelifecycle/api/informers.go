@@ -9,21 +9,47 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/reflector"
 	"github.com/listwatch/listwatch/reflector/httplw"
 	"github.com/listwatch/listwatch/storage"
 )
 
-// Informers are the shared informers of the controller manager, all from
-// one factory over the HTTP API: nodes, pods (indexed by spec.nodeName)
-// and the leases of kube-node-lease.
+// Informers are the shared informers of the controller manager: nodes,
+// pods (indexed by spec.nodeName) and the leases of kube-node-lease. They
+// come from one factory of their own over the HTTP API (NewInformers), or
+// are a manager cache's informers of those kinds (InformersOf), so that a
+// controller manager that already watches pods does not watch them twice.
 type Informers struct {
-	// Factory starts and stops the informers.
+	// Factory starts and stops the informers; nil for InformersOf (the
+	// cache runs them).
 	Factory *reflector.InformerFactory
 	// Nodes, Pods and Leases are the informers.
-	Nodes  *reflector.SharedIndexInformer[*corev1.Node]
-	Pods   *reflector.SharedIndexInformer[*corev1.Pod]
-	Leases *reflector.SharedIndexInformer[*coordinationv1.Lease]
+	Nodes  reflector.SharedInformer[*corev1.Node]
+	Pods   reflector.SharedInformer[*corev1.Pod]
+	Leases reflector.SharedInformer[*coordinationv1.Lease]
+}
+
+// InformersOf returns the informers of c, a manager's cache whose Kinds
+// hold core/v1 Node and Pod and coordination.k8s.io/v1 Lease: the cache's
+// one informer of each kind (its leases informer covers every namespace),
+// with the pods indexed by node; the cache starts and runs them.
+func InformersOf(c *cache.Cache) (*Informers, error) {
+	inf := &Informers{}
+	var err error
+	if inf.Nodes, err = cache.InformerOf[*corev1.Node](c); err != nil {
+		return nil, fmt.Errorf("api: nodes: %w", err)
+	}
+	if inf.Pods, err = cache.InformerOf[*corev1.Pod](c); err != nil {
+		return nil, fmt.Errorf("api: pods: %w", err)
+	}
+	if inf.Leases, err = cache.InformerOf[*coordinationv1.Lease](c); err != nil {
+		return nil, fmt.Errorf("api: leases: %w", err)
+	}
+	if err := inf.Pods.AddIndexers(reflector.Indexers[*corev1.Pod]{PodNodeNameIndex: podNodeName}); err != nil {
+		return nil, err
+	}
+	return inf, nil
 }
 
 // NewInformers builds the informers of c's server; start them with
@@ -44,23 +70,26 @@ func NewInformers(c *Client, opts ...reflector.InformerOption) (*Informers, erro
 func NewShardInformers(c *Client, podShard string, opts ...reflector.InformerOption) (*Informers, error) {
 	f := reflector.NewInformerFactory(opts...)
 	inf := &Informers{Factory: f}
-	var err error
-	if inf.Nodes, err = informerFor[*corev1.Node](f, c, Nodes, "", "",
-		func() runtime.Object { return &corev1.Node{} }, func() runtime.Object { return &corev1.NodeList{} }); err != nil {
+	nodes, err := informerFor[*corev1.Node](f, c, Nodes, "", "",
+		func() runtime.Object { return &corev1.Node{} }, func() runtime.Object { return &corev1.NodeList{} })
+	if err != nil {
 		return nil, err
 	}
-	if inf.Pods, err = informerFor[*corev1.Pod](f, c, Pods, "", podShard,
-		func() runtime.Object { return &corev1.Pod{} }, func() runtime.Object { return &corev1.PodList{} }); err != nil {
+	pods, err := informerFor[*corev1.Pod](f, c, Pods, "", podShard,
+		func() runtime.Object { return &corev1.Pod{} }, func() runtime.Object { return &corev1.PodList{} })
+	if err != nil {
 		return nil, err
 	}
-	if err := inf.Pods.AddIndexers(reflector.Indexers[*corev1.Pod]{PodNodeNameIndex: podNodeName}); err != nil {
+	if err := pods.AddIndexers(reflector.Indexers[*corev1.Pod]{PodNodeNameIndex: podNodeName}); err != nil {
 		return nil, err
 	}
-	if inf.Leases, err = informerFor[*coordinationv1.Lease](f, c, Leases, LeaseNamespace, "",
+	leases, err := informerFor[*coordinationv1.Lease](f, c, Leases, LeaseNamespace, "",
 		func() runtime.Object { return &coordinationv1.Lease{} },
-		func() runtime.Object { return &coordinationv1.LeaseList{} }); err != nil {
+		func() runtime.Object { return &coordinationv1.LeaseList{} })
+	if err != nil {
 		return nil, err
 	}
+	inf.Nodes, inf.Pods, inf.Leases = nodes, pods, leases
 	return inf, nil
 }
 

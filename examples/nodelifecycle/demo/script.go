@@ -161,7 +161,7 @@ func (sc *script) informersCurrent(ctx context.Context) error {
 
 // holds reports whether inf holds exactly objs, each at its
 // resourceVersion.
-func holds[T reflector.Object](inf *reflector.SharedIndexInformer[T], objs []T) bool {
+func holds[T reflector.Object](inf reflector.SharedInformer[T], objs []T) bool {
 	if len(inf.GetStore().ListKeys()) != len(objs) {
 		return false
 	}

@@ -42,7 +42,7 @@ type Config struct {
 	// Nodes, when set, is an informer of nodes: a heartbeating node whose
 	// NodeReady is not True there posts True again (as a kubelet does
 	// when the controller marked it Unknown).
-	Nodes *reflector.SharedIndexInformer[*corev1.Node]
+	Nodes reflector.SharedInformer[*corev1.Node]
 	// Clock times the renewals and gives the times written in nodes and
 	// leases; nil is the wall clock.
 	Clock workqueue.Clock
