@@ -20,6 +20,7 @@ import (
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/examples/cluster/demo"
 	"github.com/listwatch/listwatch/examples/cluster/rollout"
+	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/reflector"
 )
@@ -153,10 +154,12 @@ func runCluster(b *testing.B) {
 	kv := &countingKV{KV: etcd.Client.KV}
 	etcd.Client.KV = kv
 	reg := prometheus.NewRegistry()
-	o := demo.Options{Client: etcd.Client, Prefix: "/registry", Zones: 4, NodesPerZone: nodes / 4, StartDelay: max(*flagDelay, time.Nanosecond),
-		Renew: 5 * time.Second, Grace: 40 * time.Second, Monitor: 5 * time.Second, Bookmarks: time.Second,
+	o := demo.Options{ClusterOptions: demorun.ClusterOptions{Client: etcd.Client, Prefix: "/registry", Zones: 4,
+		NodesPerZone: nodes / 4, Renew: 5 * time.Second, Grace: 40 * time.Second, Monitor: 5 * time.Second,
+		StepTimeout: 20 * time.Minute},
+		StartDelay: max(*flagDelay, time.Nanosecond), Bookmarks: time.Second,
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
-		Workers: *flagWorkers, Metrics: reg, StepTimeout: 20 * time.Minute, NoControllerManager: true}
+		Workers: *flagWorkers, Metrics: reg, NoControllerManager: true}
 	s, err := demo.Start(ctx, o)
 	if err != nil {
 		b.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/listwatch/listwatch/etcdrun"
 	"github.com/listwatch/listwatch/examples/cluster/controllers"
 	"github.com/listwatch/listwatch/examples/cluster/demo"
+	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	"github.com/listwatch/listwatch/transport"
 )
@@ -43,8 +44,8 @@ func childOf(o demo.Options, url string, endpoints []string) childConfig {
 
 // options are the stack options the child's replica needs.
 func (c childConfig) options() demo.Options {
-	return demo.Options{Prefix: c.Prefix, Workers: c.Workers, LeaseDuration: c.LeaseDuration,
-		RenewDeadline: c.RenewDeadline, RetryPeriod: c.RetryPeriod, Monitor: c.Monitor, Grace: c.Grace}
+	return demo.Options{ClusterOptions: demorun.ClusterOptions{Prefix: c.Prefix, Monitor: c.Monitor, Grace: c.Grace},
+		Workers: c.Workers, LeaseDuration: c.LeaseDuration, RenewDeadline: c.RenewDeadline, RetryPeriod: c.RetryPeriod}
 }
 
 // childReport is what the child answers to each "mark" line on its

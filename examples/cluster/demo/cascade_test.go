@@ -1,10 +1,7 @@
 package demo
 
 import (
-	"context"
-	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,22 +17,15 @@ import (
 // its pods collected. (TestDemoWithKubectl covers background and
 // foreground deletes of Deployments.)
 func TestCascadeOrphanWithKubectl(t *testing.T) {
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		t.Skip("kubectl is not installed")
-	}
-	s := startStack(t, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	k, err := newKubectl(s.API.URL, t.TempDir())
-	require.NoError(t, err)
-	sc := &script{ctx: ctx, s: s}
+	sc, k := startWithKubectl(t)
+	s, ctx := sc.s, sc.ctx
 	require.NoError(t, s.Client.Create(ctx, api.Deployments, webDeployment(2, "nginx:1")))
 	require.NoError(t, sc.await("2 available", func() bool { return sc.rolledOut("default", "web", 2) }))
 	rss := sc.replicaSetsOf("default", "web")
 	require.Len(t, rss, 1)
 	rs := rss[0]
 
-	_, err = k.run(ctx, "delete", "deployment", "web", "--cascade=orphan", "--timeout=30s")
+	_, err := k.run(ctx, "delete", "deployment", "web", "--cascade=orphan", "--timeout=30s")
 	require.NoError(t, err)
 	require.NoError(t, sc.await("the Deployment gone, its ReplicaSet without owner, its pods running", func() bool {
 		_, dOK := s.View.Deployments.GetIndexer().GetByKey("default/web")

@@ -1,10 +1,7 @@
 package demo
 
 import (
-	"context"
-	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,20 +17,13 @@ import (
 // old pods keep serving (maxUnavailable holds), and kubectl rollout undo
 // recovers.
 func TestProgressDeadlineWithKubectl(t *testing.T) {
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		t.Skip("kubectl is not installed")
-	}
-	s := startStack(t, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	k, err := newKubectl(s.API.URL, t.TempDir())
-	require.NoError(t, err)
-	sc := &script{ctx: ctx, s: s}
+	sc, k := startWithKubectl(t)
+	s, ctx := sc.s, sc.ctx
 	d := webDeployment(4, "nginx:1")
 	deadline := int32(2)
 	d.Spec.ProgressDeadlineSeconds = &deadline
 	require.NoError(t, s.Client.Create(ctx, api.Deployments, d))
-	_, err = k.run(ctx, "rollout", "status", "deployment/web", "--timeout=30s")
+	_, err := k.run(ctx, "rollout", "status", "deployment/web", "--timeout=30s")
 	require.NoError(t, err)
 
 	_, err = k.run(ctx, "set", "image", "deployment/web", "nginx=nginx:broken")

@@ -21,33 +21,16 @@ import (
 // and the rollout never ran above replicas + maxSurge.
 func TestLeaderKilledMidRollout(t *testing.T) {
 	const replicas = 24
-	s := startStack(t, Options{StartDelay: 300 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	web, reg, err := newTracker(s.View.Pods, "web")
-	require.NoError(t, err)
-	defer func() { _ = s.View.Pods.RemoveEventHandler(reg) }()
-	sc := &script{ctx: ctx, s: s}
+	sc, web := startFailover(t)
+	s, ctx := sc.s, sc.ctx
 
 	// 1: killed while creating: as soon as the third pod shows, from the
 	// watch handler, so that the kill lands between slow-start batches.
 	first := s.Leader()
 	require.GreaterOrEqual(t, first, 0)
-	killed := make(chan int, 1)
-	web.setOnNew(func(image string, seen int) {
-		if image == "nginx:1" && seen == 3 {
-			s.Kill(first)
-			killed <- web.created("nginx:1")
-		}
+	atKill := killWhenSeen(t, ctx, s, web, first, "nginx:1", 3, func() error {
+		return s.Client.Create(ctx, api.Deployments, webDeployment(replicas, "nginx:1"))
 	})
-	require.NoError(t, s.Client.Create(ctx, api.Deployments, webDeployment(replicas, "nginx:1")))
-	var atKill int
-	select {
-	case atKill = <-killed:
-	case <-ctx.Done():
-		t.Fatal("the third pod never showed")
-	}
-	web.setOnNew(nil)
 	t.Logf("leader killed with %d of %d pods seen", atKill, replicas)
 	require.Less(t, atKill, replicas, "the leader was killed before it created every pod")
 	require.NoError(t, sc.await("the standby elected", func() bool { return s.Replicas[1-first].CM.Manager.IsLeader() }))
@@ -61,23 +44,13 @@ func TestLeaderKilledMidRollout(t *testing.T) {
 	web.resetPeak()
 	second := 1 - first
 	require.Equal(t, second, s.Leader())
-	web.setOnNew(func(image string, seen int) {
-		if image == "nginx:2" && seen == 2 {
-			s.Kill(second)
-			killed <- web.created("nginx:2")
-		}
+	atKill = killWhenSeen(t, ctx, s, web, second, "nginx:2", 2, func() error {
+		_, err := api.Mutate(ctx, s.Client, api.Deployments, "default", "web", newDeployment, func(d *deploymentT) (bool, error) {
+			d.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+			return true, nil
+		})
+		return err
 	})
-	_, err = api.Mutate(ctx, s.Client, api.Deployments, "default", "web", newDeployment, func(d *deploymentT) (bool, error) {
-		d.Spec.Template.Spec.Containers[0].Image = "nginx:2"
-		return true, nil
-	})
-	require.NoError(t, err)
-	select {
-	case atKill = <-killed:
-	case <-ctx.Done():
-		t.Fatal("the rollout never started")
-	}
-	web.setOnNew(nil)
 	t.Logf("leader killed mid-rollout with %d of %d new pods seen", atKill, replicas)
 	require.Less(t, atKill, replicas)
 	require.NoError(t, sc.await("the replacement elected", func() bool { return s.Replicas[first].CM.Manager.IsLeader() }))
@@ -99,13 +72,8 @@ func TestLeaderKilledMidRollout(t *testing.T) {
 // run, the lag is lifted, so that the rest of the rollout is quick.
 func TestLeaderKilledWhileStandbyLags(t *testing.T) {
 	const replicas = 12
-	s := startStack(t, Options{StartDelay: 300 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	web, reg, err := newTracker(s.View.Pods, "web")
-	require.NoError(t, err)
-	defer func() { _ = s.View.Pods.RemoveEventHandler(reg) }()
-	sc := &script{ctx: ctx, s: s}
+	sc, web := startFailover(t)
+	s, ctx := sc.s, sc.ctx
 
 	// The standby is replaced by one behind a slow network.
 	first := s.Leader()
@@ -113,29 +81,55 @@ func TestLeaderKilledWhileStandbyLags(t *testing.T) {
 	s.Kill(1 - first)
 	lag := &atomic.Int64{}
 	lag.Store(int64(2 * s.Options.LeaseDuration))
-	s.replicaHTTP = &http.Client{Transport: laggingWatches{base: s.hc.Transport, lag: lag}}
+	s.replicaHTTP = &http.Client{Transport: laggingWatches{base: s.Client.HTTPClient().Transport, lag: lag}}
 	require.NoError(t, s.startReplica(1-first))
 	require.Equal(t, first, s.Leader())
 
-	killed := make(chan int, 1)
-	web.setOnNew(func(image string, seen int) {
-		if image == "nginx:1" && seen == 3 {
-			s.Kill(first)
-			killed <- web.created("nginx:1")
-		}
+	atKill := killWhenSeen(t, ctx, s, web, first, "nginx:1", 3, func() error {
+		return s.Client.Create(ctx, api.Deployments, webDeployment(replicas, "nginx:1"))
 	})
-	require.NoError(t, s.Client.Create(ctx, api.Deployments, webDeployment(replicas, "nginx:1")))
-	var atKill int
-	select {
-	case atKill = <-killed:
-	case <-ctx.Done():
-		t.Fatal("the third pod never showed")
-	}
-	web.setOnNew(nil)
 	t.Logf("leader killed with %d of %d pods seen", atKill, replicas)
 	require.NoError(t, sc.await("the lagging standby elected", func() bool { return s.Replicas[1-first].CM.Manager.IsLeader() }))
 	lag.Store(0) // its controllers run: the rest of the rollout need not crawl
 	require.NoError(t, sc.await("all available", func() bool { return sc.rolledOut("default", "web", replicas) }))
 	require.Equal(t, replicas, web.created("nginx:1"), "pods created for %d replicas", replicas)
 	require.Len(t, sc.podsOf("default", "web"), replicas)
+}
+
+// killWhenSeen runs act, then kills replica i from the pod watch handler
+// as soon as the seen-th pod of image shows (so that the kill lands
+// between the controllers' batches of writes), and returns how many pods
+// of image had shown then.
+func killWhenSeen(t *testing.T, ctx context.Context, s *Stack, web *tracker, i int, image string, seen int, act func() error) int {
+	t.Helper()
+	killed := make(chan int, 1)
+	web.setOnNew(func(img string, n int) {
+		if img == image && n == seen {
+			s.Kill(i)
+			killed <- web.created(image)
+		}
+	})
+	defer web.setOnNew(nil)
+	require.NoError(t, act())
+	select {
+	case at := <-killed:
+		return at
+	case <-ctx.Done():
+		t.Fatalf("pod %d of %s never showed", seen, image)
+		return 0
+	}
+}
+
+// startFailover starts a stack whose pods start in 300 ms (slow enough to
+// kill a replica mid-rollout) and a tracker of web's pods, and returns
+// them with a script whose waits end with the test's 90 s.
+func startFailover(t *testing.T) (*script, *tracker) {
+	t.Helper()
+	s := startStack(t, Options{StartDelay: 300 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	web, reg, err := newTracker(s.View.Pods, "web")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.View.Pods.RemoveEventHandler(reg) })
+	return &script{ctx: ctx, s: s}, web
 }

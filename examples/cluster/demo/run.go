@@ -15,12 +15,10 @@ import (
 	"github.com/listwatch/listwatch/examples/cluster/rollout"
 	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
-	nodecontroller "github.com/listwatch/listwatch/examples/nodelifecycle/controller"
-	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
 )
 
 // ErrStepFailed wraps the error of the step that did not hold.
-var ErrStepFailed = errors.New("demo: step failed")
+var ErrStepFailed = demorun.ErrStepFailed
 
 // Scenario sizes the walk. Zero values take DefaultScenario's.
 type Scenario struct {
@@ -31,12 +29,6 @@ type Scenario struct {
 
 // DefaultScenario is make demo-cluster's: 30 replicas, scaled to 40.
 var DefaultScenario = Scenario{Replicas: 30, ScaleTo: 40}
-
-// step is one checked step of the scenario.
-type step struct {
-	title string
-	run   func(*walk) error
-}
 
 // walk is the scenario's state.
 type walk struct {
@@ -59,10 +51,7 @@ func Run(ctx context.Context, w io.Writer, o Options, sn Scenario) (err error) {
 	}
 	o = o.withDefaults()
 	r := demorun.NewNarrator(w, nil)
-	o.OnEvent = demorun.Chain(func(e nodecontroller.Event) { r.Printf("node lifecycle controller: %s", e) }, o.OnEvent)
-	o.OnEvict = demorun.Chain(func(e taint.Eviction) {
-		r.Printf("taint manager: evicted pod %s/%s from %s", e.Namespace, e.Pod, e.Node)
-	}, o.OnEvict)
+	o.NarrateReports(r)
 	r.Printf("starting embedded etcd, the API server (deployments, replicasets, pods, nodes, leases over List-Watch), "+
 		"%d×%d simulated nodes, their kubelets (pods Running %s after binding), a scheduler and two controller manager replicas",
 		o.Zones, o.NodesPerZone, o.StartDelay)
@@ -87,16 +76,7 @@ func Run(ctx context.Context, w io.Writer, o Options, sn Scenario) (err error) {
 	defer func() { _ = s.View.Pods.RemoveEventHandler(reg) }()
 	r.Printf("API server at %s; %s leads the controller manager", s.API.URL, s.Replicas[s.Leader()].Name)
 	wk := &walk{script: &script{ctx: ctx, s: s, r: r}, k: k, sn: sn, web: web}
-	for i, st := range steps {
-		r.Printf("── step %d: %s", i+1, st.title)
-		if err := st.run(wk); err != nil {
-			r.Printf("FAIL step %d: %v", i+1, err)
-			return fmt.Errorf("%w: %d (%s): %v", ErrStepFailed, i+1, st.title, err)
-		}
-		r.Printf("ok   step %d", i+1)
-	}
-	r.Printf("all %d steps held", len(steps))
-	return nil
+	return demorun.Play(r, wk, steps)
 }
 
 // kubectl runs and narrates one kubectl command, showing at most max
@@ -169,8 +149,8 @@ func (w *walk) peakWithin(replicas int) error {
 }
 
 // steps is the scenario.
-var steps = []step{
-	{"kubectl create deployment web --replicas=N; kubectl rollout status returns", func(w *walk) error {
+var steps = []demorun.Step[*walk]{
+	{Title: "kubectl create deployment web --replicas=N; kubectl rollout status returns", Run: func(w *walk) error {
 		w.web.resetPeak()
 		if _, err := w.kubectl(5, "create", "deployment", "web", "--image=nginx:1.27", fmt.Sprintf("--replicas=%d", w.sn.Replicas)); err != nil {
 			return err
@@ -202,7 +182,7 @@ var steps = []step{
 		}
 		return w.peakWithin(w.sn.Replicas)
 	}},
-	{"kubectl set image rolls every pod to the new image, within maxSurge", func(w *walk) error {
+	{Title: "kubectl set image rolls every pod to the new image, within maxSurge", Run: func(w *walk) error {
 		if _, err := w.kubectl(3, "set", "image", "deployment/web", "nginx=nginx:1.28"); err != nil {
 			return err
 		}
@@ -220,7 +200,7 @@ var steps = []step{
 		}
 		return w.peakWithin(w.sn.Replicas)
 	}},
-	{"kubectl rollout undo returns to the first template (revision 3)", func(w *walk) error {
+	{Title: "kubectl rollout undo returns to the first template (revision 3)", Run: func(w *walk) error {
 		if _, err := w.kubectl(3, "rollout", "undo", "deployment/web"); err != nil {
 			return err
 		}
@@ -243,7 +223,7 @@ var steps = []step{
 		}
 		return w.peakWithin(w.sn.Replicas)
 	}},
-	{"kubectl scale deployment web --replicas=M", func(w *walk) error {
+	{Title: "kubectl scale deployment web --replicas=M", Run: func(w *walk) error {
 		if _, err := w.kubectl(3, "scale", "deployment", "web", fmt.Sprintf("--replicas=%d", w.sn.ScaleTo)); err != nil {
 			return err
 		}
@@ -256,7 +236,7 @@ var steps = []step{
 		_, err := w.kubectl(3, "get", "deployment", "web")
 		return err
 	}},
-	{"a node stops heartbeating: its pods are evicted and replaced on the others", func(w *walk) error {
+	{Title: "a node stops heartbeating: its pods are evicted and replaced on the others", Run: func(w *walk) error {
 		per := w.podsPerNode()
 		for n, c := range per {
 			if w.deadNode == "" || c > per[w.deadNode] || c == per[w.deadNode] && n < w.deadNode {
@@ -285,7 +265,7 @@ var steps = []step{
 		_, err := w.kubectl(4, "get", "nodes")
 		return err
 	}},
-	{"the leading controller manager is killed mid-rollout; the standby finishes it, no pod duplicated or lost", func(w *walk) error {
+	{Title: "the leading controller manager is killed mid-rollout; the standby finishes it, no pod duplicated or lost", Run: func(w *walk) error {
 		w.web.resetPeak()
 		if _, err := w.kubectl(3, "set", "image", "deployment/web", "nginx=nginx:1.29"); err != nil {
 			return err
@@ -321,7 +301,7 @@ var steps = []step{
 		}
 		return w.peakWithin(w.sn.ScaleTo)
 	}},
-	{"kubectl delete deployment web cascades (background): its ReplicaSets and pods are collected", func(w *walk) error {
+	{Title: "kubectl delete deployment web cascades (background): its ReplicaSets and pods are collected", Run: func(w *walk) error {
 		uid := string(w.deployment("default", "web").UID)
 		rss, pods := len(w.replicaSetsOf("default", "web")), len(w.podsOf("default", "web"))
 		if _, err := w.kubectl(3, "delete", "deployment", "web"); err != nil {
@@ -337,7 +317,7 @@ var steps = []step{
 			return !slices.ContainsFunc(w.s.View.Pods.GetStore().List(), func(p *corev1.Pod) bool { return p.Labels["app"] == "web" })
 		})
 	}},
-	{"kubectl delete --cascade=foreground: the Deployment goes after its pods", func(w *walk) error {
+	{Title: "kubectl delete --cascade=foreground: the Deployment goes after its pods", Run: func(w *walk) error {
 		if _, err := w.kubectl(3, "create", "deployment", "api", "--image=busybox", "--replicas=3"); err != nil {
 			return err
 		}

@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 )
 
 // TestDemoWithKubectl plays the whole make demo-cluster scenario, small
@@ -24,11 +23,10 @@ func TestDemoWithKubectl(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, err := etcdServer.Client.Delete(ctx, embedtest.Prefix(t), clientv3.WithPrefix())
-	require.NoError(t, err)
-	o := Options{Client: etcdServer.Client, Prefix: embedtest.Prefix(t)}
+	var o Options
+	o.Client, o.Prefix = etcdServer.Client, apitest.Prefix(t, etcdServer.Client)
 	var out bytes.Buffer
-	err = Run(ctx, &out, o, Scenario{Replicas: 6, ScaleTo: 8})
+	err := Run(ctx, &out, o, Scenario{Replicas: 6, ScaleTo: 8})
 	t.Log(out.String())
 	require.NoError(t, err)
 	require.Contains(t, out.String(), "all 8 steps held")

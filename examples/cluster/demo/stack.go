@@ -23,20 +23,18 @@ import (
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
 	nodecontroller "github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
-	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
 	"github.com/listwatch/listwatch/server"
 	"github.com/listwatch/listwatch/transport"
 )
 
 // Options size the cluster and time it. Zero values take DefaultOptions'.
 type Options struct {
-	// Zones and NodesPerZone size the simulated cluster.
-	Zones, NodesPerZone int
+	// ClusterOptions are the nodes, their timing, where the cluster serves
+	// and stores, the steps' timeout and the report callbacks (from
+	// either controller manager replica).
+	demorun.ClusterOptions
 	// StartDelay is how long a bound pod takes to become Running and Ready.
 	StartDelay time.Duration
-	// Renew is the kubelets' lease renewal interval; Grace and Monitor
-	// the node lifecycle controller's grace and monitor periods.
-	Renew, Grace, Monitor time.Duration
 	// LeaseDuration, RenewDeadline and RetryPeriod time the controller
 	// manager's leader election.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
@@ -45,15 +43,6 @@ type Options struct {
 	Bookmarks time.Duration
 	// Workers is each controller's concurrency.
 	Workers int
-	// Listen is the API server's address ("": a free loopback port).
-	Listen string
-	// Client and Prefix, when Client is set, use that etcd below Prefix
-	// instead of starting an embedded one.
-	Client *clientv3.Client
-	// Prefix is the etcd key prefix; "" means "/registry".
-	Prefix string
-	// StepTimeout bounds each of the scenario's waits.
-	StepTimeout time.Duration
 	// NoControllerManager leaves the controller manager out: something
 	// else runs it (the benchmark runs it in a process of its own, to
 	// measure it alone). StartReplica's ElectionKey is then the one to use.
@@ -64,49 +53,26 @@ type Options struct {
 	// Logger receives the components' logs; nil means their errors only,
 	// to standard error.
 	Logger *slog.Logger
-	// OnEvent and OnEvict get the node lifecycle controller's and the
-	// taint manager's reports (from either replica).
-	OnEvent func(nodecontroller.Event)
-	OnEvict func(taint.Eviction)
 }
 
 // DefaultOptions are the demo's: 2 zones of 3 nodes, pods running 200 ms
 // after binding, node periods and the election's scaled down about 10
 // times from Kubernetes' defaults.
-var DefaultOptions = Options{Zones: 2, NodesPerZone: 3, StartDelay: 200 * time.Millisecond,
-	Renew: 250 * time.Millisecond, Grace: 2 * time.Second, Monitor: 200 * time.Millisecond,
-	LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 500 * time.Millisecond,
-	Bookmarks: 200 * time.Millisecond, Workers: 5, StepTimeout: 60 * time.Second}
+var DefaultOptions = Options{ClusterOptions: demorun.ClusterOptions{Zones: 2, NodesPerZone: 3,
+	Renew: 250 * time.Millisecond, Grace: 2 * time.Second, Monitor: 200 * time.Millisecond, StepTimeout: 60 * time.Second},
+	StartDelay: 200 * time.Millisecond, LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second,
+	RetryPeriod: 500 * time.Millisecond, Bookmarks: 200 * time.Millisecond, Workers: 5}
 
 // withDefaults fills zero fields from DefaultOptions.
 func (o Options) withDefaults() Options {
 	d := DefaultOptions
-	set := func(v *time.Duration, def time.Duration) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	if o.Zones <= 0 {
-		o.Zones = d.Zones
-	}
-	if o.NodesPerZone <= 0 {
-		o.NodesPerZone = d.NodesPerZone
-	}
-	if o.Workers <= 0 {
-		o.Workers = d.Workers
-	}
-	set(&o.StartDelay, d.StartDelay)
-	set(&o.Renew, d.Renew)
-	set(&o.Grace, d.Grace)
-	set(&o.Monitor, d.Monitor)
-	set(&o.LeaseDuration, d.LeaseDuration)
-	set(&o.RenewDeadline, d.RenewDeadline)
-	set(&o.RetryPeriod, d.RetryPeriod)
-	set(&o.Bookmarks, d.Bookmarks)
-	set(&o.StepTimeout, d.StepTimeout)
-	if o.Prefix == "" {
-		o.Prefix = "/registry"
-	}
+	o.ClusterOptions = o.ClusterOptions.WithDefaults(d.ClusterOptions)
+	demorun.Default(&o.Workers, d.Workers)
+	demorun.Default(&o.StartDelay, d.StartDelay)
+	demorun.Default(&o.LeaseDuration, d.LeaseDuration)
+	demorun.Default(&o.RenewDeadline, d.RenewDeadline)
+	demorun.Default(&o.RetryPeriod, d.RetryPeriod)
+	demorun.Default(&o.Bookmarks, d.Bookmarks)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
@@ -135,15 +101,12 @@ func (r *Replica) Killed() bool {
 	}
 }
 
-// Stack is a running cluster.
+// Stack is a running cluster: etcd, the API server and a client of it
+// (the embedded demorun.Stack), and the parts below.
 type Stack struct {
+	*demorun.Stack
 	// Options are the options in effect.
 	Options Options
-	// API is the API server, Client a client of it.
-	API    *api.APIServer
-	Client *api.Client
-	// Etcd is the etcd client (leader election).
-	Etcd *clientv3.Client
 	// Sim runs the nodes' heartbeats; Kubelets run their pods.
 	Sim      *simulator.Simulator
 	Kubelets *kubelet.Kubelets
@@ -154,15 +117,9 @@ type Stack struct {
 	// View is an observer's informers (the scenario's checks read them).
 	View *Informers
 
-	factories []interface{ Shutdown() }
-	etcd      *demorun.Etcd
-	hc        *http.Client
 	// replicaHTTP, when set, is the HTTP client of the controller manager
 	// replicas started from then on (a test's slow network).
 	replicaHTTP *http.Client
-	runCtx      context.Context
-	cancel      context.CancelFunc
-	parts       demorun.Group
 }
 
 // Start starts a cluster; Close stops it.
@@ -175,30 +132,21 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Options: o, hc: &http.Client{Transport: rt}}
-	if err := s.start(ctx); err != nil {
-		_ = s.Close()
+	cfg := o.StackConfig()
+	cfg.Transport, cfg.Server.Logger = rt, o.Logger
+	cfg.Server.Cacher = func(_ api.Kind, c *cacher.Config) { c.BookmarkInterval = o.Bookmarks }
+	cfg.Server.Edit = func(c *server.Config) { c.Metrics = o.Metrics }
+	s := &Stack{Options: o}
+	if _, err := demorun.StartStack(ctx, cfg, s.start); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// start starts the parts in order.
-func (s *Stack) start(ctx context.Context) error {
+// start starts the parts on base in order.
+func (s *Stack) start(ctx context.Context, base *demorun.Stack) error {
+	s.Stack = base
 	o := s.Options
-	var err error
-	if s.etcd, err = demorun.StartEtcd(ctx, o.Client); err != nil {
-		return err
-	}
-	s.Etcd = s.etcd.Client
-	s.runCtx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	if s.API, err = api.StartAPIServer(ctx, api.ServerConfig{Client: s.Etcd, Prefix: o.Prefix, Listen: o.Listen,
-		Logger: o.Logger, Cacher: func(_ api.Kind, c *cacher.Config) { c.BookmarkInterval = o.Bookmarks },
-		Edit: func(c *server.Config) { c.Metrics = o.Metrics }}); err != nil {
-		return err
-	}
-	s.Client = api.NewClient(s.API.URL, s.hc)
-
 	// The nodes: heartbeats and leases (nodelifecycle's simulator) and
 	// pods (the kubelets), over one set of informers.
 	agents, err := api.NewInformers(s.Client)
@@ -216,10 +164,9 @@ func (s *Stack) start(ctx context.Context) error {
 		Running: func(n string) bool { return !s.Sim.Stopped(n) }, Logger: o.Logger}); err != nil {
 		return err
 	}
-	agents.Factory.Start(s.runCtx)
-	s.factories = append(s.factories, agents.Factory)
-	s.parts.Go("simulator", func() error { return s.Sim.Run(s.runCtx) })
-	s.parts.Go("kubelets", func() error { return s.Kubelets.Run(s.runCtx) })
+	s.StartInformers(agents.Factory)
+	s.Go("simulator", s.Sim.Run)
+	s.Go("kubelets", s.Kubelets.Run)
 
 	// The scheduler, a process of its own.
 	schedInf, err := api.NewInformers(s.Client)
@@ -230,16 +177,14 @@ func (s *Stack) start(ctx context.Context) error {
 		Logger: o.Logger}); err != nil {
 		return err
 	}
-	schedInf.Factory.Start(s.runCtx)
-	s.factories = append(s.factories, schedInf.Factory)
-	s.parts.Go("scheduler", func() error { return s.Scheduler.Run(s.runCtx) })
+	s.StartInformers(schedInf.Factory)
+	s.Go("scheduler", s.Scheduler.Run)
 
 	// The observer's view.
 	if s.View, err = NewInformers(s.Client); err != nil {
 		return err
 	}
-	s.View.Factory.Start(s.runCtx)
-	s.factories = append(s.factories, s.View.Factory)
+	s.StartInformers(s.View.Factory)
 
 	// Two controller manager replicas; the first to be elected leads.
 	if !o.NoControllerManager {
@@ -251,15 +196,8 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	syncCtx, stop := context.WithTimeout(ctx, o.StepTimeout)
 	defer stop()
-	for _, inf := range []*api.Informers{agents, schedInf, s.View.Informers} {
-		for res, ok := range inf.Factory.WaitForCacheSync(syncCtx) {
-			if !ok {
-				return fmt.Errorf("demo: informer of %s did not sync", res.Resource)
-			}
-		}
-	}
-	if o.NoControllerManager {
-		return nil
+	if err := s.WaitForSync(syncCtx, o.StepTimeout); err != nil || o.NoControllerManager {
+		return err
 	}
 	select {
 	case <-s.Replicas[0].CM.Manager.Elected():
@@ -291,10 +229,10 @@ func (s *Stack) startReplica(i int) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(s.runCtx)
+	ctx, cancel := context.WithCancel(s.Context())
 	r := &Replica{Name: name, CM: cm, cancel: cancel, done: make(chan struct{})}
 	s.Replicas[i] = r
-	s.parts.Go(name, func() error {
+	s.Go(name, func(context.Context) error {
 		defer close(r.done)
 		r.err = cm.Run(ctx)
 		return nil // a replica ends when it is killed: no failure of the stack
@@ -317,22 +255,4 @@ func (s *Stack) Leader() int {
 func (s *Stack) Kill(i int) {
 	s.Replicas[i].cancel()
 	<-s.Replicas[i].done
-}
-
-// Close stops everything and returns the first error a component failed
-// with.
-func (s *Stack) Close() error {
-	if s.cancel != nil {
-		s.cancel()
-	}
-	errs := []error{s.parts.Wait()}
-	for _, f := range s.factories {
-		f.Shutdown()
-	}
-	s.hc.CloseIdleConnections()
-	if s.API != nil {
-		errs = append(errs, s.API.Close())
-	}
-	s.etcd.Close()
-	return errors.Join(errs...)
 }

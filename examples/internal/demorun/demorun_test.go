@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 // The group keeps the first failure, named after its part, and does not
 // count a part that ended because its context was cancelled.
 func TestGroupKeepsTheFirstFailure(t *testing.T) {
-	var g Group
+	var g group
 	boom := errors.New("boom")
 	first := make(chan struct{})
 	g.Go("stopped", func() error { return context.Canceled })
@@ -24,7 +25,7 @@ func TestGroupKeepsTheFirstFailure(t *testing.T) {
 	if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "failed: ") {
 		t.Fatalf("Wait: %v, want the failed part's boom", err)
 	}
-	var ok Group
+	var ok group
 	ok.Go("stopped", func() error { return context.Canceled })
 	if err := ok.Wait(); err != nil {
 		t.Fatalf("Wait with only a cancelled part: %v", err)
@@ -69,5 +70,56 @@ func TestNarratorClock(t *testing.T) {
 	n.Printf("x")
 	if got, want := out.String(), "[  1.50s 10:00:01.500] x\n"; got != want {
 		t.Fatalf("narration %q, want %q", got, want)
+	}
+}
+
+// Play narrates each step, stops at the first that fails and wraps
+// ErrStepFailed naming it; a scenario that holds ends with its verdict.
+func TestPlay(t *testing.T) {
+	var out bytes.Buffer
+	ran := 0
+	steps := []Step[*int]{
+		{Title: "one", Run: func(n *int) error { *n++; return nil }},
+		{Title: "two", Run: func(n *int) error { *n++; return errors.New("boom") }},
+		{Title: "three", Run: func(n *int) error { *n++; return nil }},
+	}
+	err := Play(NewNarrator(&out, nil), &ran, steps)
+	if !errors.Is(err, ErrStepFailed) || !strings.Contains(err.Error(), "2 (two): boom") || ran != 2 {
+		t.Fatalf("Play: %v after %d steps, want step 2 failed after 2", err, ran)
+	}
+	if s := out.String(); !strings.Contains(s, "── step 2: two") || !strings.Contains(s, "FAIL step 2: boom") ||
+		strings.Contains(s, "step 3") {
+		t.Fatalf("narration:\n%s", s)
+	}
+	out.Reset()
+	if err := Play(NewNarrator(&out, nil), &ran, steps[:1]); err != nil || !strings.Contains(out.String(), "all 1 steps held") {
+		t.Fatalf("Play: %v, narration:\n%s", err, out.String())
+	}
+}
+
+// Default fills only what is zero or negative.
+func TestDefault(t *testing.T) {
+	a, b, c := 0, -time.Second, 2.5
+	Default(&a, 3)
+	Default(&b, time.Minute)
+	Default(&c, 1)
+	if a != 3 || b != time.Minute || c != 2.5 {
+		t.Fatalf("Default: %d %s %g", a, b, c)
+	}
+}
+
+// A command's flags set the cluster options; the fields left zero take
+// the defaults given, and the prefix /registry.
+func TestClusterOptions(t *testing.T) {
+	var o ClusterOptions
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"-zones=5", "-grace-period=3s", "-listen=:8080"}); err != nil {
+		t.Fatal(err)
+	}
+	o = o.WithDefaults(ClusterOptions{Zones: 2, NodesPerZone: 4, Grace: time.Second, StepTimeout: time.Minute})
+	if o.Zones != 5 || o.NodesPerZone != 4 || o.Grace != 3*time.Second || o.Renew != 0 || o.Listen != ":8080" ||
+		o.Prefix != "/registry" || o.StepTimeout != time.Minute {
+		t.Fatalf("options %+v", o)
 	}
 }

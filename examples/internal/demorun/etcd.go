@@ -8,19 +8,19 @@ import (
 	"github.com/listwatch/listwatch/etcdrun"
 )
 
-// Etcd is the etcd a demo stores in: the one its caller gave, or a
+// etcdMember is the etcd a demo stores in: the one its caller gave, or a
 // temporary embedded member without fsync (a demo keeps nothing).
-type Etcd struct {
+type etcdMember struct {
 	// Client talks to it.
 	Client *clientv3.Client
 	server *etcdrun.Server // nil when the caller gave Client
 }
 
-// StartEtcd returns an Etcd over cli, or over a member it starts when cli
-// is nil; Close stops what it started.
-func StartEtcd(ctx context.Context, cli *clientv3.Client) (*Etcd, error) {
+// startEtcd returns an etcdMember over cli, or over a member it starts
+// when cli is nil; Close stops what it started.
+func startEtcd(ctx context.Context, cli *clientv3.Client) (*etcdMember, error) {
 	if cli != nil {
-		return &Etcd{Client: cli}, nil
+		return &etcdMember{Client: cli}, nil
 	}
 	e, err := etcdrun.StartServer(etcdrun.ServerConfig{NoFsync: true,
 		ClientURLs: []string{"http://127.0.0.1:0"}, PeerURLs: []string{"http://127.0.0.1:0"}})
@@ -31,12 +31,12 @@ func StartEtcd(ctx context.Context, cli *clientv3.Client) (*Etcd, error) {
 		e.Close()
 		return nil, err
 	}
-	return &Etcd{Client: cli, server: e}, nil
+	return &etcdMember{Client: cli, server: e}, nil
 }
 
-// Close closes the client and the member if StartEtcd started them
+// Close closes the client and the member if startEtcd started them
 // (nil-safe).
-func (e *Etcd) Close() {
+func (e *etcdMember) Close() {
 	if e == nil || e.server == nil {
 		return
 	}

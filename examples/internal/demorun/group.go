@@ -7,16 +7,16 @@ import (
 	"sync"
 )
 
-// Group runs a demo's parts on goroutines and keeps the first error one
+// group runs a demo's parts on goroutines and keeps the first error one
 // of them failed with (a part ending with context.Canceled did not fail).
-type Group struct {
+type group struct {
 	wg  sync.WaitGroup
 	mu  sync.Mutex
 	err error // guarded by mu
 }
 
 // Go runs f, the part called name, on a goroutine of g.
-func (g *Group) Go(name string, f func() error) {
+func (g *group) Go(name string, f func() error) {
 	g.wg.Go(func() {
 		if err := f(); err != nil && !errors.Is(err, context.Canceled) {
 			g.mu.Lock()
@@ -29,7 +29,7 @@ func (g *Group) Go(name string, f func() error) {
 }
 
 // Wait waits for every part and returns the first error one failed with.
-func (g *Group) Wait() error {
+func (g *group) Wait() error {
 	g.wg.Wait()
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/listwatch/listwatch/examples/nodelifecycle/controller"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/taint"
 	"github.com/listwatch/listwatch/reflector/workqueue"
 )
 
@@ -54,4 +56,24 @@ func Chain[T any](a, b func(T)) func(T) {
 			b(e)
 		}
 	}
+}
+
+// Event narrates a report of the node lifecycle controller.
+func (n *Narrator) Event(e controller.Event) {
+	n.Printf("node lifecycle controller: %s", e)
+}
+
+// Eviction narrates an eviction by the taint manager, and why.
+func (n *Narrator) Eviction(e taint.Eviction) {
+	why := "does not tolerate the NoExecute taint"
+	if e.Waited > 0 {
+		why = fmt.Sprintf("tolerated it for %s", e.Waited)
+	}
+	n.Printf("taint manager: evicted pod %s/%s from %s (%s)", e.Namespace, e.Pod, e.Node, why)
+}
+
+// NarrateReports has n narrate the node lifecycle controller's and the
+// taint manager's reports to o, besides the callbacks o already has.
+func (o *ClusterOptions) NarrateReports(n *Narrator) {
+	o.OnEvent, o.OnEvict = Chain(n.Event, o.OnEvent), Chain(n.Eviction, o.OnEvict)
 }

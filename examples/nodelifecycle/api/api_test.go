@@ -1,7 +1,6 @@
-package api
+package api_test
 
 import (
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,11 +13,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 	"github.com/listwatch/listwatch/reflector"
 )
 
 func node(name, zone string) *corev1.Node {
-	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{ZoneLabel: zone}},
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{api.ZoneLabel: zone}},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 }
 
@@ -33,50 +34,44 @@ func pod(name, nodeName string) *corev1.Pod {
 // retries a conflicting update; the informers sync, index pods by node and
 // see a taint added later.
 func TestTypedClientAndInformers(t *testing.T) {
-	a := startServer(t)
-	ctx := testCtx(t)
-	c := NewClient(a.URL, &http.Client{})
-	require.NoError(t, c.Create(ctx, Nodes, node("n1", "z1")))
-	require.NoError(t, c.Create(ctx, Pods, pod("p1", "n1")))
-	require.NoError(t, c.Create(ctx, Pods, pod("p2", "n2")))
+	e := apitest.Start(t, etcdServer.Client, apitest.Options{})
+	c, ctx := e.Client, testCtx(t)
+	require.NoError(t, c.Create(ctx, api.Nodes, node("n1", "z1")))
+	require.NoError(t, c.Create(ctx, api.Pods, pod("p1", "n1")))
+	require.NoError(t, c.Create(ctx, api.Pods, pod("p2", "n2")))
 	holder := "n1"
-	require.NoError(t, c.Create(ctx, Leases, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1",
-		Namespace: LeaseNamespace}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}))
+	require.NoError(t, c.Create(ctx, api.Leases, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1",
+		Namespace: api.LeaseNamespace}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}))
 
 	stale := &corev1.Node{}
-	require.NoError(t, c.Get(ctx, Nodes, "", "n1", stale))
-	require.Equal(t, "z1", stale.Labels[ZoneLabel])
+	require.NoError(t, c.Get(ctx, api.Nodes, "", "n1", stale))
+	require.Equal(t, "z1", stale.Labels[api.ZoneLabel])
 	fresh := stale.DeepCopy()
 	fresh.Labels["x"] = "y"
-	require.NoError(t, c.Update(ctx, Nodes, fresh))
+	require.NoError(t, c.Update(ctx, api.Nodes, fresh))
 	stale.Labels["x"] = "z"
-	require.True(t, apierrors.IsConflict(c.Update(ctx, Nodes, stale)))
+	require.True(t, apierrors.IsConflict(c.Update(ctx, api.Nodes, stale)))
 
-	inf, err := NewInformers(c)
-	require.NoError(t, err)
-	inf.Factory.Start(ctx)
-	defer inf.Factory.Shutdown()
-	for res, ok := range inf.Factory.WaitForCacheSync(ctx) {
-		require.True(t, ok, res.String())
-	}
+	e.StartInformers(t)
+	inf := e.Informers
 	pods, err := inf.PodsOnNode("n1")
 	require.NoError(t, err)
 	require.Len(t, pods, 1)
 	require.Equal(t, "p1", pods[0].Name)
-	_, ok := inf.Leases.GetIndexer().GetByKey(LeaseNamespace + "/n1")
+	_, ok := inf.Leases.GetIndexer().GetByKey(api.LeaseNamespace + "/n1")
 	require.True(t, ok)
 
 	tainted := make(chan struct{})
 	_, err = inf.Nodes.AddEventHandler(reflector.ResourceEventHandlerFuncs[*corev1.Node]{
 		UpdateFunc: func(_, n *corev1.Node) {
-			if len(n.Spec.Taints) == 1 && n.Spec.Taints[0].Key == TaintUnreachable {
+			if len(n.Spec.Taints) == 1 && n.Spec.Taints[0].Key == api.TaintUnreachable {
 				close(tainted)
 			}
 		}})
 	require.NoError(t, err)
-	_, err = Mutate(ctx, c, Nodes, "", "n1", func() *corev1.Node { return &corev1.Node{} },
+	_, err = api.Mutate(ctx, c, api.Nodes, "", "n1", func() *corev1.Node { return &corev1.Node{} },
 		func(n *corev1.Node) (bool, error) {
-			n.Spec.Taints = []corev1.Taint{{Key: TaintUnreachable, Effect: corev1.TaintEffectNoExecute}}
+			n.Spec.Taints = []corev1.Taint{{Key: api.TaintUnreachable, Effect: corev1.TaintEffectNoExecute}}
 			return true, nil
 		})
 	require.NoError(t, err)
@@ -85,7 +80,7 @@ func TestTypedClientAndInformers(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the node informer did not see the taint")
 	}
-	require.True(t, apierrors.IsNotFound(c.Delete(ctx, Pods, "default", "nope")))
+	require.True(t, apierrors.IsNotFound(c.Delete(ctx, api.Pods, "default", "nope")))
 }
 
 // TestKubectlNodes: stock kubectl lists nodes with the printer columns,
@@ -96,17 +91,16 @@ func TestKubectlNodes(t *testing.T) {
 	if err != nil {
 		t.Skip("kubectl not on PATH")
 	}
-	a := startServer(t)
-	ctx := testCtx(t)
-	c := NewClient(a.URL, &http.Client{})
+	e := apitest.Start(t, etcdServer.Client, apitest.Options{})
+	a, c, ctx := e.API, e.Client, testCtx(t)
 	n := node("n1", "z1")
-	n.Spec.Taints = []corev1.Taint{{Key: TaintUnreachable, Effect: corev1.TaintEffectNoSchedule}}
-	require.NoError(t, c.Create(ctx, Nodes, n))
-	require.NoError(t, c.Create(ctx, Pods, pod("p1", "n1")))
+	n.Spec.Taints = []corev1.Taint{{Key: api.TaintUnreachable, Effect: corev1.TaintEffectNoSchedule}}
+	require.NoError(t, c.Create(ctx, api.Nodes, n))
+	require.NoError(t, c.Create(ctx, api.Pods, pod("p1", "n1")))
 	renew := metav1.NewMicroTime(time.Now())
 	holder := "n1"
-	require.NoError(t, c.Create(ctx, Leases, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1",
-		Namespace: LeaseNamespace}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &renew}}))
+	require.NoError(t, c.Create(ctx, api.Leases, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1",
+		Namespace: api.LeaseNamespace}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &renew}}))
 
 	cache := t.TempDir()
 	require.NoError(t, os.WriteFile(cache+"/none", []byte("apiVersion: v1\nkind: Config\n"), 0o600))
@@ -125,6 +119,6 @@ func TestKubectlNodes(t *testing.T) {
 	require.Contains(t, out, "HolderIdentity:  n1")
 	require.Contains(t, out, "Non-terminated Pods:          (1 in total)")
 	require.True(t, strings.Contains(out, "p1"), out)
-	require.Contains(t, kubectl("get", "leases", "-n", LeaseNamespace, "-o", "name"), "lease.coordination.k8s.io/n1")
+	require.Contains(t, kubectl("get", "leases", "-n", api.LeaseNamespace, "-o", "name"), "lease.coordination.k8s.io/n1")
 	require.Contains(t, kubectl("get", "pods", "-A", "--field-selector", "spec.nodeName=n1", "-o", "name"), "pod/p1")
 }

@@ -1,9 +1,8 @@
-package api
+package api_test
 
 import (
 	"bytes"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -12,24 +11,24 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 	"github.com/listwatch/listwatch/reflector"
 )
 
 // A pod or node that does not decode into its k8s.io/api type is refused
 // with 400 and kube-apiserver's message; nothing is stored.
 func TestMalformedObjectsRefused(t *testing.T) {
-	a := startServer(t)
-	ctx := testCtx(t)
-	c := NewClient(a.URL, &http.Client{})
+	c, ctx := apitest.Start(t, etcdServer.Client, apitest.Options{}).Client, testCtx(t)
 	for _, tc := range []struct {
-		k    Kind
+		k    api.Kind
 		body map[string]any
 		want string
 	}{
-		{Pods, map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "bad", "namespace": "default"},
+		{api.Pods, map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "bad", "namespace": "default"},
 			"spec": map[string]any{"containers": "not-a-list"}},
 			`Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container`},
-		{Nodes, map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "bad"},
+		{api.Nodes, map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "bad"},
 			"spec": map[string]any{"taints": map[string]any{"key": "x"}}},
 			`Node in version "v1" cannot be handled as a Node: json: cannot unmarshal object into Go struct field NodeSpec.spec.taints of type []v1.Taint`},
 	} {
@@ -38,16 +37,16 @@ func TestMalformedObjectsRefused(t *testing.T) {
 		require.True(t, apierrors.IsBadRequest(err), "%s: %v", tc.k.Plural, err)
 		require.Equal(t, tc.want, err.Error())
 		ns := ""
-		if tc.k == Pods {
+		if tc.k == api.Pods {
 			ns = "default"
 		}
 		require.True(t, apierrors.IsNotFound(c.Get(ctx, tc.k, ns, "bad", &unstructured.Unstructured{})), tc.k.Plural)
 	}
-	require.NoError(t, c.Create(ctx, Pods, pod("good", "n1")))
+	require.NoError(t, c.Create(ctx, api.Pods, pod("good", "n1")))
 	good := &unstructured.Unstructured{}
-	require.NoError(t, c.Get(ctx, Pods, "default", "good", good))
+	require.NoError(t, c.Get(ctx, api.Pods, "default", "good", good))
 	require.NoError(t, unstructured.SetNestedField(good.Object, "not-a-list", "spec", "containers"))
-	require.True(t, apierrors.IsBadRequest(c.Update(ctx, Pods, good)))
+	require.True(t, apierrors.IsBadRequest(c.Update(ctx, api.Pods, good)))
 }
 
 // syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
@@ -72,20 +71,14 @@ func (b *syncBuffer) String() string {
 // back) is not silent: the pod informer's reflector logs the failing
 // lists and watches at Warn, naming the resource.
 func TestInformerErrorsLogged(t *testing.T) {
-	a := startServer(t)
-	ctx := testCtx(t)
-	c := NewClient(a.URL, &http.Client{})
 	var logs syncBuffer
-	inf, err := NewInformers(c, reflector.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	require.NoError(t, err)
-	inf.Factory.Start(ctx)
-	defer inf.Factory.Shutdown()
-	for res, ok := range inf.Factory.WaitForCacheSync(ctx) {
-		require.True(t, ok, res.String())
-	}
+	e := apitest.Start(t, etcdServer.Client, apitest.Options{
+		Informers: []reflector.InformerOption{reflector.WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))}})
+	ctx := testCtx(t)
+	e.StartInformers(t)
 	bad := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
 		"metadata": map[string]any{"name": "bad", "namespace": "default"}, "spec": map[string]any{"containers": "not-a-list"}}}
-	require.NoError(t, a.Stores[Pods].Create(ctx, KeyRoots[Pods]+"/default/bad", bad, nil, 0))
+	require.NoError(t, e.API.Stores[api.Pods].Create(ctx, api.KeyRoots[api.Pods]+"/default/bad", bad, nil, 0))
 	require.Eventually(t, func() bool {
 		out := logs.String()
 		return strings.Contains(out, "level=WARN") && strings.Contains(out, `reflector="/v1, Resource=pods"`) &&

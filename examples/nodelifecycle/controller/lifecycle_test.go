@@ -2,18 +2,16 @@ package controller
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 )
 
 var (
@@ -136,16 +134,8 @@ func TestZoneAndAllZonesDisruption(t *testing.T) {
 func TestAllDisruptedRemovesUnseenTaints(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := etcdServer.Client.Delete(ctx, embedtest.Prefix(t), clientv3.WithPrefix())
-	require.NoError(t, err)
-	a, err := api.StartAPIServer(ctx, api.ServerConfig{Client: etcdServer.Client, Prefix: embedtest.Prefix(t)})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, a.Close()) }()
-	hc := &http.Client{Transport: &http.Transport{}}
-	defer hc.CloseIdleConnections()
-	client := api.NewClient(a.URL, hc)
-	inf, err := api.NewInformers(client) // not started: the test hands the pass its nodes
-	require.NoError(t, err)
+	env := apitest.Start(t, etcdServer.Client, apitest.Options{})
+	client, inf := env.Client, env.Informers // not started: the test hands the pass its nodes
 	var events []Event
 	c, err := New(Config{Client: client, Informers: inf, OnEvent: func(e Event) { events = append(events, e) }})
 	require.NoError(t, err)

@@ -2,19 +2,18 @@ package controller
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
 	"github.com/listwatch/listwatch/reflector"
 )
@@ -63,19 +62,13 @@ type clusterOptions struct {
 func startCluster(t *testing.T, o clusterOptions) *cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
 	c := &cluster{t: t, ctx: ctx}
-	_, err := etcdServer.Client.Delete(context.Background(), embedtest.Prefix(t), clientv3.WithPrefix()) // -count=N reruns
-	require.NoError(t, err)
-	o.server.Client, o.server.Prefix = etcdServer.Client, embedtest.Prefix(t)
-	a, err := api.StartAPIServer(ctx, o.server)
-	require.NoError(t, err)
-	c.api = a
-	hc := &http.Client{Transport: &http.Transport{}}
-	c.client = api.NewClient(a.URL, hc)
-	opts := append([]reflector.InformerOption{reflector.WithBackoff(wait.Backoff{Duration: 20 * time.Millisecond,
-		Factor: 2, Steps: 1 << 30, Cap: 200 * time.Millisecond})}, o.informerOpts...)
-	c.inf, err = api.NewInformers(c.client, opts...)
-	require.NoError(t, err)
+	env := apitest.Start(t, etcdServer.Client, apitest.Options{Server: o.server,
+		Informers: append([]reflector.InformerOption{reflector.WithBackoff(wait.Backoff{Duration: 20 * time.Millisecond,
+			Factor: 2, Steps: 1 << 30, Cap: 200 * time.Millisecond})}, o.informerOpts...)})
+	c.api, c.client, c.inf = env.API, env.Client, env.Informers
+	var err error
 	c.sim, err = simulator.New(simulator.Config{Client: c.client, Zones: o.zones, NodesPerZone: o.nodesPerZone,
 		RenewInterval: 100 * time.Millisecond, Nodes: c.inf.Nodes, Workers: 4})
 	require.NoError(t, err)
@@ -88,19 +81,12 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 		OnEvent: func(e Event) { c.mu.Lock(); c.events = append(c.events, e); c.mu.Unlock() }})
 	require.NoError(t, err)
 
+	env.StartInformers(t)
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	c.inf.Factory.Start(runCtx)
 	wg.Go(func() { _ = c.sim.Run(runCtx) })
 	wg.Go(func() { require.NoError(t, c.ctrl.Run(runCtx)) })
-	t.Cleanup(func() {
-		stop()
-		wg.Wait()
-		c.inf.Factory.Shutdown()
-		hc.CloseIdleConnections()
-		require.NoError(t, a.Close())
-		cancel()
-	})
+	t.Cleanup(func() { stop(); wg.Wait() })
 	c.waitFor("every zone assessed Normal", func() bool {
 		s := c.ctrl.ZoneStates()
 		for z := range o.zones {
@@ -113,18 +99,11 @@ func startCluster(t *testing.T, o clusterOptions) *cluster {
 	return c
 }
 
-// waitFor polls cond (in-memory state only) until it holds.
+// waitFor waits for cond (in-memory state only) until the cluster's
+// context ends.
 func (c *cluster) waitFor(what string, cond func() bool) {
 	c.t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-c.ctx.Done():
-			c.t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
+	apitest.WaitFor(c.ctx, c.t, what, cond)
 }
 
 // node returns the informer's copy of name.

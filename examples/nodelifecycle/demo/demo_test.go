@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/embedtest"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 	"github.com/listwatch/listwatch/reflector/workqueue/workqueuetest"
 )
 
@@ -33,15 +33,13 @@ func TestMain(m *testing.M) {
 // part that stays busy for StepTimeout of real time fails it.
 func TestDemoShort(t *testing.T) {
 	ctx := t.Context()
-	_, err := etcdServer.Client.Delete(ctx, embedtest.Prefix(t), clientv3.WithPrefix())
-	require.NoError(t, err)
 	var out bytes.Buffer
 	o := DefaultOptions
-	o.Client, o.Prefix = etcdServer.Client, embedtest.Prefix(t)
+	o.Client, o.Prefix = etcdServer.Client, apitest.Prefix(t, etcdServer.Client)
 	o.Clock = workqueuetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	o.Renew, o.Grace, o.Monitor, o.TolerationSeconds = 150*time.Millisecond, 1500*time.Millisecond, 100*time.Millisecond, 2
 	o.Zones, o.Rates.Normal = 2, 4
-	err = Run(ctx, &out, o)
+	err := Run(ctx, &out, o)
 	require.NoError(t, err, out.String())
 	s := out.String()
 	for _, want := range []string{"NodeReady=Unknown", "unreachable:NoExecute rv=", "evicted pod default/node-a0-plain-1",
@@ -79,10 +77,8 @@ func TestDemoShort(t *testing.T) {
 func TestServeCommands(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := etcdServer.Client.Delete(ctx, embedtest.Prefix(t), clientv3.WithPrefix())
-	require.NoError(t, err)
 	o := DefaultOptions
-	o.Client, o.Prefix, o.Zones, o.NodesPerZone, o.PodsPerNode = etcdServer.Client, embedtest.Prefix(t), 2, 2, 1
+	o.Client, o.Prefix, o.Zones, o.NodesPerZone, o.PodsPerNode = etcdServer.Client, apitest.Prefix(t, etcdServer.Client), 2, 2, 1
 	s, err := Start(ctx, o)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Close()) }()

@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"fmt"
 	"io"
 	"sync"
 
@@ -28,7 +27,7 @@ func (r *recorder) onEvent(e controller.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)
-	r.Printf("controller: %s", e)
+	r.Event(e)
 }
 
 // onEvict records and narrates an eviction.
@@ -36,11 +35,7 @@ func (r *recorder) onEvict(e taint.Eviction) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.evictions = append(r.evictions, e)
-	why := "does not tolerate the NoExecute taint"
-	if e.Waited > 0 {
-		why = fmt.Sprintf("tolerated it for %s", e.Waited)
-	}
-	r.Printf("taint manager: evicted pod %s/%s from %s (%s)", e.Namespace, e.Pod, e.Node, why)
+	r.Eviction(e)
 }
 
 // eventsSince returns the events of kind recorded from index from on.

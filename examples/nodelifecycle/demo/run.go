@@ -16,18 +16,12 @@ import (
 )
 
 // ErrStepFailed wraps the error of the step that did not hold.
-var ErrStepFailed = errors.New("demo: step failed")
-
-// step is one checked step of the scenario.
-type step struct {
-	title string
-	run   func(*script) error
-}
+var ErrStepFailed = demorun.ErrStepFailed
 
 // Run starts a cluster, plays the scenario, narrating to w, and returns an
 // error wrapping ErrStepFailed for the first step whose check fails. It
 // needs at least 2 zones, 4 nodes per zone and 5 pods per node.
-func Run(ctx context.Context, w io.Writer, o Options) error {
+func Run(ctx context.Context, w io.Writer, o Options) (err error) {
 	o = o.withDefaults()
 	if o.Zones < 2 || o.NodesPerZone < 4 || o.PodsPerNode < 5 {
 		return errors.New("demo: the scenario needs at least 2 zones, 4 nodes per zone and 5 pods per node")
@@ -42,35 +36,23 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 	if err != nil {
 		return err
 	}
+	defer func() { err = errors.Join(err, s.Close()) }()
 	r.Printf("API server at %s (try: kubectl --server %s get nodes)", s.API.URL, s.API.URL)
 	sc := &script{ctx: ctx, s: s, r: r}
 	if c, ok := o.Clock.(stepper); ok {
 		sc.step = c.Step
 	}
-	for i, st := range steps {
-		r.Printf("── step %d: %s", i+1, st.title)
-		if err := st.run(sc); err != nil {
-			r.Printf("FAIL step %d: %v", i+1, err)
-			_ = s.Close()
-			return fmt.Errorf("%w: %d (%s): %v", ErrStepFailed, i+1, st.title, err)
-		}
-		r.Printf("ok   step %d", i+1)
-	}
-	if err := s.Close(); err != nil {
-		return err
-	}
-	r.Printf("all %d steps held", len(steps))
-	return nil
+	return demorun.Play(r.Narrator, sc, steps)
 }
 
 // steps is the scenario.
-var steps = []step{
-	{"all nodes Ready", stepAllReady},
-	{"two nodes of zone-a stop heartbeating", stepSomeNodesDown},
-	{"their heartbeats resume", stepResume},
-	{"all of zone-a goes down", stepZoneDown},
-	{"every zone goes down", stepAllDown},
-	{"every node comes back", stepAllBack},
+var steps = []demorun.Step[*script]{
+	{Title: "all nodes Ready", Run: stepAllReady},
+	{Title: "two nodes of zone-a stop heartbeating", Run: stepSomeNodesDown},
+	{Title: "their heartbeats resume", Run: stepResume},
+	{Title: "all of zone-a goes down", Run: stepZoneDown},
+	{Title: "every zone goes down", Run: stepAllDown},
+	{Title: "every node comes back", Run: stepAllBack},
 }
 
 func stepAllReady(sc *script) error {

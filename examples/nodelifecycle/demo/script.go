@@ -126,7 +126,7 @@ func (sc *script) busy() string {
 // lease and pod at the resourceVersion a consistent list has it. When
 // nothing was written since they last did, it lists nothing.
 func (sc *script) informersCurrent(ctx context.Context) error {
-	rev, err := sc.s.etcd.Client.Get(ctx, sc.s.Options.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	rev, err := sc.s.Etcd.Get(ctx, sc.s.Options.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,7 @@ package demo
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/http"
 	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/examples/internal/demorun"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
@@ -20,26 +15,16 @@ import (
 // Options size the cluster and scale its timing. Zero values take the
 // defaults of DefaultOptions.
 type Options struct {
-	// Zones, NodesPerZone and PodsPerNode size the simulated cluster.
-	Zones, NodesPerZone, PodsPerNode int
-	// Renew is the kubelets' lease renewal interval.
-	Renew time.Duration
-	// Grace is the controller's grace period, Monitor its monitor period.
-	Grace, Monitor time.Duration
+	// ClusterOptions are the nodes, their timing, where the cluster serves
+	// and stores, the steps' timeout and the report callbacks.
+	demorun.ClusterOptions
+	// PodsPerNode is how many pods each node runs.
+	PodsPerNode int
 	// TolerationSeconds is how long the first tolerating pod of a node
 	// tolerates an unreachable node (the next one twice as long).
 	TolerationSeconds int64
 	// Rates are the zone queues' rate rules.
 	Rates controller.Rates
-	// Listen is the API server's address ("" = a free loopback port).
-	Listen string
-	// Client and Prefix, when Client is set, use that etcd below Prefix
-	// instead of starting an embedded one.
-	Client *clientv3.Client
-	// Prefix is the etcd key prefix; "" means "/registry".
-	Prefix string
-	// StepTimeout bounds each step's wait, on Clock.
-	StepTimeout time.Duration
 	// Clock is the clock of the simulator, the controllers, the taint
 	// manager and the narration; nil is the wall clock. Run steps a clock
 	// that has a Step method (a workqueuetest.FakeClock) itself, 50 ms at
@@ -49,53 +34,25 @@ type Options struct {
 	// part busy for StepTimeout of real time fails the step). Serve never
 	// steps it.
 	Clock workqueue.Clock
-	// OnEvent and OnEvict, when set, also get the controllers' reports.
-	OnEvent func(controller.Event)
-	// OnEvict gets the taint manager's evictions.
-	OnEvict func(taint.Eviction)
 }
 
 // DefaultOptions are the demo's: 3 zones of 4 nodes with 5 pods each,
 // every period scaled down about 20 times from Kubernetes' defaults, and
 // eviction rates high enough to watch (1 node/s, 0.5 in a large zone's
 // partial disruption).
-var DefaultOptions = Options{Zones: 3, NodesPerZone: 4, PodsPerNode: 5, Renew: 250 * time.Millisecond,
-	Grace: 2 * time.Second, Monitor: 200 * time.Millisecond, TolerationSeconds: 3,
-	Rates:       controller.Rates{Normal: 1, Secondary: 0.5, LargeClusterThreshold: 50, UnhealthyZoneThreshold: 0.55},
-	StepTimeout: 30 * time.Second}
+var DefaultOptions = Options{ClusterOptions: demorun.ClusterOptions{Zones: 3, NodesPerZone: 4,
+	Renew: 250 * time.Millisecond, Grace: 2 * time.Second, Monitor: 200 * time.Millisecond, StepTimeout: 30 * time.Second},
+	PodsPerNode: 5, TolerationSeconds: 3,
+	Rates: controller.Rates{Normal: 1, Secondary: 0.5, LargeClusterThreshold: 50, UnhealthyZoneThreshold: 0.55}}
 
 // withDefaults fills zero fields from DefaultOptions.
 func (o Options) withDefaults() Options {
 	d := DefaultOptions
-	if o.Zones <= 0 {
-		o.Zones = d.Zones
-	}
-	if o.NodesPerZone <= 0 {
-		o.NodesPerZone = d.NodesPerZone
-	}
-	if o.PodsPerNode <= 0 {
-		o.PodsPerNode = d.PodsPerNode
-	}
-	if o.Renew <= 0 {
-		o.Renew = d.Renew
-	}
-	if o.Grace <= 0 {
-		o.Grace = d.Grace
-	}
-	if o.Monitor <= 0 {
-		o.Monitor = d.Monitor
-	}
-	if o.TolerationSeconds <= 0 {
-		o.TolerationSeconds = d.TolerationSeconds
-	}
+	o.ClusterOptions = o.ClusterOptions.WithDefaults(d.ClusterOptions)
+	demorun.Default(&o.PodsPerNode, d.PodsPerNode)
+	demorun.Default(&o.TolerationSeconds, d.TolerationSeconds)
 	if o.Rates == (controller.Rates{}) {
 		o.Rates = d.Rates
-	}
-	if o.StepTimeout <= 0 {
-		o.StepTimeout = d.StepTimeout
-	}
-	if o.Prefix == "" {
-		o.Prefix = "/registry"
 	}
 	if o.Clock == nil {
 		o.Clock = workqueue.RealClock{}
@@ -103,96 +60,56 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Stack is a running cluster: etcd, API server, simulator, informers,
-// node lifecycle controller and taint manager.
+// Stack is a running cluster: etcd, API server and client (the embedded
+// demorun.Stack), simulator, informers, node lifecycle controller and
+// taint manager.
 type Stack struct {
+	*demorun.Stack
 	// Options are the options in effect.
 	Options Options
-	// API is the API server; Client talks to it.
-	API    *api.APIServer
-	Client *api.Client
 	// Informers are the controller manager's shared informers.
 	Informers *api.Informers
 	// Sim, Controller and Taints are the simulator and the controllers.
 	Sim        *simulator.Simulator
 	Controller *controller.Controller
 	Taints     *taint.Manager
-
-	etcd   *demorun.Etcd
-	hc     *http.Client
-	cancel context.CancelFunc
-	parts  demorun.Group
 }
 
 // Start starts a cluster, creates its nodes, leases and pods, and starts
 // the controllers; Close stops it.
 func Start(ctx context.Context, o Options) (*Stack, error) {
-	o = o.withDefaults()
-	s := &Stack{Options: o, hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
-	var err error
-	if s.etcd, err = demorun.StartEtcd(ctx, o.Client); err != nil {
+	s := &Stack{Options: o.withDefaults()}
+	if _, err := demorun.StartStack(ctx, s.Options.StackConfig(), s.start); err != nil {
 		return nil, err
-	}
-	cli := s.etcd.Client
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
-	if s.API, err = api.StartAPIServer(ctx, api.ServerConfig{Client: cli, Prefix: o.Prefix, Listen: o.Listen}); err != nil {
-		s.Close()
-		return nil, err
-	}
-	s.Client = api.NewClient(s.API.URL, s.hc)
-	if s.Informers, err = api.NewInformers(s.Client); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if s.Sim, err = simulator.New(simulator.Config{Client: s.Client, Zones: o.Zones, NodesPerZone: o.NodesPerZone,
-		PodsPerNode: o.PodsPerNode, RenewInterval: o.Renew, TolerationSeconds: o.TolerationSeconds,
-		Nodes: s.Informers.Nodes, Workers: 32, Clock: o.Clock}); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := s.Sim.Setup(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if s.Controller, err = controller.New(controller.Config{Client: s.Client, Informers: s.Informers,
-		MonitorPeriod: o.Monitor, GracePeriod: o.Grace, Rates: o.Rates, OnEvent: o.OnEvent, Clock: o.Clock}); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if s.Taints, err = taint.New(taint.Config{Client: s.Client, Informers: s.Informers, OnEvict: o.OnEvict, Clock: o.Clock}); err != nil {
-		s.Close()
-		return nil, err
-	}
-	s.Informers.Factory.Start(runCtx)
-	s.parts.Go("simulator", func() error { return s.Sim.Run(runCtx) })
-	s.parts.Go("node lifecycle controller", func() error { return s.Controller.Run(runCtx) })
-	s.parts.Go("taint manager", func() error { return s.Taints.Run(runCtx) })
-	syncCtx, stop := context.WithTimeout(ctx, o.StepTimeout)
-	defer stop()
-	for res, ok := range s.Informers.Factory.WaitForCacheSync(syncCtx) {
-		if !ok {
-			s.Close()
-			return nil, fmt.Errorf("demo: informer of %s did not sync", res.Resource)
-		}
 	}
 	return s, nil
 }
 
-// Close stops everything and returns the first error a component failed
-// with.
-func (s *Stack) Close() error {
-	if s.cancel != nil {
-		s.cancel()
+// start builds the parts on base and starts them.
+func (s *Stack) start(ctx context.Context, base *demorun.Stack) (err error) {
+	s.Stack = base
+	o := s.Options
+	if s.Informers, err = api.NewInformers(s.Client); err != nil {
+		return err
 	}
-	errs := []error{s.parts.Wait()}
-	if s.Informers != nil {
-		s.Informers.Factory.Shutdown()
+	if s.Sim, err = simulator.New(simulator.Config{Client: s.Client, Zones: o.Zones, NodesPerZone: o.NodesPerZone,
+		PodsPerNode: o.PodsPerNode, RenewInterval: o.Renew, TolerationSeconds: o.TolerationSeconds,
+		Nodes: s.Informers.Nodes, Workers: 32, Clock: o.Clock}); err != nil {
+		return err
 	}
-	s.hc.CloseIdleConnections()
-	if s.API != nil {
-		errs = append(errs, s.API.Close())
+	if err := s.Sim.Setup(ctx); err != nil {
+		return err
 	}
-	s.etcd.Close()
-	return errors.Join(errs...)
+	if s.Controller, err = controller.New(controller.Config{Client: s.Client, Informers: s.Informers,
+		MonitorPeriod: o.Monitor, GracePeriod: o.Grace, Rates: o.Rates, OnEvent: o.OnEvent, Clock: o.Clock}); err != nil {
+		return err
+	}
+	if s.Taints, err = taint.New(taint.Config{Client: s.Client, Informers: s.Informers, OnEvict: o.OnEvict, Clock: o.Clock}); err != nil {
+		return err
+	}
+	s.StartInformers(s.Informers.Factory)
+	s.Go("simulator", s.Sim.Run)
+	s.Go("node lifecycle controller", s.Controller.Run)
+	s.Go("taint manager", s.Taints.Run)
+	return s.WaitForSync(ctx, o.StepTimeout)
 }

@@ -2,36 +2,19 @@ package simulator
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 	"github.com/listwatch/listwatch/reflector/workqueue/workqueuetest"
 )
-
-// waitFor polls cond (a state read from memory, no I/O) until it holds or
-// ctx ends.
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
-}
 
 // TestSimulator: Setup creates Z×N Ready nodes with zone labels, their
 // leases and their pods (one daemon pod per node, then plain and tolerating
@@ -41,23 +24,13 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
 func TestSimulator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := etcdServer.Client.Delete(context.Background(), embedtest.Prefix(t), clientv3.WithPrefix()) // -count=N reruns
-	require.NoError(t, err)
-	a, err := api.StartAPIServer(ctx, api.ServerConfig{Client: etcdServer.Client, Prefix: embedtest.Prefix(t)})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, a.Close()) }()
-	c := api.NewClient(a.URL, &http.Client{})
-	inf, err := api.NewInformers(c)
-	require.NoError(t, err)
+	env := apitest.Start(t, etcdServer.Client, apitest.Options{})
+	c, inf := env.Client, env.Informers
 	sim, err := New(Config{Client: c, Zones: 2, NodesPerZone: 2, PodsPerNode: 3, RenewInterval: 20 * time.Millisecond,
 		Nodes: inf.Nodes, TolerationSeconds: 7})
 	require.NoError(t, err)
 	require.NoError(t, sim.Setup(ctx))
-	inf.Factory.Start(ctx)
-	defer inf.Factory.Shutdown()
-	for _, ok := range inf.Factory.WaitForCacheSync(ctx) {
-		require.True(t, ok)
-	}
+	env.StartInformers(t)
 	require.Equal(t, []string{"node-a0", "node-a1", "node-b0", "node-b1"}, sim.Nodes())
 	require.Len(t, inf.Nodes.GetStore().List(), 4)
 	require.Len(t, inf.Leases.GetStore().List(), 4)
@@ -94,7 +67,7 @@ func TestSimulator(t *testing.T) {
 	twoRounds := func(what string) {
 		for range 2 {
 			last := sim.LastHeartbeat("node-b0")
-			waitFor(ctx, t, what, func() bool { return sim.LastHeartbeat("node-b0").After(last) })
+			apitest.WaitFor(ctx, t, what, func() bool { return sim.LastHeartbeat("node-b0").After(last) })
 		}
 	}
 	require.NoError(t, sim.Stop("node-a0"))
@@ -104,7 +77,7 @@ func TestSimulator(t *testing.T) {
 	twoRounds("two more rounds of node-b0")
 	require.Equal(t, stoppedAt, sim.LastHeartbeat("node-a0"))
 	require.NoError(t, sim.Resume("node-a0"))
-	waitFor(ctx, t, "node-a0 renewing again", func() bool { return sim.LastHeartbeat("node-a0").After(stoppedAt) })
+	apitest.WaitFor(ctx, t, "node-a0 renewing again", func() bool { return sim.LastHeartbeat("node-a0").After(stoppedAt) })
 
 	unknown, err := api.Mutate(ctx, c, api.Nodes, "", "node-a1", func() *corev1.Node { return &corev1.Node{} },
 		func(n *corev1.Node) (bool, error) {
@@ -115,7 +88,7 @@ func TestSimulator(t *testing.T) {
 	require.NoError(t, err)
 	unknownRV, err := strconv.ParseInt(unknown.ResourceVersion, 10, 64)
 	require.NoError(t, err)
-	waitFor(ctx, t, "node-a1 Ready again after Unknown", func() bool {
+	apitest.WaitFor(ctx, t, "node-a1 Ready again after Unknown", func() bool {
 		n, ok := inf.Nodes.GetIndexer().GetByKey("node-a1")
 		rv, _ := strconv.ParseInt(n.ResourceVersion, 10, 64)
 		return ok && rv > unknownRV && isReady(n) && n.Status.Conditions[0].Reason == "KubeletReady"
@@ -129,14 +102,7 @@ func TestSimulator(t *testing.T) {
 func TestRunOnFakeClock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := etcdServer.Client.Delete(context.Background(), embedtest.Prefix(t), clientv3.WithPrefix()) // -count=N reruns
-	require.NoError(t, err)
-	a, err := api.StartAPIServer(ctx, api.ServerConfig{Client: etcdServer.Client, Prefix: embedtest.Prefix(t)})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, a.Close()) }()
-	hc := &http.Client{Transport: &http.Transport{}}
-	defer hc.CloseIdleConnections()
-	c := api.NewClient(a.URL, hc)
+	c := apitest.Start(t, etcdServer.Client, apitest.Options{}).Client
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := workqueuetest.NewFakeClock(start)
 	sim, err := New(Config{Client: c, Zones: 1, NodesPerZone: 2, RenewInterval: time.Second, Clock: clock})
@@ -149,13 +115,13 @@ func TestRunOnFakeClock(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- sim.Run(runCtx) }()
 	defer func() { stopRun(); require.NoError(t, <-done) }()
-	waitFor(ctx, t, "Run armed", sim.Quiet)
+	apitest.WaitFor(ctx, t, "Run armed", sim.Quiet)
 
 	clock.Step(999 * time.Millisecond)
 	require.True(t, sim.Quiet(), "no round due yet")
 	clock.Step(time.Millisecond)
 	require.False(t, sim.Quiet(), "a round due")
-	waitFor(ctx, t, "the round at 1 s done", sim.Quiet)
+	apitest.WaitFor(ctx, t, "the round at 1 s done", sim.Quiet)
 	at := start.Add(time.Second)
 	for _, n := range sim.Nodes() {
 		require.True(t, sim.LastHeartbeat(n).Equal(at), n)
@@ -165,12 +131,12 @@ func TestRunOnFakeClock(t *testing.T) {
 	}
 
 	clock.Step(2500 * time.Millisecond) // past the rounds at 2 s and 3 s
-	waitFor(ctx, t, "one round done", sim.Quiet)
+	apitest.WaitFor(ctx, t, "one round done", sim.Quiet)
 	require.True(t, sim.LastHeartbeat("node-a0").Equal(start.Add(3500*time.Millisecond)))
 	clock.Step(400 * time.Millisecond) // 3.9 s: the next round is at 4 s
 	require.True(t, sim.Quiet())
 	clock.Step(100 * time.Millisecond)
 	require.False(t, sim.Quiet())
-	waitFor(ctx, t, "the round at 4 s done", sim.Quiet)
+	apitest.WaitFor(ctx, t, "the round at 4 s done", sim.Quiet)
 	require.True(t, sim.LastHeartbeat("node-a0").Equal(start.Add(4*time.Second)))
 }

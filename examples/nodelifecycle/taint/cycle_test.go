@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/controller"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
 )
@@ -26,7 +27,9 @@ import (
 func TestTaintEvictRecover(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	_, c, inf := startAPI(t, ctx)
+	env := apitest.Start(t, etcdServer.Client, apitest.Options{})
+	env.StartInformers(t)
+	c, inf := env.Client, env.Informers
 	sim, err := simulator.New(simulator.Config{Client: c, Zones: 2, NodesPerZone: 3, PodsPerNode: 4,
 		RenewInterval: 100 * time.Millisecond, TolerationSeconds: 3, Nodes: inf.Nodes, Workers: 4})
 	require.NoError(t, err)
@@ -71,11 +74,11 @@ func TestTaintEvictRecover(t *testing.T) {
 	}
 
 	require.NoError(t, sim.Stop("node-a0"))
-	waitFor(ctx, t, "node-a0's plain pods evicted, tolerating pods pending", func() bool {
+	apitest.WaitFor(ctx, t, "node-a0's plain pods evicted, tolerating pods pending", func() bool {
 		k := podsOf("node-a0")
 		return !k["plain"] && k["tolerating"] && k["daemon"]
 	})
-	waitFor(ctx, t, "node-a0's tolerating pods evicted", func() bool {
+	apitest.WaitFor(ctx, t, "node-a0's tolerating pods evicted", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return !podsOf("node-a0")["tolerating"] && len(evictions) == 3 // the callback may trail the informer
@@ -98,12 +101,12 @@ func TestTaintEvictRecover(t *testing.T) {
 
 	// node-b1: stop, wait for its taint and plain evictions, resume at once.
 	require.NoError(t, sim.Stop("node-b1"))
-	waitFor(ctx, t, "node-b1's plain pods evicted, tolerating pods pending", func() bool {
+	apitest.WaitFor(ctx, t, "node-b1's plain pods evicted, tolerating pods pending", func() bool {
 		k := podsOf("node-b1")
 		return !k["plain"] && k["tolerating"] && tm.Pending() == 1
 	})
 	require.NoError(t, sim.Resume("node-b1"))
-	waitFor(ctx, t, "node-b1 untainted and its evictions cancelled", func() bool {
+	apitest.WaitFor(ctx, t, "node-b1 untainted and its evictions cancelled", func() bool {
 		n, ok := inf.Nodes.GetIndexer().GetByKey("node-b1")
 		return ok && len(n.Spec.Taints) == 0 && tm.Pending() == 0
 	})

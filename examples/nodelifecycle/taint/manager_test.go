@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 	"github.com/listwatch/listwatch/reflector/workqueue/workqueuetest"
 )
 
@@ -36,7 +37,9 @@ func testPod(name, node string, tol *int64, tolerate bool) *corev1.Pod {
 func TestEvictionsOnFakeClock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, c, inf := startAPI(t, ctx)
+	env := apitest.Start(t, etcdServer.Client, apitest.Options{})
+	env.StartInformers(t)
+	c, inf := env.Client, env.Informers
 	clock := workqueuetest.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	require.NoError(t, c.Create(ctx, api.Nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}))
 	require.NoError(t, c.Create(ctx, api.Nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}))
@@ -81,13 +84,13 @@ func TestEvictionsOnFakeClock(t *testing.T) {
 			})
 		require.NoError(t, err)
 	}
-	waitFor(ctx, t, "the manager quiet", m.Quiet)
+	apitest.WaitFor(ctx, t, "the manager quiet", m.Quiet)
 	setTaint(true)
-	waitFor(ctx, t, "plain evicted and two evictions pending", func() bool {
+	apitest.WaitFor(ctx, t, "plain evicted and two evictions pending", func() bool {
 		return !exists("plain") && m.Pending() == 2 && len(evictedNames()) == 1
 	})
 	require.Equal(t, []string{"plain"}, evictedNames())
-	waitFor(ctx, t, "the manager quiet", m.Quiet)
+	apitest.WaitFor(ctx, t, "the manager quiet", m.Quiet)
 
 	require.NoError(t, clock.WaitForTimer(ctx, clock.Now().Add(30*time.Second)))
 	clock.Step(30*time.Second - time.Millisecond)
@@ -96,13 +99,13 @@ func TestEvictionsOnFakeClock(t *testing.T) {
 	require.False(t, m.Quiet(), "t30's eviction due")
 	// The informer's delete (which also cancels the pending entry) may
 	// come before the eviction's callback.
-	waitFor(ctx, t, "t30 evicted", func() bool { return !exists("t30") && m.Pending() == 1 && len(evictedNames()) == 2 })
+	apitest.WaitFor(ctx, t, "t30 evicted", func() bool { return !exists("t30") && m.Pending() == 1 && len(evictedNames()) == 2 })
 	mu.Lock()
 	require.Equal(t, 30*time.Second, evicted[1].Waited)
 	mu.Unlock()
 
 	setTaint(false)
-	waitFor(ctx, t, "t60's eviction cancelled", func() bool { return m.Pending() == 0 })
+	apitest.WaitFor(ctx, t, "t60's eviction cancelled", func() bool { return m.Pending() == 0 })
 	clock.Step(time.Hour)
 	for _, p := range []string{"t60", "forever", "daemon", "other"} {
 		require.True(t, exists(p), p)

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/listwatch/listwatch/examples/nodelifecycle/api"
+	"github.com/listwatch/listwatch/examples/nodelifecycle/api/apitest"
 	"github.com/listwatch/listwatch/examples/nodelifecycle/simulator"
 )
 
@@ -24,7 +25,9 @@ import (
 func TestShardedTaintManagers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	a, c, inf := startAPI(t, ctx)
+	env := apitest.Start(t, etcdServer.Client, apitest.Options{})
+	env.StartInformers(t)
+	c, inf := env.Client, env.Informers
 	sim, err := simulator.New(simulator.Config{Client: c, Zones: 1, NodesPerZone: 2, PodsPerNode: 41,
 		TolerationSeconds: 3600, Workers: 4})
 	require.NoError(t, err)
@@ -39,7 +42,7 @@ func TestShardedTaintManagers(t *testing.T) {
 	defer func() { stop(); wg.Wait() }()
 	for i, sel := range shards {
 		hc := &http.Client{Transport: &http.Transport{}}
-		si, err := api.NewShardInformers(api.NewClient(a.URL, hc), sel)
+		si, err := api.NewShardInformers(api.NewClient(env.API.URL, hc), sel)
 		require.NoError(t, err)
 		si.Factory.Start(runCtx)
 		t.Cleanup(func() { si.Factory.Shutdown(); hc.CloseIdleConnections() })
@@ -59,7 +62,7 @@ func TestShardedTaintManagers(t *testing.T) {
 	// Each shard's informer holds its half: disjoint, together all pods.
 	// The whole informer synced before the pods were created, so its
 	// watch may still trail the shards' lists.
-	waitFor(ctx, t, "the whole pods informer to see every pod", func() bool { return len(inf.Pods.GetStore().List()) == 2*41 })
+	apitest.WaitFor(ctx, t, "the whole pods informer to see every pod", func() bool { return len(inf.Pods.GetStore().List()) == 2*41 })
 	all := inf.Pods.GetStore().List()
 	owner := map[string]int{}
 	for i, si := range shardInf {
@@ -88,14 +91,14 @@ func TestShardedTaintManagers(t *testing.T) {
 		})
 	require.NoError(t, err)
 
-	waitFor(ctx, t, "node-a0's plain pods evicted by the two shards", func() bool {
+	apitest.WaitFor(ctx, t, "node-a0's plain pods evicted by the two shards", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(evicted[0])+len(evicted[1]) >= len(plain)
 	})
 	// Give a duplicate eviction a chance to show: every pod informer of
 	// both shards and the whole one have seen the deletes.
-	waitFor(ctx, t, "the deletes observed", func() bool {
+	apitest.WaitFor(ctx, t, "the deletes observed", func() bool {
 		pods, err := inf.PodsOnNode("node-a0")
 		require.NoError(t, err)
 		return len(pods) == 41-len(plain)

@@ -19,12 +19,9 @@ func main() {
 	fs := flag.NewFlagSet("demo-cluster", flag.ExitOnError)
 	fs.IntVar(&sn.Replicas, "replicas", sn.Replicas, "replicas of kubectl create deployment")
 	fs.IntVar(&sn.ScaleTo, "scale-to", sn.ScaleTo, "replicas of kubectl scale")
-	fs.IntVar(&o.Zones, "zones", o.Zones, "zones")
-	fs.IntVar(&o.NodesPerZone, "nodes-per-zone", o.NodesPerZone, "nodes per zone")
+	o.AddFlags(fs)
 	fs.DurationVar(&o.StartDelay, "start-delay", o.StartDelay, "time a bound pod takes to become Running and Ready")
-	fs.DurationVar(&o.Grace, "grace-period", o.Grace, "node monitor grace period")
 	fs.DurationVar(&o.LeaseDuration, "leader-lease", o.LeaseDuration, "controller manager election lease")
-	fs.StringVar(&o.Listen, "listen", "", "API server address (default: a free loopback port)")
 	demorun.Main(fs, "keep the cluster running for kubectl instead of playing the scenario",
 		func(ctx context.Context, serve bool) error {
 			if serve {

@@ -15,18 +15,13 @@ import (
 func main() {
 	o := demo.DefaultOptions
 	fs := flag.NewFlagSet("demo-nodes", flag.ExitOnError)
-	fs.IntVar(&o.Zones, "zones", o.Zones, "zones")
-	fs.IntVar(&o.NodesPerZone, "nodes-per-zone", o.NodesPerZone, "nodes per zone")
+	o.AddFlags(fs)
 	fs.IntVar(&o.PodsPerNode, "pods-per-node", o.PodsPerNode, "pods per node")
-	fs.DurationVar(&o.Renew, "lease-renew", o.Renew, "kubelet lease renewal interval")
-	fs.DurationVar(&o.Grace, "grace-period", o.Grace, "node monitor grace period")
-	fs.DurationVar(&o.Monitor, "monitor-period", o.Monitor, "node monitor period")
 	fs.Int64Var(&o.TolerationSeconds, "toleration-seconds", o.TolerationSeconds, "tolerationSeconds of the first tolerating pod of each node")
 	fs.Float64Var(&o.Rates.Normal, "eviction-rate", o.Rates.Normal, "nodes tainted per second per zone (Normal, or fully disrupted)")
 	fs.Float64Var(&o.Rates.Secondary, "secondary-eviction-rate", o.Rates.Secondary, "rate of a partially disrupted zone larger than -large-cluster-size-threshold")
 	fs.IntVar(&o.Rates.LargeClusterThreshold, "large-cluster-size-threshold", o.Rates.LargeClusterThreshold, "zone size above which partial disruption keeps the secondary rate")
 	fs.Float64Var(&o.Rates.UnhealthyZoneThreshold, "unhealthy-zone-threshold", o.Rates.UnhealthyZoneThreshold, "share of not-Ready nodes from which a zone is partially disrupted")
-	fs.StringVar(&o.Listen, "listen", "", "API server address (default: a free loopback port)")
 	demorun.Main(fs, "keep the cluster running for kubectl; read commands (stop|resume <node|zone|all>, status) on stdin",
 		func(ctx context.Context, serve bool) error {
 			if serve {
