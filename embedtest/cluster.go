@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -299,9 +301,16 @@ func (c *Cluster) closeMembers() {
 	}
 }
 
-// freePorts reserves n distinct loopback ports from the kernel and releases
-// them; a later bind can still lose a race, which callers retry.
+// freePorts reserves n distinct loopback ports below the kernel's
+// ephemeral range and releases them; a later bind can still lose a race,
+// which callers retry. A member keeps its ports across restarts, and a
+// port from the ephemeral range (what a listen on port 0 returns) can be
+// taken meanwhile as the local port of any outgoing connection of the
+// machine, the peer proxies' among them: a restart then fails with
+// "address already in use". Below the range only another listener can
+// take it.
 func freePorts(n int) ([]int, error) {
+	low := ephemeralLow()
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -309,13 +318,35 @@ func freePorts(n int) ([]int, error) {
 		}
 	}()
 	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 1000 {
+			return nil, fmt.Errorf("embedtest: no %d free ports below %d", n, low)
+		}
+		port := low - 1 - rand.IntN(low/2)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
-			return nil, err
+			continue // taken
 		}
 		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// ip_local_port_range; 32768 when it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low < 2048 {
+		return 32768
+	}
+	return low
 }
