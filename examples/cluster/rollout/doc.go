@@ -6,6 +6,9 @@
 // conditions. Nothing here reads or writes the API: the controller asks,
 // then acts on the answers.
 //
-// The semantics are Kubernetes' (pkg/controller/deployment); the code is
-// this project's own.
+// The semantics are Kubernetes' (pkg/controller/deployment), with one
+// difference: the rolling update's surge counts an old ReplicaSet's pods
+// until they are gone (its status.replicas), not only its spec.replicas,
+// so at most spec.replicas + maxSurge pods are ever alive at once (see
+// NewReplicaSetReplicas). The code is this project's own.
 package rollout

@@ -25,6 +25,19 @@ func specReplicas(rss []*appsv1.ReplicaSet) int32 {
 	return n
 }
 
+// claimedReplicas sums, over rss, the larger of spec.replicas and
+// status.replicas: a ReplicaSet just scaled down still has the pods its
+// status counts until its controller has deleted them and seen them go.
+func claimedReplicas(rss []*appsv1.ReplicaSet) int32 {
+	var n int32
+	for _, rs := range rss {
+		if rs != nil {
+			n += max(replicas(rs.Spec.Replicas), rs.Status.Replicas)
+		}
+	}
+	return n
+}
+
 // availableReplicas sums the status.availableReplicas of rss.
 func availableReplicas(rss []*appsv1.ReplicaSet) int32 {
 	var n int32
@@ -40,6 +53,14 @@ func availableReplicas(rss []*appsv1.ReplicaSet) int32 {
 // have at this step of a rolling update: up to spec.replicas + maxSurge
 // in all, never more than spec.replicas in the new one; for Recreate,
 // spec.replicas. all holds every ReplicaSet of d, newRS among them.
+//
+// "In all" counts each ReplicaSet's pods until they are gone (the larger
+// of its spec.replicas and status.replicas), so that no more than
+// spec.replicas + maxSurge pods are ever alive at once. Kubernetes sums
+// spec.replicas alone (and counts terminating pods only with its newer
+// podReplacementPolicy TerminationComplete), so there an old
+// ReplicaSet's pods, deleted a moment late, can briefly sit beside the
+// new ones past the surge.
 func NewReplicaSetReplicas(d *appsv1.Deployment, all []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) (int32, error) {
 	want := replicas(d.Spec.Replicas)
 	if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
@@ -53,7 +74,7 @@ func NewReplicaSetReplicas(d *appsv1.Deployment, all []*appsv1.ReplicaSet, newRS
 	if err != nil {
 		return 0, err
 	}
-	total := specReplicas(all)
+	total := claimedReplicas(all)
 	if total >= want+surge {
 		return cur, nil // at the ceiling: old replicas must go first
 	}

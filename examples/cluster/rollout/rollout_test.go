@@ -91,6 +91,21 @@ func TestNewReplicaSetReplicas(t *testing.T) {
 	require.Equal(t, int32(10), n)
 }
 
+// TestNewReplicaSetWaitsForOldPods: an old ReplicaSet scaled down whose
+// pods are not gone yet (its status still counts them) holds the new one
+// back, so pods alive never pass spec.replicas + maxSurge.
+func TestNewReplicaSetWaitsForOldPods(t *testing.T) {
+	d := deployment(10, "2", "2")
+	old, newRS := rs("old", 1, 6, 6), rs("new", 2, 4, 4)
+	old.Status.Replicas = 8 // scaled from 8 to 6, two pods still there
+	n, err := NewReplicaSetReplicas(d, []*appsv1.ReplicaSet{old, newRS}, newRS)
+	require.NoError(t, err)
+	require.Equal(t, int32(4), n, "8 + 4 pods alive are at 10 + 2 already")
+	old.Status.Replicas = 6 // they went
+	n, _ = NewReplicaSetReplicas(d, []*appsv1.ReplicaSet{old, newRS}, newRS)
+	require.Equal(t, int32(6), n)
+}
+
 func TestOldReplicaSetsScaleDown(t *testing.T) {
 	d := deployment(10, "3", "2")
 	// 10 old available, 3 new not yet available: the old may lose 2 (the
@@ -133,7 +148,7 @@ func TestRollingUpdateConverges(t *testing.T) {
 		for step := 0; ; step++ {
 			require.Less(t, step, 100, "%+v does not converge", tc)
 			all := []*appsv1.ReplicaSet{old, newRS}
-			require.LessOrEqual(t, specReplicas(all), tc.replicas+surge, "%+v step %d", tc, step)
+			require.LessOrEqual(t, claimedReplicas(all), tc.replicas+surge, "%+v step %d: pods alive", tc, step)
 			require.GreaterOrEqual(t, availableReplicas(all), tc.replicas-unav, "%+v step %d", tc, step)
 			if *newRS.Spec.Replicas == tc.replicas && newRS.Status.AvailableReplicas == tc.replicas && *old.Spec.Replicas == 0 {
 				break
@@ -148,8 +163,11 @@ func TestRollingUpdateConverges(t *testing.T) {
 				old.Spec.Replicas = &to
 				old.Status.AvailableReplicas = min(old.Status.AvailableReplicas, to)
 			}
-			// The new pods asked for become available by the next step.
+			// The new pods asked for become available by the next step;
+			// the old ones scaled away are gone by then.
+			newRS.Status.Replicas = *newRS.Spec.Replicas
 			newRS.Status.AvailableReplicas = *newRS.Spec.Replicas
+			old.Status.Replicas = *old.Spec.Replicas
 		}
 	}
 }
