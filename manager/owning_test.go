@@ -282,7 +282,9 @@ func TestManagerClientPropagatesDeletes(t *testing.T) {
 		err := c.Get(ctx, lwclient.KeyOf(p), &widget.Part{}, lwclient.FromStorage)
 		return lwclient.IsNotFound(err)
 	}, 15*time.Second, 5*time.Millisecond, "the Part goes with its Widget")
-	require.Positive(t, reconciles(t, reg, "garbagecollector-parts.demo.listwatch.dev"))
+	// The reconcile is counted when it returns, a moment after its delete.
+	require.Eventually(t, func() bool { return reconciles(t, reg, "garbagecollector-parts.demo.listwatch.dev") > 0 },
+		10*time.Second, 5*time.Millisecond, "the collector's reconciles are on the manager's Registerer")
 }
 
 // reconciles returns the value of controller_runtime_reconcile_total of
@@ -335,7 +337,9 @@ func TestGarbageCollectorLeaderOnly(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return lwclient.IsNotFound(c.Get(ctx, lwclient.KeyOf(p), &widget.Part{}, lwclient.FromStorage))
 	}, 15*time.Second, 5*time.Millisecond, "the leader collects the Part")
-	require.Positive(t, reconciles(t, regA, "garbagecollector-parts.demo.listwatch.dev"))
+	// The reconcile is counted when it returns, a moment after its delete.
+	require.Eventually(t, func() bool { return reconciles(t, regA, "garbagecollector-parts.demo.listwatch.dev") > 0 },
+		10*time.Second, 5*time.Millisecond, "the leader's collector reconciled")
 	require.Zero(t, reconciles(t, regB, "garbagecollector-parts.demo.listwatch.dev"), "the standby collected")
 	require.False(t, b.m.IsLeader())
 }
