@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/listwatch/listwatch/embedtest"
 	"github.com/listwatch/listwatch/server/wire"
@@ -338,4 +339,30 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	require.Error(t, err)
 	_, err = New(Config{Resources: []Resource{good, good}})
 	require.Error(t, err)
+}
+
+// TestGenerateNameRetriesATakenName: a name made from generateName that
+// is taken is made again (the random source is seeded so that the first
+// name the server makes is one the test created before); a name the body
+// gives is never replaced.
+func TestGenerateNameRetriesATakenName(t *testing.T) {
+	f := newFixture(t)
+	utilrand.Seed(20261129)
+	taken := "retry-" + utilrand.String(5)
+	r := f.do(http.MethodPost, apiBase+"/namespaces/default/widgets", "application/json", testWidget("default", taken, nil, ""))
+	require.Equal(t, http.StatusCreated, r.code, string(r.body))
+
+	utilrand.Seed(20261129) // the server's first try is taken
+	body := testWidget("default", "", nil, "")
+	body["metadata"].(map[string]any)["generateName"] = "retry-"
+	r = f.do(http.MethodPost, apiBase+"/namespaces/default/widgets", "application/json", body)
+	require.Equal(t, http.StatusCreated, r.code, string(r.body))
+	got := r.object(t).GetName()
+	require.True(t, strings.HasPrefix(got, "retry-"), got)
+	require.NotEqual(t, taken, got)
+
+	named := testWidget("default", taken, nil, "")
+	named["metadata"].(map[string]any)["generateName"] = "retry-"
+	f.do(http.MethodPost, apiBase+"/namespaces/default/widgets", "application/json", named).
+		status(t, http.StatusConflict, metav1.StatusReasonAlreadyExists)
 }

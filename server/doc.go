@@ -36,7 +36,8 @@
 // outside metadata and status changed; DELETE of an object with
 // finalizers (its own, or one its propagationPolicy adds) sets
 // deletionTimestamp (deletionGracePeriodSeconds 0) and keeps it, no finalizer may be added then, and the write that removes
-// the last one deletes it. metadata.generateName is honoured.
+// the last one deletes it. metadata.generateName is honoured; a generated
+// name that is taken is made again, up to 8 names, as kube-apiserver does.
 //
 // PUT is optimistic when the body carries metadata.resourceVersion (409
 // Conflict when stale) and unconditional otherwise. PATCH takes

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/listwatch/listwatch/registry"
 	"github.com/listwatch/listwatch/server/request"
@@ -91,12 +92,43 @@ func (s *Server) serveCreate(w http.ResponseWriter, req *http.Request, t target)
 		return
 	}
 	out := &unstructured.Unstructured{}
-	err = t.res.registry.Create(req.Context(), t.objectKey(), u, out, registry.CreateOptions{DryRun: request.IsDryRun(req)})
+	opts := registry.CreateOptions{DryRun: request.IsDryRun(req)}
+	err = t.res.registry.Create(req.Context(), t.objectKey(), u, out, opts)
+	// A name made from generateName that is taken is made again, as
+	// kube-apiserver does: 5 random characters collide about once in
+	// 6,000 creates of one prefix.
+	for attempt := 1; attempt < maxGenerateNameAttempts && storage.IsCode(err, storage.CodeKeyExists) && nameGenerated(wr); attempt++ {
+		u.SetName(u.GetGenerateName() + utilrand.String(generatedSuffixLen))
+		t.name = u.GetName()
+		err = t.res.registry.Create(req.Context(), t.objectKey(), u, out, opts)
+	}
 	if err != nil {
 		s.writeError(w, req, t.res.objectError(err, t.name))
 		return
 	}
 	s.writeObject(w, req, http.StatusCreated, t.res, out)
+}
+
+// maxGenerateNameAttempts bounds the names a create with generateName
+// tries (kube-apiserver's bound, since its RetryGenerateName); each
+// generated name is generateName plus generatedSuffixLen random
+// characters, as schema's Normalize makes the first.
+const (
+	maxGenerateNameAttempts = 8
+	generatedSuffixLen      = 5
+)
+
+// nameGenerated reports whether the create's body named no object but
+// gave a generateName: the server made the name.
+func nameGenerated(wr *request.Write) bool {
+	obj, err := wire.DecodeJSONObject(wr.Body)
+	if err != nil {
+		return false
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	gen, _ := md["generateName"].(string)
+	return name == "" && gen != ""
 }
 
 // serveUpdate answers PUT on an object. A resourceVersion in the body must
