@@ -310,9 +310,13 @@ func (m *Manager) lead(ctx context.Context, rs []Runnable, fail func(error), key
 	m.runGroup(ctx, rs, fail)
 }
 
+// setLeader records whether this replica leads; Elected's channel closes
+// last, so that whoever it wakes sees the status and the gauge set.
 func (m *Manager) setLeader(leader bool, key string, rev int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.isLeader, m.leaderKey, m.leaderRev = leader, key, rev
+	m.leader.set(leader)
 	if leader {
 		select {
 		case <-m.elected:
@@ -320,8 +324,6 @@ func (m *Manager) setLeader(leader bool, key string, rev int64) {
 			close(m.elected)
 		}
 	}
-	m.isLeader, m.leaderKey, m.leaderRev = leader, key, rev
-	m.leader.set(leader)
 }
 
 // runnableNames names rs for logs: a controller's Name(), else its type.
