@@ -133,15 +133,10 @@ func (c *Cache) Start(ctx context.Context) {
 	c.factory.Start(ctx)
 }
 
-// WaitForCacheSync waits until every informer has synced or ctx ends, and
-// reports whether all have.
+// WaitForCacheSync waits until every informer the cache made has synced
+// (Unsynced is empty) or ctx ends, and reports whether all have.
 func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
-	for _, ok := range c.factory.WaitForCacheSync(ctx) {
-		if !ok {
-			return false
-		}
-	}
-	return true
+	return reflector.WaitForCacheSync(ctx, func() bool { return len(c.Unsynced()) == 0 })
 }
 
 // Unsynced returns the resources whose informers have not synced yet,
